@@ -1,0 +1,109 @@
+//! Command-line interface: parses arguments and wires the parts together; holds no logic of its own.
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+mod run;
+
+/// NAC: self-service Velero backups for Kubernetes/OpenShift namespace owners.
+#[derive(Debug, Parser)]
+#[command(name = "nac", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the whole system on this machine: a Kubernetes API emulator with NAC's and Velero's
+    /// CRDs, demo tenants with their own kubeconfigs, and sample workloads.
+    Demo(DemoArgs),
+    /// Print the CustomResourceDefinitions (NAC's; with --velero also Velero's) as YAML.
+    Crds(CrdsArgs),
+    /// Simulators for machines without a cluster.
+    #[command(subcommand)]
+    Sim(SimCommand),
+}
+
+/// `nac sim ...`.
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Serve the Kubernetes API emulator.
+    Apiserver(ApiserverArgs),
+}
+
+/// Options of `nac crds`.
+#[derive(Debug, Args)]
+pub struct CrdsArgs {
+    /// Also print Velero's CRDs (for clusters or emulators without Velero).
+    #[arg(long)]
+    pub velero: bool,
+}
+
+/// Options shared by the commands that serve the emulator.
+#[derive(Debug, Args, Clone)]
+pub struct EmulatorArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// Serve plain HTTP instead of HTTPS.
+    #[arg(long)]
+    pub plain_http: bool,
+    /// Append an audit log of every request (JSON lines) to this file.
+    #[arg(long)]
+    pub audit_log: Option<PathBuf>,
+}
+
+/// Options of `nac sim apiserver`.
+#[derive(Debug, Args)]
+pub struct ApiserverArgs {
+    #[command(flatten)]
+    pub emulator: EmulatorArgs,
+    /// Where state, certificates and kubeconfigs are kept.
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// A user to create, as NAME or NAME:GROUP1,GROUP2; gets DATA_DIR/kubeconfig-NAME. Repeatable.
+    #[arg(long = "user", value_name = "NAME[:GROUP,...]")]
+    pub users: Vec<String>,
+}
+
+/// Options of `nac demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub emulator: EmulatorArgs,
+    /// Where the demo keeps its state and kubeconfigs (kept across restarts).
+    #[arg(long, default_value = ".nac-demo")]
+    pub data_dir: PathBuf,
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    // kube uses ring; make it the process-wide rustls provider before anything builds a TLS config.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run::run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NAC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

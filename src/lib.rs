@@ -1,0 +1,6 @@
+//! NAC: self-service Velero backups for namespace owners — the library behind the `nac` binary.
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod cli;
+pub mod sim;

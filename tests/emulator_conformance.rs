@@ -8,11 +8,11 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
-    PropagationPolicy, WatchEvent, WatchParams,
-};
 use kube::Client;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams, PropagationPolicy, WatchEvent, WatchParams,
+};
 use nac::sim::apiserver::faults::{FaultPlan, FaultRule};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use serde_json::{Value, json};
@@ -79,20 +79,40 @@ fn api_status(err: kube::Error) -> kube::core::Status {
 }
 
 fn rv(o: &DynamicObject) -> u64 {
-    o.metadata.resource_version.as_deref().unwrap().parse().unwrap()
+    o.metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
 async fn discovery_lists_crds_with_short_names() {
     let c = cluster().await;
-    let discovery = kube::discovery::Discovery::new(c.admin.clone()).run().await.unwrap();
+    let discovery = kube::discovery::Discovery::new(c.admin.clone())
+        .run()
+        .await
+        .unwrap();
     let group = discovery
         .groups()
         .find(|g| g.name() == "oadp.openshift.io")
         .expect("oadp group discovered");
-    let kinds: Vec<String> = group.recommended_resources().iter().map(|(r, _)| r.kind.clone()).collect();
-    for kind in ["NonAdminBackup", "NonAdminRestore", "NonAdminBackupStorageLocation", "NonAdminSchedule"] {
-        assert!(kinds.contains(&kind.to_string()), "{kind} missing from {kinds:?}");
+    let kinds: Vec<String> = group
+        .recommended_resources()
+        .iter()
+        .map(|(r, _)| r.kind.clone())
+        .collect();
+    for kind in [
+        "NonAdminBackup",
+        "NonAdminRestore",
+        "NonAdminBackupStorageLocation",
+        "NonAdminSchedule",
+    ] {
+        assert!(
+            kinds.contains(&kind.to_string()),
+            "{kind} missing from {kinds:?}"
+        );
     }
     assert!(discovery.groups().any(|g| g.name() == "velero.io"));
     let version = c.admin.apiserver_version().await.unwrap();
@@ -100,7 +120,11 @@ async fn discovery_lists_crds_with_short_names() {
     // Raw discovery carries the short names kubectl resolves `nab` with.
     let list: Value = c
         .admin
-        .request(http::Request::get("/apis/oadp.openshift.io/v1alpha1").body(vec![]).unwrap())
+        .request(
+            http::Request::get("/apis/oadp.openshift.io/v1alpha1")
+                .body(vec![])
+                .unwrap(),
+        )
         .await
         .unwrap();
     let entry = list["resources"]
@@ -110,18 +134,33 @@ async fn discovery_lists_crds_with_short_names() {
         .find(|r| r["name"] == "nonadminbackups")
         .unwrap();
     assert_eq!(entry["shortNames"], json!(["nab"]));
-    assert!(list["resources"].as_array().unwrap().iter().any(|r| r["name"] == "nonadminbackups/status"));
+    assert!(
+        list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "nonadminbackups/status")
+    );
 }
 
 #[tokio::test]
 async fn tenant_crud_in_own_namespace_and_forbidden_elsewhere() {
     let c = cluster().await;
     let mine = nabs(&c.alice, "team-a");
-    let created = mine.create(&PostParams::default(), &nab("b1")).await.unwrap();
+    let created = mine
+        .create(&PostParams::default(), &nab("b1"))
+        .await
+        .unwrap();
     assert_eq!(created.metadata.generation, Some(1));
     assert!(created.metadata.uid.is_some());
-    assert_eq!(mine.get("b1").await.unwrap().metadata.name.as_deref(), Some("b1"));
-    assert_eq!(mine.list(&ListParams::default()).await.unwrap().items.len(), 1);
+    assert_eq!(
+        mine.get("b1").await.unwrap().metadata.name.as_deref(),
+        Some("b1")
+    );
+    assert_eq!(
+        mine.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
 
     let theirs = nabs(&c.alice, "team-b");
     let err = api_status(theirs.list(&ListParams::default()).await.unwrap_err());
@@ -133,15 +172,30 @@ async fn tenant_crud_in_own_namespace_and_forbidden_elsewhere() {
     );
     let err = api_status(theirs.get("b1").await.unwrap_err());
     assert_eq!(err.code, 403, "a 403, not a 404: existence must not leak");
-    assert!(err.message.starts_with("nonadminbackups.oadp.openshift.io \"b1\" is forbidden: User \"alice\" cannot get resource"));
+    assert!(err.message.starts_with(
+        "nonadminbackups.oadp.openshift.io \"b1\" is forbidden: User \"alice\" cannot get resource"
+    ));
     // bob has no bindings at all.
-    let err = api_status(nabs(&c.bob, "team-a").list(&ListParams::default()).await.unwrap_err());
+    let err = api_status(
+        nabs(&c.bob, "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 403);
     // Cluster-wide list needs cluster-wide permission.
     let all: Api<DynamicObject> = Api::all_with(c.alice.clone(), &nab_resource());
     assert!(all.list(&ListParams::default()).await.is_err());
     let all_admin: Api<DynamicObject> = Api::all_with(c.admin.clone(), &nab_resource());
-    assert_eq!(all_admin.list(&ListParams::default()).await.unwrap().items.len(), 1);
+    assert_eq!(
+        all_admin
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -150,22 +204,42 @@ async fn errors_are_status_objects_with_kube_wording() {
     let api = nabs(&c.admin, "team-a");
     let err = api_status(api.get("missing").await.unwrap_err());
     assert_eq!((err.code, err.reason.as_str()), (404, "NotFound"));
-    assert_eq!(err.message, "nonadminbackups.oadp.openshift.io \"missing\" not found");
-    api.create(&PostParams::default(), &nab("dup")).await.unwrap();
-    let err = api_status(api.create(&PostParams::default(), &nab("dup")).await.unwrap_err());
-    assert_eq!((err.code, err.reason.as_str()), (409, "AlreadyExists"));
-    assert_eq!(err.message, "nonadminbackups.oadp.openshift.io \"dup\" already exists");
-    let cms: Api<ConfigMap> = Api::namespaced(c.admin.clone(), "no-such-ns");
+    assert_eq!(
+        err.message,
+        "nonadminbackups.oadp.openshift.io \"missing\" not found"
+    );
+    api.create(&PostParams::default(), &nab("dup"))
+        .await
+        .unwrap();
     let err = api_status(
-        cms.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap())
+        api.create(&PostParams::default(), &nab("dup"))
             .await
             .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (409, "AlreadyExists"));
+    assert_eq!(
+        err.message,
+        "nonadminbackups.oadp.openshift.io \"dup\" already exists"
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(c.admin.clone(), "no-such-ns");
+    let err = api_status(
+        cms.create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap(),
+        )
+        .await
+        .unwrap_err(),
     );
     assert_eq!(err.code, 404);
     assert_eq!(err.message, "namespaces \"no-such-ns\" not found");
     // Unauthenticated tokens get 401.
     let stranger = c.server.client("not-a-token");
-    let err = api_status(nabs(&stranger, "team-a").list(&ListParams::default()).await.unwrap_err());
+    let err = api_status(
+        nabs(&stranger, "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code, err.reason.as_str()), (401, "Unauthorized"));
 }
 
@@ -173,14 +247,24 @@ async fn errors_are_status_objects_with_kube_wording() {
 async fn stale_update_conflicts_and_unconditional_cr_update_is_invalid() {
     let c = cluster().await;
     let api = nabs(&c.alice, "team-a");
-    let first = api.create(&PostParams::default(), &nab("b1")).await.unwrap();
+    let first = api
+        .create(&PostParams::default(), &nab("b1"))
+        .await
+        .unwrap();
     let mut newer = first.clone();
     newer.metadata.labels = Some([("x".to_string(), "1".to_string())].into());
-    let updated = api.replace("b1", &PostParams::default(), &newer).await.unwrap();
+    let updated = api
+        .replace("b1", &PostParams::default(), &newer)
+        .await
+        .unwrap();
     assert!(rv(&updated) > rv(&first));
     let mut stale = first.clone();
     stale.metadata.labels = Some([("x".to_string(), "2".to_string())].into());
-    let err = api_status(api.replace("b1", &PostParams::default(), &stale).await.unwrap_err());
+    let err = api_status(
+        api.replace("b1", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
     assert_eq!(
         err.message,
@@ -188,10 +272,17 @@ async fn stale_update_conflicts_and_unconditional_cr_update_is_invalid() {
     );
     let mut no_rv = updated.clone();
     no_rv.metadata.resource_version = None;
-    let err = api_status(api.replace("b1", &PostParams::default(), &no_rv).await.unwrap_err());
+    let err = api_status(
+        api.replace("b1", &PostParams::default(), &no_rv)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 422);
     // A no-op update is not a write: same resourceVersion.
-    let same = api.replace("b1", &PostParams::default(), &updated).await.unwrap();
+    let same = api
+        .replace("b1", &PostParams::default(), &updated)
+        .await
+        .unwrap();
     assert_eq!(rv(&same), rv(&updated));
 }
 
@@ -201,26 +292,60 @@ async fn status_subresource_isolation_and_generation() {
     let api = nabs(&c.admin, "team-a");
     let mut with_status = nab("b1");
     with_status.data["status"] = json!({"phase": "Created"});
-    let created = api.create(&PostParams::default(), &with_status).await.unwrap();
-    assert!(created.data.get("status").is_none(), "status is dropped on create");
+    let created = api
+        .create(&PostParams::default(), &with_status)
+        .await
+        .unwrap();
+    assert!(
+        created.data.get("status").is_none(),
+        "status is dropped on create"
+    );
 
     let patched = api
-        .patch_status("b1", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Created"}, "spec": {"deleteBackup": true}})))
+        .patch_status(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Created"}, "spec": {"deleteBackup": true}})),
+        )
         .await
         .unwrap();
     assert_eq!(patched.data["status"]["phase"], "Created");
-    assert!(patched.data["spec"].get("deleteBackup").is_none(), "status writes ignore spec");
-    assert_eq!(patched.metadata.generation, Some(1), "status writes do not bump generation");
+    assert!(
+        patched.data["spec"].get("deleteBackup").is_none(),
+        "status writes ignore spec"
+    );
+    assert_eq!(
+        patched.metadata.generation,
+        Some(1),
+        "status writes do not bump generation"
+    );
 
     let main = api
-        .patch("b1", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Deleting"}, "metadata": {"labels": {"a": "b"}}})))
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"status": {"phase": "Deleting"}, "metadata": {"labels": {"a": "b"}}}),
+            ),
+        )
         .await
         .unwrap();
-    assert_eq!(main.data["status"]["phase"], "Created", "main writes ignore status");
-    assert_eq!(main.metadata.generation, Some(1), "metadata changes do not bump generation");
+    assert_eq!(
+        main.data["status"]["phase"], "Created",
+        "main writes ignore status"
+    );
+    assert_eq!(
+        main.metadata.generation,
+        Some(1),
+        "metadata changes do not bump generation"
+    );
 
     let spec = api
-        .patch("b1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"deleteBackup": true}})))
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
+        )
         .await
         .unwrap();
     assert_eq!(spec.metadata.generation, Some(2));
@@ -229,12 +354,21 @@ async fn status_subresource_isolation_and_generation() {
     // Tenants may read status but not write it (the edit role grants only get on /status).
     let err = api_status(
         nabs(&c.alice, "team-a")
-            .patch_status("b1", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "New"}})))
+            .patch_status(
+                "b1",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"phase": "New"}})),
+            )
             .await
             .unwrap_err(),
     );
     assert_eq!(err.code, 403);
-    assert!(err.message.contains("cannot patch resource \"nonadminbackups/status\""), "{}", err.message);
+    assert!(
+        err.message
+            .contains("cannot patch resource \"nonadminbackups/status\""),
+        "{}",
+        err.message
+    );
 }
 
 #[tokio::test]
@@ -246,42 +380,73 @@ async fn structural_schema_prunes_defaults_and_validates() {
     extra.data["spec"]["backupSpec"]["alsoNotAField"] = json!("x");
     let created = api.create(&PostParams::default(), &extra).await.unwrap();
     assert!(created.data["spec"].get("notAField").is_none());
-    assert!(created.data["spec"]["backupSpec"].get("alsoNotAField").is_none());
+    assert!(
+        created.data["spec"]["backupSpec"]
+            .get("alsoNotAField")
+            .is_none()
+    );
 
     let missing: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
         "metadata": {"name": "nospec"}, "spec": {}
     }))
     .unwrap();
-    let err = api_status(api.create(&PostParams::default(), &missing).await.unwrap_err());
+    let err = api_status(
+        api.create(&PostParams::default(), &missing)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
-    assert!(err.message.contains("spec.backupSpec: Required value"), "{}", err.message);
+    assert!(
+        err.message.contains("spec.backupSpec: Required value"),
+        "{}",
+        err.message
+    );
     let causes = err.details.unwrap().causes;
     assert_eq!(causes[0].field, "spec.backupSpec");
     assert_eq!(causes[0].reason, "FieldValueRequired");
 
     let mut wrong_type = nab("wrongtype");
     wrong_type.data["spec"]["backupSpec"]["includedNamespaces"] = json!("team-a");
-    let err = api_status(api.create(&PostParams::default(), &wrong_type).await.unwrap_err());
+    let err = api_status(
+        api.create(&PostParams::default(), &wrong_type)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 422);
-    assert!(err.message.contains("spec.backupSpec.includedNamespaces"), "{}", err.message);
+    assert!(
+        err.message.contains("spec.backupSpec.includedNamespaces"),
+        "{}",
+        err.message
+    );
 
     // fieldValidation=Strict refuses unknown fields instead of dropping them.
     let mut strict = nab("strict");
     strict.data["spec"]["notAField"] = json!(1);
-    let req = http::Request::post("/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups?fieldValidation=Strict")
-        .header("content-type", "application/json")
-        .body(serde_json::to_vec(&strict).unwrap())
-        .unwrap();
+    let req = http::Request::post(
+        "/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups?fieldValidation=Strict",
+    )
+    .header("content-type", "application/json")
+    .body(serde_json::to_vec(&strict).unwrap())
+    .unwrap();
     let err = api_status(c.alice.request::<Value>(req).await.unwrap_err());
     assert_eq!(err.code, 400);
-    assert!(err.message.contains("unknown field \"spec.notAField\""), "{}", err.message);
+    assert!(
+        err.message.contains("unknown field \"spec.notAField\""),
+        "{}",
+        err.message
+    );
 
     // Invalid names are refused with kube's message.
     let bad = nab("Bad_Name");
     let err = api_status(api.create(&PostParams::default(), &bad).await.unwrap_err());
     assert_eq!(err.code, 422);
-    assert!(err.message.contains("metadata.name: Invalid value: \"Bad_Name\""), "{}", err.message);
+    assert!(
+        err.message
+            .contains("metadata.name: Invalid value: \"Bad_Name\""),
+        "{}",
+        err.message
+    );
 }
 
 #[tokio::test]
@@ -292,9 +457,15 @@ async fn finalizers_hold_deletion_until_removed() {
     held.metadata.finalizers = Some(vec!["nonadminbackup.oadp.openshift.io/finalizer".into()]);
     api.create(&PostParams::default(), &held).await.unwrap();
     let pending = api.delete("held", &DeleteParams::default()).await.unwrap();
-    let obj = pending.left().expect("object returned while finalizers remain");
+    let obj = pending
+        .left()
+        .expect("object returned while finalizers remain");
     assert!(obj.metadata.deletion_timestamp.is_some());
-    assert_eq!(obj.metadata.generation, Some(2), "deletionTimestamp bumps generation as kube does");
+    assert_eq!(
+        obj.metadata.generation,
+        Some(2),
+        "deletionTimestamp bumps generation as kube does"
+    );
     // New finalizers cannot be added once deleting.
     let err = api_status(
         api.patch(
@@ -306,11 +477,18 @@ async fn finalizers_hold_deletion_until_removed() {
         .unwrap_err(),
     );
     assert_eq!(err.code, 422);
-    assert!(err.message.contains("no new finalizers can be added if the object is being deleted"));
+    assert!(
+        err.message
+            .contains("no new finalizers can be added if the object is being deleted")
+    );
     assert!(api.get("held").await.is_ok());
-    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
-        .await
-        .unwrap();
+    api.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
     assert_eq!(api_status(api.get("held").await.unwrap_err()).code, 404);
 }
 
@@ -319,18 +497,25 @@ async fn kube_runtime_finalizer_helper_works() {
     use kube::runtime::finalizer::{Event, finalizer};
     let c = cluster().await;
     let api = nabs(&c.admin, "team-a");
-    api.create(&PostParams::default(), &nab("f1")).await.unwrap();
+    api.create(&PostParams::default(), &nab("f1"))
+        .await
+        .unwrap();
     let obj = std::sync::Arc::new(api.get("f1").await.unwrap());
     // First call adds the finalizer with a JSON patch whose first op tests a missing path for null.
     let result = finalizer(&api, "example.com/cleanup", obj, |event| async move {
         match event {
-            Event::Apply(_) | Event::Cleanup(_) => Ok::<_, std::convert::Infallible>(kube::runtime::controller::Action::await_change()),
+            Event::Apply(_) | Event::Cleanup(_) => {
+                Ok::<_, std::convert::Infallible>(kube::runtime::controller::Action::await_change())
+            }
         }
     })
     .await;
     assert!(result.is_ok(), "{result:?}");
     let with = api.get("f1").await.unwrap();
-    assert_eq!(with.metadata.finalizers, Some(vec!["example.com/cleanup".to_string()]));
+    assert_eq!(
+        with.metadata.finalizers,
+        Some(vec!["example.com/cleanup".to_string()])
+    );
     api.delete("f1", &DeleteParams::default()).await.unwrap();
     let deleting = std::sync::Arc::new(api.get("f1").await.unwrap());
     finalizer(&api, "example.com/cleanup", deleting, |_| async {
@@ -352,15 +537,28 @@ async fn json_patch_and_merge_patch() {
         {"op": "replace", "path": "/spec/backupSpec/ttl", "value": "48h0m0s"}
     ]))
     .unwrap();
-    let out = api.patch("p", &PatchParams::default(), &Patch::<()>::Json(patch)).await.unwrap();
+    let out = api
+        .patch("p", &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await
+        .unwrap();
     assert_eq!(out.metadata.labels.unwrap()["tier"], "gold");
     assert_eq!(out.data["spec"]["backupSpec"]["ttl"], "48h0m0s");
-    let failing: json_patch::Patch =
-        serde_json::from_value(json!([{"op": "test", "path": "/spec/backupSpec/ttl", "value": "1h"}])).unwrap();
-    let err = api_status(api.patch("p", &PatchParams::default(), &Patch::<()>::Json(failing)).await.unwrap_err());
+    let failing: json_patch::Patch = serde_json::from_value(
+        json!([{"op": "test", "path": "/spec/backupSpec/ttl", "value": "1h"}]),
+    )
+    .unwrap();
+    let err = api_status(
+        api.patch("p", &PatchParams::default(), &Patch::<()>::Json(failing))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 422);
     let merged = api
-        .patch("p", &PatchParams::default(), &Patch::Merge(json!({"spec": {"backupSpec": {"ttl": null}}})))
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"backupSpec": {"ttl": null}}})),
+        )
         .await
         .unwrap();
     assert!(merged.data["spec"]["backupSpec"].get("ttl").is_none());
@@ -377,26 +575,49 @@ async fn json_patch_and_merge_patch() {
 async fn watch_events_follow_changes_and_selectors() {
     let c = cluster().await;
     let api = nabs(&c.alice, "team-a");
-    let start = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let start = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
     let mut stream = api
-        .watch(&WatchParams::default().labels("tier=gold").timeout(10), &start)
+        .watch(
+            &WatchParams::default().labels("tier=gold").timeout(10),
+            &start,
+        )
         .await
         .unwrap()
         .boxed();
     let mut labelled = nab("w1");
     labelled.metadata.labels = Some([("tier".to_string(), "gold".to_string())].into());
     api.create(&PostParams::default(), &labelled).await.unwrap();
-    api.create(&PostParams::default(), &nab("w2")).await.unwrap(); // not selected
-    api.patch("w2", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"tier": "gold"}}})))
+    api.create(&PostParams::default(), &nab("w2"))
         .await
-        .unwrap();
-    api.patch("w1", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"tier": "silver"}}})))
-        .await
-        .unwrap();
+        .unwrap(); // not selected
+    api.patch(
+        "w2",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"tier": "gold"}}})),
+    )
+    .await
+    .unwrap();
+    api.patch(
+        "w1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"tier": "silver"}}})),
+    )
+    .await
+    .unwrap();
     api.delete("w2", &DeleteParams::default()).await.unwrap();
     let mut seen = Vec::new();
     while seen.len() < 4 {
-        let ev = tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await.unwrap().unwrap().unwrap();
+        let ev = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         match ev {
             WatchEvent::Added(o) => seen.push(format!("ADDED {}", o.metadata.name.unwrap())),
             WatchEvent::Modified(o) => seen.push(format!("MODIFIED {}", o.metadata.name.unwrap())),
@@ -406,14 +627,19 @@ async fn watch_events_follow_changes_and_selectors() {
         }
     }
     // Selector transitions: w2 enters the selection (ADDED), w1 leaves it (DELETED).
-    assert_eq!(seen, vec!["ADDED w1", "ADDED w2", "DELETED w1", "DELETED w2"]);
+    assert_eq!(
+        seen,
+        vec!["ADDED w1", "ADDED w2", "DELETED w1", "DELETED w2"]
+    );
 }
 
 #[tokio::test]
 async fn watch_sends_bookmarks_and_initial_events_end() {
     let c = cluster().await;
     let api = nabs(&c.alice, "team-a");
-    api.create(&PostParams::default(), &nab("b1")).await.unwrap();
+    api.create(&PostParams::default(), &nab("b1"))
+        .await
+        .unwrap();
     let mut stream = api
         .watch(
             &WatchParams {
@@ -427,16 +653,29 @@ async fn watch_sends_bookmarks_and_initial_events_end() {
         .unwrap()
         .boxed();
     let first = stream.try_next().await.unwrap().unwrap();
-    assert!(matches!(first, WatchEvent::Added(_)), "RV 0 starts with the current state");
-    let bookmark = tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await.unwrap().unwrap().unwrap();
+    assert!(
+        matches!(first, WatchEvent::Added(_)),
+        "RV 0 starts with the current state"
+    );
+    let bookmark = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     assert!(matches!(bookmark, WatchEvent::Bookmark(_)), "{bookmark:?}");
 
     let streaming = WatchParams::streaming_lists().timeout(10);
     let mut stream = api.watch(&streaming, "").await.unwrap().boxed();
-    assert!(matches!(stream.try_next().await.unwrap().unwrap(), WatchEvent::Added(_)));
+    assert!(matches!(
+        stream.try_next().await.unwrap().unwrap(),
+        WatchEvent::Added(_)
+    ));
     match stream.try_next().await.unwrap().unwrap() {
         WatchEvent::Bookmark(b) => assert_eq!(
-            b.metadata.annotations.get("k8s.io/initial-events-end").map(String::as_str),
+            b.metadata
+                .annotations
+                .get("k8s.io/initial-events-end")
+                .map(String::as_str),
             Some("true")
         ),
         other => panic!("expected the initial-events-end bookmark, got {other:?}"),
@@ -451,11 +690,23 @@ async fn too_old_watch_gets_410_and_watcher_recovers() {
     })
     .await;
     let api = nabs(&c.admin, "team-a");
-    let old = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let old = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
     for i in 0..10 {
-        api.create(&PostParams::default(), &nab(&format!("n{i}"))).await.unwrap();
+        api.create(&PostParams::default(), &nab(&format!("n{i}")))
+            .await
+            .unwrap();
     }
-    let mut stream = api.watch(&WatchParams::default().timeout(5), &old).await.unwrap().boxed();
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(5), &old)
+        .await
+        .unwrap()
+        .boxed();
     match stream.try_next().await.unwrap().unwrap() {
         WatchEvent::Error(e) => {
             assert_eq!(e.code, 410);
@@ -465,10 +716,16 @@ async fn too_old_watch_gets_410_and_watcher_recovers() {
     }
     // kube-runtime's watcher re-lists on 410 and converges.
     use kube::runtime::{WatchStreamExt, watcher};
-    let mut objects = watcher(api.clone(), watcher::Config::default()).applied_objects().boxed();
+    let mut objects = watcher(api.clone(), watcher::Config::default())
+        .applied_objects()
+        .boxed();
     let mut names = std::collections::BTreeSet::new();
     while names.len() < 10 {
-        let o = tokio::time::timeout(Duration::from_secs(5), objects.try_next()).await.unwrap().unwrap().unwrap();
+        let o = tokio::time::timeout(Duration::from_secs(5), objects.try_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         names.insert(o.metadata.name.unwrap());
     }
     assert_eq!(names.len(), 10);
@@ -478,7 +735,13 @@ async fn too_old_watch_gets_410_and_watcher_recovers() {
 async fn label_and_field_selectors_and_pagination() {
     let c = cluster().await;
     let api = nabs(&c.admin, "team-a");
-    for (name, tier) in [("a", "gold"), ("b", "silver"), ("c", "gold"), ("d", "bronze"), ("e", "")] {
+    for (name, tier) in [
+        ("a", "gold"),
+        ("b", "silver"),
+        ("c", "gold"),
+        ("d", "bronze"),
+        ("e", ""),
+    ] {
         let mut o = nab(name);
         if !tier.is_empty() {
             o.metadata.labels = Some([("tier".to_string(), tier.to_string())].into());
@@ -486,17 +749,70 @@ async fn label_and_field_selectors_and_pagination() {
         api.create(&PostParams::default(), &o).await.unwrap();
     }
     let names = |l: kube::core::ObjectList<DynamicObject>| -> Vec<String> {
-        l.items.into_iter().map(|o| o.metadata.name.unwrap()).collect()
+        l.items
+            .into_iter()
+            .map(|o| o.metadata.name.unwrap())
+            .collect()
     };
-    assert_eq!(names(api.list(&ListParams::default().labels("tier=gold")).await.unwrap()), ["a", "c"]);
-    assert_eq!(names(api.list(&ListParams::default().labels("tier in (silver,bronze)")).await.unwrap()), ["b", "d"]);
-    assert_eq!(names(api.list(&ListParams::default().labels("tier!=gold")).await.unwrap()), ["b", "d", "e"]);
-    assert_eq!(names(api.list(&ListParams::default().labels("!tier")).await.unwrap()), ["e"]);
-    assert_eq!(names(api.list(&ListParams::default().labels("tier,tier notin (gold)")).await.unwrap()), ["b", "d"]);
-    assert_eq!(names(api.list(&ListParams::default().fields("metadata.name=c")).await.unwrap()), ["c"]);
-    let err = api_status(api.list(&ListParams::default().fields("spec.deleteBackup=true")).await.unwrap_err());
+    assert_eq!(
+        names(
+            api.list(&ListParams::default().labels("tier=gold"))
+                .await
+                .unwrap()
+        ),
+        ["a", "c"]
+    );
+    assert_eq!(
+        names(
+            api.list(&ListParams::default().labels("tier in (silver,bronze)"))
+                .await
+                .unwrap()
+        ),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(
+            api.list(&ListParams::default().labels("tier!=gold"))
+                .await
+                .unwrap()
+        ),
+        ["b", "d", "e"]
+    );
+    assert_eq!(
+        names(
+            api.list(&ListParams::default().labels("!tier"))
+                .await
+                .unwrap()
+        ),
+        ["e"]
+    );
+    assert_eq!(
+        names(
+            api.list(&ListParams::default().labels("tier,tier notin (gold)"))
+                .await
+                .unwrap()
+        ),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(
+            api.list(&ListParams::default().fields("metadata.name=c"))
+                .await
+                .unwrap()
+        ),
+        ["c"]
+    );
+    let err = api_status(
+        api.list(&ListParams::default().fields("spec.deleteBackup=true"))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 400);
-    let err = api_status(api.list(&ListParams::default().labels("tier in (")).await.unwrap_err());
+    let err = api_status(
+        api.list(&ListParams::default().labels("tier in ("))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 400);
 
     let mut all = Vec::new();
@@ -525,7 +841,10 @@ async fn generate_name_and_dry_run() {
     o.metadata.generate_name = Some("nightly-".into());
     let created = api.create(&PostParams::default(), &o).await.unwrap();
     let name = created.metadata.name.unwrap();
-    assert!(name.starts_with("nightly-") && name.len() == "nightly-".len() + 5, "{name}");
+    assert!(
+        name.starts_with("nightly-") && name.len() == "nightly-".len() + 5,
+        "{name}"
+    );
     let dry = PostParams {
         dry_run: true,
         ..PostParams::default()
@@ -539,25 +858,56 @@ async fn namespace_deletion_cascades_and_refuses_new_content() {
     let c = cluster().await;
     let namespaces: Api<Namespace> = Api::all(c.admin.clone());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "doomed"}})).unwrap();
-    let created = namespaces.create(&PostParams::default(), &ns).await.unwrap();
+    let created = namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
     assert_eq!(created.status.unwrap().phase.as_deref(), Some("Active"));
     let api = nabs(&c.admin, "doomed");
     let mut held = nab("held");
     held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
     api.create(&PostParams::default(), &held).await.unwrap();
-    api.create(&PostParams::default(), &nab("free")).await.unwrap();
-    namespaces.delete("doomed", &DeleteParams::default()).await.unwrap();
-    let terminating = namespaces.get("doomed").await.unwrap();
-    assert_eq!(terminating.status.unwrap().phase.as_deref(), Some("Terminating"));
-    assert_eq!(api_status(api.get("free").await.unwrap_err()).code, 404);
-    assert!(api.get("held").await.unwrap().metadata.deletion_timestamp.is_some());
-    let err = api_status(api.create(&PostParams::default(), &nab("late")).await.unwrap_err());
-    assert_eq!(err.code, 403);
-    assert!(err.message.contains("unable to create new content in namespace doomed because it is being terminated"));
-    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
+    api.create(&PostParams::default(), &nab("free"))
         .await
         .unwrap();
-    assert_eq!(api_status(namespaces.get("doomed").await.unwrap_err()).code, 404);
+    namespaces
+        .delete("doomed", &DeleteParams::default())
+        .await
+        .unwrap();
+    let terminating = namespaces.get("doomed").await.unwrap();
+    assert_eq!(
+        terminating.status.unwrap().phase.as_deref(),
+        Some("Terminating")
+    );
+    assert_eq!(api_status(api.get("free").await.unwrap_err()).code, 404);
+    assert!(
+        api.get("held")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+    let err = api_status(
+        api.create(&PostParams::default(), &nab("late"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 403);
+    assert!(err.message.contains(
+        "unable to create new content in namespace doomed because it is being terminated"
+    ));
+    api.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        api_status(namespaces.get("doomed").await.unwrap_err()).code,
+        404
+    );
 }
 
 #[tokio::test]
@@ -573,18 +923,31 @@ async fn owner_references_garbage_collection() {
         serde_json::from_value(v).unwrap()
     };
     // Background: dependents go after the owner.
-    let owner = cms.create(&PostParams::default(), &mk("owner", None)).await.unwrap();
-    cms.create(&PostParams::default(), &mk("child", Some(&owner))).await.unwrap();
+    let owner = cms
+        .create(&PostParams::default(), &mk("owner", None))
+        .await
+        .unwrap();
+    cms.create(&PostParams::default(), &mk("child", Some(&owner)))
+        .await
+        .unwrap();
     cms.delete("owner", &DeleteParams::default()).await.unwrap();
     assert_eq!(api_status(cms.get("child").await.unwrap_err()).code, 404);
     // Orphan: dependents stay, without the reference.
-    let owner = cms.create(&PostParams::default(), &mk("owner2", None)).await.unwrap();
-    cms.create(&PostParams::default(), &mk("child2", Some(&owner))).await.unwrap();
+    let owner = cms
+        .create(&PostParams::default(), &mk("owner2", None))
+        .await
+        .unwrap();
+    cms.create(&PostParams::default(), &mk("child2", Some(&owner)))
+        .await
+        .unwrap();
     cms.delete("owner2", &DeleteParams::orphan()).await.unwrap();
     let orphan = cms.get("child2").await.unwrap();
     assert!(orphan.metadata.owner_references.is_none());
     // Foreground: the owner waits (finalizer foregroundDeletion) until its dependents are gone.
-    let owner = cms.create(&PostParams::default(), &mk("owner3", None)).await.unwrap();
+    let owner = cms
+        .create(&PostParams::default(), &mk("owner3", None))
+        .await
+        .unwrap();
     let mut child = mk("child3", Some(&owner));
     child.metadata.finalizers = Some(vec!["example.com/hold".into()]);
     cms.create(&PostParams::default(), &child).await.unwrap();
@@ -594,11 +957,25 @@ async fn owner_references_garbage_collection() {
     };
     cms.delete("owner3", &dp).await.unwrap();
     let waiting = cms.get("owner3").await.unwrap();
-    assert_eq!(waiting.metadata.finalizers, Some(vec!["foregroundDeletion".to_string()]));
-    assert!(cms.get("child3").await.unwrap().metadata.deletion_timestamp.is_some());
-    cms.patch("child3", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
-        .await
-        .unwrap();
+    assert_eq!(
+        waiting.metadata.finalizers,
+        Some(vec!["foregroundDeletion".to_string()])
+    );
+    assert!(
+        cms.get("child3")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+    cms.patch(
+        "child3",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
     assert_eq!(api_status(cms.get("owner3").await.unwrap_err()).code, 404);
 }
 
@@ -653,7 +1030,12 @@ async fn access_reviews_use_real_rbac() {
     let sar_path = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
     let answer = ask(c.admin.clone(), sar.clone(), sar_path).await;
     assert_eq!(answer["status"]["allowed"], true);
-    assert!(answer["status"]["reason"].as_str().unwrap().contains("RoleBinding"));
+    assert!(
+        answer["status"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("RoleBinding")
+    );
     let req = http::Request::post(sar_path)
         .header("content-type", "application/json")
         .body(serde_json::to_vec(&sar).unwrap())
@@ -664,18 +1046,33 @@ async fn access_reviews_use_real_rbac() {
     // TokenReview tells who a token belongs to.
     let alice_token = c.server.add_user("carol", &["qa".to_string()]);
     let tr = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": alice_token}});
-    let review = ask(c.admin.clone(), tr, "/apis/authentication.k8s.io/v1/tokenreviews").await;
+    let review = ask(
+        c.admin.clone(),
+        tr,
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+    )
+    .await;
     assert_eq!(review["status"]["authenticated"], true);
     assert_eq!(review["status"]["user"]["username"], "carol");
     let groups = review["status"]["user"]["groups"].as_array().unwrap();
     assert!(groups.contains(&json!("qa")) && groups.contains(&json!("system:authenticated")));
     let bad = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "nope"}});
-    let review = ask(c.admin.clone(), bad, "/apis/authentication.k8s.io/v1/tokenreviews").await;
+    let review = ask(
+        c.admin.clone(),
+        bad,
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+    )
+    .await;
     assert_eq!(review["status"]["authenticated"], false);
 
     // SelfSubjectRulesReview lists what alice may do in team-a.
     let rr = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": "team-a"}});
-    let rules = ask(c.alice.clone(), rr, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews").await;
+    let rules = ask(
+        c.alice.clone(),
+        rr,
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+    )
+    .await;
     let text = rules["status"]["resourceRules"].to_string();
     assert!(text.contains("nonadminbackups"), "{text}");
 }
@@ -686,23 +1083,45 @@ async fn revoked_role_binding_takes_effect_immediately() {
     let api = nabs(&c.alice, "team-a");
     api.list(&ListParams::default()).await.unwrap();
     let bindings: Api<RoleBinding> = Api::namespaced(c.admin.clone(), "team-a");
-    bindings.delete("alice-admin", &DeleteParams::default()).await.unwrap();
-    assert_eq!(api_status(api.list(&ListParams::default()).await.unwrap_err()).code, 403);
+    bindings
+        .delete("alice-admin", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        api_status(api.list(&ListParams::default()).await.unwrap_err()).code,
+        403
+    );
 }
 
 #[tokio::test]
 async fn service_account_tokens_authenticate_and_die_with_the_account() {
     let c = cluster().await;
     let sas: Api<ServiceAccount> = Api::namespaced(c.admin.clone(), "team-a");
-    sas.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "ci"}})).unwrap())
+    sas.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "ci"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
+            .unwrap();
+    let issued = sas
+        .create_token_request("ci", &PostParams::default(), &tr)
         .await
         .unwrap();
-    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
-        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}})).unwrap();
-    let issued = sas.create_token_request("ci", &PostParams::default(), &tr).await.unwrap();
     let token = issued.status.unwrap().token;
     let ci = c.server.client(&token);
-    assert_eq!(api_status(nabs(&ci, "team-a").list(&ListParams::default()).await.unwrap_err()).code, 403);
+    assert_eq!(
+        api_status(
+            nabs(&ci, "team-a")
+                .list(&ListParams::default())
+                .await
+                .unwrap_err()
+        )
+        .code,
+        403
+    );
     let bindings: Api<RoleBinding> = Api::namespaced(c.admin.clone(), "team-a");
     bindings
         .create(
@@ -716,10 +1135,31 @@ async fn service_account_tokens_authenticate_and_die_with_the_account() {
         )
         .await
         .unwrap();
-    nabs(&ci, "team-a").create(&PostParams::default(), &nab("from-ci")).await.unwrap();
-    assert_eq!(api_status(nabs(&ci, "team-b").list(&ListParams::default()).await.unwrap_err()).code, 403);
+    nabs(&ci, "team-a")
+        .create(&PostParams::default(), &nab("from-ci"))
+        .await
+        .unwrap();
+    assert_eq!(
+        api_status(
+            nabs(&ci, "team-b")
+                .list(&ListParams::default())
+                .await
+                .unwrap_err()
+        )
+        .code,
+        403
+    );
     sas.delete("ci", &DeleteParams::default()).await.unwrap();
-    assert_eq!(api_status(nabs(&ci, "team-a").list(&ListParams::default()).await.unwrap_err()).code, 401);
+    assert_eq!(
+        api_status(
+            nabs(&ci, "team-a")
+                .list(&ListParams::default())
+                .await
+                .unwrap_err()
+        )
+        .code,
+        401
+    );
 }
 
 #[tokio::test]
@@ -728,14 +1168,20 @@ async fn cluster_role_aggregation_fills_admin() {
     let roles: Api<ClusterRole> = Api::all(c.admin.clone());
     let admin = roles.get("admin").await.unwrap();
     let text = serde_json::to_string(&admin.rules).unwrap();
-    assert!(text.contains("nonadminbackups"), "demo's edit role is aggregated into admin: {text}");
+    assert!(
+        text.contains("nonadminbackups"),
+        "demo's edit role is aggregated into admin: {text}"
+    );
 }
 
 #[tokio::test]
 async fn secrets_fold_string_data() {
     let c = cluster().await;
     let secrets: Api<Secret> = Api::namespaced(c.alice.clone(), "team-a");
-    let s: Secret = serde_json::from_value(json!({"metadata": {"name": "creds"}, "stringData": {"key": "value"}})).unwrap();
+    let s: Secret = serde_json::from_value(
+        json!({"metadata": {"name": "creds"}, "stringData": {"key": "value"}}),
+    )
+    .unwrap();
     let created = secrets.create(&PostParams::default(), &s).await.unwrap();
     assert!(created.string_data.is_none());
     assert_eq!(created.data.unwrap()["key"].0, b"value".to_vec());
@@ -745,11 +1191,32 @@ async fn secrets_fold_string_data() {
 #[tokio::test]
 async fn crd_deletion_removes_objects_and_the_resource() {
     let c = cluster().await;
-    nabs(&c.admin, "team-a").create(&PostParams::default(), &nab("x")).await.unwrap();
+    nabs(&c.admin, "team-a")
+        .create(&PostParams::default(), &nab("x"))
+        .await
+        .unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(c.admin.clone());
-    crds.delete("nonadminbackups.oadp.openshift.io", &DeleteParams::default()).await.unwrap();
-    assert_eq!(api_status(crds.get("nonadminbackups.oadp.openshift.io").await.unwrap_err()).code, 404);
-    let err = api_status(nabs(&c.admin, "team-a").list(&ListParams::default()).await.unwrap_err());
+    crds.delete(
+        "nonadminbackups.oadp.openshift.io",
+        &DeleteParams::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        api_status(
+            crds.get("nonadminbackups.oadp.openshift.io")
+                .await
+                .unwrap_err()
+        )
+        .code,
+        404
+    );
+    let err = api_status(
+        nabs(&c.admin, "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 404);
 }
 
@@ -765,23 +1232,44 @@ async fn fault_injection_and_audit() {
             ..FaultRule::default()
         }],
     });
-    let err = api_status(nabs(&c.alice, "team-a").create(&PostParams::default(), &nab("x")).await.unwrap_err());
+    let err = api_status(
+        nabs(&c.alice, "team-a")
+            .create(&PostParams::default(), &nab("x"))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 503);
     c.server.set_faults(FaultPlan::default());
-    nabs(&c.alice, "team-a").create(&PostParams::default(), &nab("x")).await.unwrap();
+    nabs(&c.alice, "team-a")
+        .create(&PostParams::default(), &nab("x"))
+        .await
+        .unwrap();
     // Dropped watches end; the client sees the stream close.
     let mut stream = nabs(&c.alice, "team-a")
         .watch(&WatchParams::default().timeout(30), "0")
         .await
         .unwrap()
         .boxed();
-    assert!(matches!(stream.try_next().await.unwrap(), Some(WatchEvent::Added(_))));
+    assert!(matches!(
+        stream.try_next().await.unwrap(),
+        Some(WatchEvent::Added(_))
+    ));
     c.server.drop_watches();
-    let end = tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .unwrap();
     assert!(matches!(end, Ok(None) | Err(_)), "{end:?}");
     let audit = c.server.audit_entries();
-    assert!(audit.iter().any(|e| e.user == "alice" && e.verb == "create" && e.code == 503));
-    assert!(audit.iter().any(|e| e.user == "alice" && e.verb == "create" && e.code == 201));
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.user == "alice" && e.verb == "create" && e.code == 503)
+    );
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.user == "alice" && e.verb == "create" && e.code == 201)
+    );
 }
 
 #[tokio::test]
@@ -793,7 +1281,10 @@ async fn state_persists_across_restarts() {
     };
     let (rv_before, token) = {
         let c = cluster_with(cfg.clone()).await;
-        let created = nabs(&c.admin, "team-a").create(&PostParams::default(), &nab("kept")).await.unwrap();
+        let created = nabs(&c.admin, "team-a")
+            .create(&PostParams::default(), &nab("kept"))
+            .await
+            .unwrap();
         let token = c.server.add_user("dave", &[]);
         c.server.save().unwrap();
         (rv(&created), token)
@@ -802,10 +1293,24 @@ async fn state_persists_across_restarts() {
     let admin = server.client(&server.admin_token());
     let kept = nabs(&admin, "team-a").get("kept").await.unwrap();
     assert_eq!(rv(&kept), rv_before);
-    let next = nabs(&admin, "team-a").create(&PostParams::default(), &nab("after")).await.unwrap();
-    assert!(rv(&next) > rv_before, "resourceVersions keep increasing after a restart");
+    let next = nabs(&admin, "team-a")
+        .create(&PostParams::default(), &nab("after"))
+        .await
+        .unwrap();
+    assert!(
+        rv(&next) > rv_before,
+        "resourceVersions keep increasing after a restart"
+    );
     // Tokens survive too, and the CRD-backed resource is served again.
     let dave = server.client(&token);
-    let err = api_status(nabs(&dave, "team-a").list(&ListParams::default()).await.unwrap_err());
-    assert_eq!(err.code, 403, "dave is known (403, not 401) but has no rights");
+    let err = api_status(
+        nabs(&dave, "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.code, 403,
+        "dave is known (403, not 401) but has no rights"
+    );
 }

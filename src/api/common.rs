@@ -461,6 +461,7 @@ mod tests {
             &serde_json::json!(["Red", "Green"])
         );
         assert_eq!(Mode::from("fast"), Mode::Fast);
+        assert!(Mode::Fast.is_known());
         let mode = schemars::schema_for!(Mode);
         assert!(mode.get("enum").is_none());
         assert_eq!(mode.get("type").unwrap(), "string");

@@ -17,9 +17,15 @@ pub enum CliError {
     #[error(transparent)]
     Crd(#[from] crds::CrdError),
     #[error("cannot listen on {addr}: {source} (choose another address with --listen)")]
-    Listen { addr: std::net::SocketAddr, source: std::io::Error },
+    Listen {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     #[error("cannot write {path}: {source}")]
-    Write { path: std::path::PathBuf, source: std::io::Error },
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("invalid --user {0:?}: expected NAME or NAME:GROUP1,GROUP2")]
     User(String),
     #[error("demo set-up failed: {0}")]
@@ -42,7 +48,13 @@ fn crds_command(args: &CrdsArgs) -> Result<(), CliError> {
 /// Parses `NAME[:GROUP,...]`.
 fn parse_user(spec: &str) -> Result<(String, Vec<String>), CliError> {
     let (name, groups) = match spec.split_once(':') {
-        Some((n, g)) => (n, g.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()),
+        Some((n, g)) => (
+            n,
+            g.split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+        ),
         None => (spec, Vec::new()),
     };
     if name.is_empty() || name.contains('/') {
@@ -67,8 +79,14 @@ async fn serve_emulator(args: &EmulatorArgs, data_dir: &Path) -> Result<Served, 
     })?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
-        .map_err(|source| CliError::Listen { addr: args.listen, source })?;
-    let addr = listener.local_addr().map_err(|source| CliError::Listen { addr: args.listen, source })?;
+        .map_err(|source| CliError::Listen {
+            addr: args.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| CliError::Listen {
+        addr: args.listen,
+        source,
+    })?;
     let router = server.router();
     let (url, ca_pem, task) = if args.plain_http {
         let task = tokio::spawn(async move {
@@ -83,14 +101,36 @@ async fn serve_emulator(args: &EmulatorArgs, data_dir: &Path) -> Result<Served, 
         let task = tokio::spawn(tls::serve_tls(listener, router, config));
         (format!("https://{addr}"), Some(pki.ca_cert_pem), task)
     };
-    tokio::spawn(server.clone().persist_periodically(std::time::Duration::from_millis(500)));
-    Ok(Served { server, url, ca_pem, task })
+    tokio::spawn(
+        server
+            .clone()
+            .persist_periodically(std::time::Duration::from_millis(500)),
+    );
+    Ok(Served {
+        server,
+        url,
+        ca_pem,
+        task,
+    })
 }
 
-fn write_kubeconfig(served: &Served, dir: &Path, user: &str, token: &str, namespace: &str) -> Result<(), CliError> {
+fn write_kubeconfig(
+    served: &Served,
+    dir: &Path,
+    user: &str,
+    token: &str,
+    namespace: &str,
+) -> Result<(), CliError> {
     let path = dir.join(format!("kubeconfig-{user}"));
-    let text = kubeconfig::render(&served.url, served.ca_pem.as_deref(), user, token, namespace);
-    persist::write_private(&path, text.as_bytes()).map_err(|source| CliError::Write { path, source })
+    let text = kubeconfig::render(
+        &served.url,
+        served.ca_pem.as_deref(),
+        user,
+        token,
+        namespace,
+    );
+    persist::write_private(&path, text.as_bytes())
+        .map_err(|source| CliError::Write { path, source })
 }
 
 async fn wait_for_shutdown(served: Served) -> Result<(), CliError> {
@@ -107,9 +147,19 @@ async fn apiserver_command(args: ApiserverArgs) -> Result<(), CliError> {
         path: args.data_dir.clone(),
         source,
     })?;
-    let users = args.users.iter().map(|u| parse_user(u)).collect::<Result<Vec<_>, _>>()?;
+    let users = args
+        .users
+        .iter()
+        .map(|u| parse_user(u))
+        .collect::<Result<Vec<_>, _>>()?;
     let served = serve_emulator(&args.emulator, &args.data_dir).await?;
-    write_kubeconfig(&served, &args.data_dir, "admin", &served.server.admin_token(), "default")?;
+    write_kubeconfig(
+        &served,
+        &args.data_dir,
+        "admin",
+        &served.server.admin_token(),
+        "default",
+    )?;
     for (name, groups) in &users {
         let token = served.server.add_user(name, groups);
         write_kubeconfig(&served, &args.data_dir, name, &token, "default")?;
@@ -127,29 +177,54 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         path: args.data_dir.clone(),
         source,
     })?;
+    let data_dir = std::fs::canonicalize(&args.data_dir).unwrap_or_else(|_| args.data_dir.clone());
+    let args = DemoArgs { data_dir, ..args };
     let served = serve_emulator(&args.emulator, &args.data_dir).await?;
-    write_kubeconfig(&served, &args.data_dir, "admin", &served.server.admin_token(), "default")?;
+    write_kubeconfig(
+        &served,
+        &args.data_dir,
+        "admin",
+        &served.server.admin_token(),
+        "default",
+    )?;
     let admin = served.server.client(&served.server.admin_token());
     demo::install(&admin).await?;
     let mut lines = Vec::new();
     for tenant in demo::TENANTS {
         let token = served.server.add_user(tenant.user, &[]);
-        write_kubeconfig(&served, &args.data_dir, tenant.user, &token, tenant.namespace)?;
+        write_kubeconfig(
+            &served,
+            &args.data_dir,
+            tenant.user,
+            &token,
+            tenant.namespace,
+        )?;
         lines.push(format!(
             "  {:<6} owns namespace {:<7} KUBECONFIG={}",
             tenant.user,
             tenant.namespace,
-            args.data_dir.join(format!("kubeconfig-{}", tenant.user)).display()
+            args.data_dir
+                .join(format!("kubeconfig-{}", tenant.user))
+                .display()
         ));
     }
     served.server.save()?;
     println!("NAC demo cluster ready at {}", served.url);
-    println!("  admin  (cluster-admin)         KUBECONFIG={}", args.data_dir.join("kubeconfig-admin").display());
+    println!(
+        "  admin  (cluster-admin)         KUBECONFIG={}",
+        args.data_dir.join("kubeconfig-admin").display()
+    );
     for l in lines {
         println!("{l}");
     }
-    println!("Try: KUBECONFIG={} kubectl get nab", args.data_dir.join("kubeconfig-alice").display());
-    println!("Press Ctrl-C to stop; state is kept in {}.", args.data_dir.display());
+    println!(
+        "Try: KUBECONFIG={} kubectl get nab",
+        args.data_dir.join("kubeconfig-alice").display()
+    );
+    println!(
+        "Press Ctrl-C to stop; state is kept in {}.",
+        args.data_dir.display()
+    );
     wait_for_shutdown(served).await
 }
 

@@ -45,7 +45,10 @@ pub enum DemoError {
     #[error("creating {what}: {source}")]
     Create { what: String, source: kube::Error },
     #[error("building {what}: {source}")]
-    Build { what: String, source: serde_json::Error },
+    Build {
+        what: String,
+        source: serde_json::Error,
+    },
 }
 
 fn build<T: DeserializeOwned>(what: &str, value: serde_json::Value) -> Result<T, DemoError> {
@@ -70,7 +73,12 @@ where
     }
 }
 
-async fn ensure_namespaced<K>(client: &kube::Client, ns: &str, what: &str, value: serde_json::Value) -> Result<(), DemoError>
+async fn ensure_namespaced<K>(
+    client: &kube::Client,
+    ns: &str,
+    what: &str,
+    value: serde_json::Value,
+) -> Result<(), DemoError>
 where
     K: kube::Resource<Scope = NamespaceResourceScope, DynamicType = ()>
         + Clone

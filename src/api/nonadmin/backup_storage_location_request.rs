@@ -9,6 +9,8 @@ use crate::api::common::tolerant_copy_schema;
 use crate::api::velero::BackupStorageLocationSpec;
 
 /// The admin's decision.
+// kube's `printcolumn(...)` entries repeat keys like `type_` by design.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "oadp.openshift.io",

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::api::common::{GoDuration, UnknownFields, open_string_enum};
 
 /// Where and how Velero reaches an object store.
+// kube's `printcolumn(...)` entries repeat keys like `type_` by design.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "velero.io",

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::api::common::{UnknownFields, open_string_enum};
 
 /// Which backup to delete.
+// kube's `printcolumn(...)` entries repeat keys like `type_` by design.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "velero.io",

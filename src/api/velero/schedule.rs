@@ -9,6 +9,8 @@ use super::backup::BackupSpec;
 use crate::api::common::{UnknownFields, open_string_enum};
 
 /// When to back up and what each backup looks like.
+// kube's `printcolumn(...)` entries repeat keys like `type_` by design.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "velero.io",

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::api::common::{UnknownFields, open_string_enum};
 
 /// A server status request has no parameters.
+// kube's `printcolumn(...)` entries repeat keys like `type_` by design.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "velero.io",

@@ -35,7 +35,10 @@ impl AuditLog {
     pub fn new(capacity: usize, file: Option<&Path>) -> std::io::Result<Self> {
         let file = match file {
             Some(p) => Some(Mutex::new(
-                std::fs::OpenOptions::new().create(true).append(true).open(p)?,
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)?,
             )),
             None => None,
         };
@@ -64,7 +67,10 @@ impl AuditLog {
 
     /// The retained entries, oldest first.
     pub fn entries(&self) -> Vec<AuditEntry> {
-        self.recent.lock().map(|r| r.iter().cloned().collect()).unwrap_or_default()
+        self.recent
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

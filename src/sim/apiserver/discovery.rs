@@ -55,12 +55,16 @@ pub fn groups(registry: &Registry) -> Value {
 
 /// `/apis/{group}`, or `None` when the group is not served.
 pub fn group(registry: &Registry, name: &str) -> Option<Value> {
-    registry.groups().into_iter().find(|(g, _)| g == name).map(|(g, versions)| {
-        let mut v = group_json(&g, &versions);
-        v["kind"] = json!("APIGroup");
-        v["apiVersion"] = json!("v1");
-        v
-    })
+    registry
+        .groups()
+        .into_iter()
+        .find(|(g, _)| g == name)
+        .map(|(g, versions)| {
+            let mut v = group_json(&g, &versions);
+            v["kind"] = json!("APIGroup");
+            v["apiVersion"] = json!("v1");
+            v
+        })
 }
 
 fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
@@ -144,7 +148,12 @@ mod tests {
     fn groups_list_builtin_groups() {
         let r = Registry::with_builtins();
         let g = groups(&r);
-        let names: Vec<&str> = g["groups"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = g["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
         assert!(names.contains(&"rbac.authorization.k8s.io"));
         assert!(names.contains(&"apps"));
         assert!(group(&r, "apps").is_some());

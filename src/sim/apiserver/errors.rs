@@ -45,7 +45,10 @@ pub enum ApiError {
     #[error("Unauthorized")]
     Unauthorized,
     #[error("forbidden: {message}")]
-    Forbidden { target: ErrorTarget, message: String },
+    Forbidden {
+        target: ErrorTarget,
+        message: String,
+    },
     #[error("not found")]
     NotFound(ErrorTarget),
     #[error("the server could not find the requested resource")]
@@ -53,9 +56,15 @@ pub enum ApiError {
     #[error("already exists")]
     AlreadyExists(ErrorTarget),
     #[error("conflict: {message}")]
-    Conflict { target: ErrorTarget, message: String },
+    Conflict {
+        target: ErrorTarget,
+        message: String,
+    },
     #[error("invalid")]
-    Invalid { target: ErrorTarget, errors: Vec<FieldError> },
+    Invalid {
+        target: ErrorTarget,
+        errors: Vec<FieldError>,
+    },
     #[error("too old resource version")]
     Gone(String),
     #[error("method not allowed")]
@@ -97,9 +106,17 @@ impl ApiError {
                 } else if target.name.is_empty() {
                     format!("{} is forbidden: ", target.qualified_resource())
                 } else {
-                    format!("{} \"{}\" is forbidden: ", target.qualified_resource(), target.name)
+                    format!(
+                        "{} \"{}\" is forbidden: ",
+                        target.qualified_resource(),
+                        target.name
+                    )
                 };
-                ("Forbidden", format!("{prefix}{message}"), Some(details(target, &target.resource)))
+                (
+                    "Forbidden",
+                    format!("{prefix}{message}"),
+                    Some(details(target, &target.resource)),
+                )
             }
             ApiError::NotFound(t) => (
                 "NotFound",
@@ -141,7 +158,11 @@ impl ApiError {
                     .collect();
                 (
                     "Invalid",
-                    format!("{} \"{}\" is invalid: {joined}", target.qualified_kind(), target.name),
+                    format!(
+                        "{} \"{}\" is invalid: {joined}",
+                        target.qualified_kind(),
+                        target.name
+                    ),
                     Some(d),
                 )
             }
@@ -171,7 +192,9 @@ impl ApiError {
 fn cause_message(e: &FieldError) -> String {
     let full = e.message();
     let prefix = format!("{}: ", e.field);
-    full.strip_prefix(&prefix).map(str::to_string).unwrap_or(full)
+    full.strip_prefix(&prefix)
+        .map(str::to_string)
+        .unwrap_or(full)
 }
 
 fn details(t: &ErrorTarget, kind: &str) -> Value {

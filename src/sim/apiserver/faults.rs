@@ -45,18 +45,32 @@ impl FaultRule {
     fn matches(&self, verb: &str, group: &str, resource: &str, namespace: &str) -> bool {
         self.verb.as_deref().is_none_or(|v| v == verb)
             && self.namespace.as_deref().is_none_or(|n| n == namespace)
-            && self.resource.as_deref().is_none_or(|r| match r.split_once('/') {
-                Some((g, p)) => g == group && p == resource,
-                None => r == resource,
-            })
+            && self
+                .resource
+                .as_deref()
+                .is_none_or(|r| match r.split_once('/') {
+                    Some((g, p)) => g == group && p == resource,
+                    None => r == resource,
+                })
     }
 }
 
 impl FaultPlan {
     /// Decides the faults for a request; `draw` is a uniform random number in `[0, 1)`.
-    pub fn decide(&self, verb: &str, group: &str, resource: &str, namespace: &str, draw: f64) -> FaultDecision {
+    pub fn decide(
+        &self,
+        verb: &str,
+        group: &str,
+        resource: &str,
+        namespace: &str,
+        draw: f64,
+    ) -> FaultDecision {
         let mut d = FaultDecision::default();
-        for rule in self.rules.iter().filter(|r| r.matches(verb, group, resource, namespace)) {
+        for rule in self
+            .rules
+            .iter()
+            .filter(|r| r.matches(verb, group, resource, namespace))
+        {
             d.delay += Duration::from_millis(rule.latency_ms);
             if d.fail_with.is_none() && rule.error_rate > 0.0 && draw < rule.error_rate {
                 d.fail_with = Some(rule.error_code.unwrap_or(500));
@@ -89,7 +103,10 @@ mod tests {
         assert_eq!(miss.fail_with, None);
         let other_group = plan.decide("create", "velero.io", "nonadminbackups", "a", 0.1);
         assert_eq!(other_group.fail_with, None);
-        assert_eq!(plan.decide("get", "", "secrets", "x", 0.0).delay, Duration::from_millis(20));
+        assert_eq!(
+            plan.decide("get", "", "secrets", "x", 0.0).delay,
+            Duration::from_millis(20)
+        );
         assert_eq!(
             plan.decide("watch", "", "pods", "x", 0.0).watch_drop_after,
             Some(Duration::from_millis(100))
@@ -98,6 +115,9 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_rejected() {
-        assert!(serde_json::from_value::<FaultPlan>(serde_json::json!({"rules": [{"verbs": "x"}]})).is_err());
+        assert!(
+            serde_json::from_value::<FaultPlan>(serde_json::json!({"rules": [{"verbs": "x"}]}))
+                .is_err()
+        );
     }
 }

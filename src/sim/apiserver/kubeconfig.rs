@@ -3,10 +3,17 @@ use base64::Engine as _;
 use serde_json::json;
 
 /// A kubeconfig for `user` with `token` against `server` (trusting `ca_pem` when HTTPS).
-pub fn render(server: &str, ca_pem: Option<&str>, user: &str, token: &str, namespace: &str) -> String {
+pub fn render(
+    server: &str,
+    ca_pem: Option<&str>,
+    user: &str,
+    token: &str,
+    namespace: &str,
+) -> String {
     let mut cluster = json!({"server": server});
     if let Some(ca) = ca_pem {
-        cluster["certificate-authority-data"] = json!(base64::engine::general_purpose::STANDARD.encode(ca));
+        cluster["certificate-authority-data"] =
+            json!(base64::engine::general_purpose::STANDARD.encode(ca));
     }
     let context = format!("{user}@nac-emulator");
     let doc = json!({
@@ -28,7 +35,13 @@ mod tests {
 
     #[test]
     fn kube_rs_reads_it() {
-        let text = render("https://127.0.0.1:6443", Some("-----BEGIN CERTIFICATE-----\n"), "alice", "tok", "team-a");
+        let text = render(
+            "https://127.0.0.1:6443",
+            Some("-----BEGIN CERTIFICATE-----\n"),
+            "alice",
+            "tok",
+            "team-a",
+        );
         let cfg: kube::config::Kubeconfig = serde_yaml::from_str(&text).unwrap();
         assert_eq!(cfg.current_context.as_deref(), Some("alice@nac-emulator"));
         assert_eq!(cfg.auth_infos[0].name, "alice");

@@ -204,7 +204,10 @@ fn op_string(op: &Value, field: &str) -> Result<String, Option<String>> {
     match op.get(field) {
         None | Some(Value::Null) => Err(None),
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(Some(format!("json: cannot unmarshal {} into Go value of type string", json_kind(other)))),
+        Some(other) => Err(Some(format!(
+            "json: cannot unmarshal {} into Go value of type string",
+            json_kind(other)
+        ))),
     }
 }
 
@@ -214,7 +217,9 @@ fn op_path(op: &Value, kind: &str) -> Result<String, String> {
         let cause = e.unwrap_or_else(|| "operation missing path field: missing value".to_string());
         match kind {
             // These wrap ErrMissing itself rather than the decode error.
-            "add" | "remove" | "copy" => format!("{kind} operation failed to decode path: missing value"),
+            "add" | "remove" | "copy" => {
+                format!("{kind} operation failed to decode path: missing value")
+            }
             _ => format!("{kind} operation failed to decode path: {cause}"),
         }
     })
@@ -236,10 +241,17 @@ fn decode_token(token: &str) -> String {
 fn atoi(key: &str) -> Result<i64, String> {
     let digits = key.strip_prefix(['+', '-']).unwrap_or(key);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("strconv.Atoi: parsing {}: invalid syntax", super::schema::go_quote(key)));
+        return Err(format!(
+            "strconv.Atoi: parsing {}: invalid syntax",
+            super::schema::go_quote(key)
+        ));
     }
-    key.parse::<i64>()
-        .map_err(|_| format!("strconv.Atoi: parsing {}: value out of range", super::schema::go_quote(key)))
+    key.parse::<i64>().map_err(|_| {
+        format!(
+            "strconv.Atoi: parsing {}: value out of range",
+            super::schema::go_quote(key)
+        )
+    })
 }
 
 fn invalid_index(idx: i64) -> String {
@@ -314,7 +326,8 @@ fn container_add(container: &mut Value, key: &str, value: Value) -> Result<(), S
                 list.push(value);
                 return Ok(());
             }
-            let idx = atoi(key).map_err(|e| format!("value was not a proper array index: '{key}': {e}"))?;
+            let idx = atoi(key)
+                .map_err(|e| format!("value was not a proper array index: '{key}': {e}"))?;
             let size = i64::try_from(list.len() + 1).unwrap_or(i64::MAX);
             if idx >= size || idx < -size {
                 return Err(invalid_index(idx));
@@ -331,7 +344,9 @@ fn container_remove(container: &mut Value, key: &str) -> Result<(), String> {
     match container {
         Value::Object(map) => match map.shift_remove(key) {
             Some(_) => Ok(()),
-            None => Err(format!("Unable to remove nonexistent key: {key}: missing value")),
+            None => Err(format!(
+                "Unable to remove nonexistent key: {key}: missing value"
+            )),
         },
         Value::Array(list) => {
             let idx = resolve_index(key, list.len())?;
@@ -345,17 +360,23 @@ fn container_remove(container: &mut Value, key: &str) -> Result<(), String> {
 fn op_add(doc: &mut Value, op: &Value) -> Result<(), String> {
     let path = op_path(op, "add")?;
     let Some((container, key)) = find_container(doc, &path) else {
-        return Err(format!("add operation does not apply: doc is missing path: \"{path}\": missing value"));
+        return Err(format!(
+            "add operation does not apply: doc is missing path: \"{path}\": missing value"
+        ));
     };
-    container_add(container, &key, op_value(op)).map_err(|e| format!("error in add for path: '{path}': {e}"))
+    container_add(container, &key, op_value(op))
+        .map_err(|e| format!("error in add for path: '{path}': {e}"))
 }
 
 fn op_remove(doc: &mut Value, op: &Value) -> Result<(), String> {
     let path = op_path(op, "remove")?;
     let Some((container, key)) = find_container(doc, &path) else {
-        return Err(format!("remove operation does not apply: doc is missing path: \"{path}\": missing value"));
+        return Err(format!(
+            "remove operation does not apply: doc is missing path: \"{path}\": missing value"
+        ));
     };
-    container_remove(container, &key).map_err(|e| format!("error in remove for path: '{path}': {e}"))
+    container_remove(container, &key)
+        .map_err(|e| format!("error in remove for path: '{path}': {e}"))
 }
 
 fn op_replace(doc: &mut Value, op: &Value) -> Result<(), String> {
@@ -370,10 +391,14 @@ fn op_replace(doc: &mut Value, op: &Value) -> Result<(), String> {
         return Ok(());
     }
     let Some((container, key)) = find_container(doc, &path) else {
-        return Err(format!("replace operation does not apply: doc is missing path: {path}: missing value"));
+        return Err(format!(
+            "replace operation does not apply: doc is missing path: {path}: missing value"
+        ));
     };
     if container_get(container, &key).is_err() {
-        return Err(format!("replace operation does not apply: doc is missing key: {path}: missing value"));
+        return Err(format!(
+            "replace operation does not apply: doc is missing key: {path}: missing value"
+        ));
     }
     // An absent object member is simply set (v4 does not check existence there).
     let value = op_value(op);
@@ -382,10 +407,15 @@ fn op_replace(doc: &mut Value, op: &Value) -> Result<(), String> {
             map.insert(key, value);
         }
         Value::Array(list) => {
-            let idx = resolve_index(&key, list.len()).map_err(|e| format!("error in remove for path: '{path}': {e}"))?;
+            let idx = resolve_index(&key, list.len())
+                .map_err(|e| format!("error in remove for path: '{path}': {e}"))?;
             list[idx] = value;
         }
-        _ => return Err(format!("replace operation does not apply: doc is missing key: {path}: missing value")),
+        _ => {
+            return Err(format!(
+                "replace operation does not apply: doc is missing key: {path}: missing value"
+            ));
+        }
     }
     Ok(())
 }
@@ -393,27 +423,39 @@ fn op_replace(doc: &mut Value, op: &Value) -> Result<(), String> {
 fn op_move(doc: &mut Value, op: &Value) -> Result<(), String> {
     let from = op_from(op, "move")?;
     let Some((container, key)) = find_container(doc, &from) else {
-        return Err(format!("move operation does not apply: doc is missing from path: {from}: missing value"));
+        return Err(format!(
+            "move operation does not apply: doc is missing from path: {from}: missing value"
+        ));
     };
-    let value = container_get(container, &key).map_err(|e| format!("error in move for path: '{key}': {e}"))?;
-    container_remove(container, &key).map_err(|e| format!("error in move for path: '{key}': {e}"))?;
+    let value = container_get(container, &key)
+        .map_err(|e| format!("error in move for path: '{key}': {e}"))?;
+    container_remove(container, &key)
+        .map_err(|e| format!("error in move for path: '{key}': {e}"))?;
     let path = op_path(op, "move")?;
     let Some((container, key)) = find_container(doc, &path) else {
-        return Err(format!("move operation does not apply: doc is missing destination path: {path}: missing value"));
+        return Err(format!(
+            "move operation does not apply: doc is missing destination path: {path}: missing value"
+        ));
     };
-    container_add(container, &key, value.unwrap_or(Value::Null)).map_err(|e| format!("error in move for path: '{path}': {e}"))
+    container_add(container, &key, value.unwrap_or(Value::Null))
+        .map_err(|e| format!("error in move for path: '{path}': {e}"))
 }
 
 fn op_copy(doc: &mut Value, op: &Value) -> Result<(), String> {
     let from = op_from(op, "copy")?;
     let Some((container, key)) = find_container(doc, &from) else {
-        return Err(format!("copy operation does not apply: doc is missing from path: {from}: missing value"));
+        return Err(format!(
+            "copy operation does not apply: doc is missing from path: {from}: missing value"
+        ));
     };
     // An absent member copies as null (evanphx deep-copies a nil node).
-    let value = container_get(container, &key).map_err(|e| format!("error in copy for from: '{from}': {e}"))?;
+    let value = container_get(container, &key)
+        .map_err(|e| format!("error in copy for from: '{from}': {e}"))?;
     let path = op_path(op, "copy")?;
     let Some((container, key)) = find_container(doc, &path) else {
-        return Err(format!("copy operation does not apply: doc is missing destination path: {path}: missing value"));
+        return Err(format!(
+            "copy operation does not apply: doc is missing destination path: {path}: missing value"
+        ));
     };
     container_add(container, &key, value.unwrap_or(Value::Null))
         .map_err(|e| format!("error while adding value during copy: {e}"))
@@ -424,12 +466,19 @@ fn op_test(doc: &mut Value, op: &Value) -> Result<(), String> {
     let expected = op_value(op);
     let failed = || format!("testing value {path} failed: test failed");
     if path.is_empty() {
-        return if v4_equal(doc, &expected) { Ok(()) } else { Err(failed()) };
+        return if v4_equal(doc, &expected) {
+            Ok(())
+        } else {
+            Err(failed())
+        };
     }
     let Some((container, key)) = find_container(doc, &path) else {
-        return Err(format!("test operation does not apply: is missing path: {path}: missing value"));
+        return Err(format!(
+            "test operation does not apply: is missing path: {path}: missing value"
+        ));
     };
-    let actual = container_get(container, &key).map_err(|e| format!("error in test for path: '{path}': {e}"))?;
+    let actual = container_get(container, &key)
+        .map_err(|e| format!("error in test for path: '{path}': {e}"))?;
     match actual {
         // kube's json-patch treats an absent member like null: `test` with `null` passes.
         None if expected.is_null() => Ok(()),
@@ -451,7 +500,13 @@ fn v4_equal(actual: &Value, expected: &Value) -> bool {
         (Value::Object(_), _) | (_, Value::Object(_)) => false,
         (Value::Array(a), Value::Array(e)) => {
             a.len() == e.len()
-                && a.iter().zip(e).all(|(v, w)| if v.is_null() || w.is_null() { v.is_null() && w.is_null() } else { v4_equal(v, w) })
+                && a.iter().zip(e).all(|(v, w)| {
+                    if v.is_null() || w.is_null() {
+                        v.is_null() && w.is_null()
+                    } else {
+                        v4_equal(v, w)
+                    }
+                })
         }
         _ => actual == expected,
     }
@@ -479,7 +534,10 @@ fn bad_set_element_order() -> PatchError {
 }
 
 fn no_merge_key(map: &Value, key: &str) -> PatchError {
-    PatchError::Internal(format!("map: {} does not contain declared merge key: {key}", go_v(map)))
+    PatchError::Internal(format!(
+        "map: {} does not contain declared merge key: {key}",
+        go_v(map)
+    ))
 }
 
 /// Go's `%s` of `reflect.TypeOf(v)` for a decoded JSON value.
@@ -495,7 +553,10 @@ fn go_type(value: &Value) -> &'static str {
 }
 
 fn bad_arg_type(expected: &str, actual: &Value) -> PatchError {
-    PatchError::Internal(format!("expected a {expected}, but received a {}", go_type(actual)))
+    PatchError::Internal(format!(
+        "expected a {expected}, but received a {}",
+        go_type(actual)
+    ))
 }
 
 /// How a list field merges under strategic merge patch.
@@ -515,24 +576,39 @@ const POD_CONTAINER_LISTS: [&str; 3] = ["containers", "initContainers", "ephemer
 /// omitted), from the Go struct tags of the built-in kinds the emulator stores.
 pub fn list_strategy(path: &[String]) -> ListStrategy {
     let n = path.len();
-    let Some(field) = path.last().map(String::as_str) else { return ListStrategy::Atomic };
+    let Some(field) = path.last().map(String::as_str) else {
+        return ListStrategy::Atomic;
+    };
     let parent = if n >= 2 { path[n - 2].as_str() } else { "" };
     // A PodSpec sits at `spec` (Pod) or at `...template.spec` (workloads, CronJob).
     let in_pod_spec = parent == "spec" && (n == 2 || path[n - 3] == "template");
     match (parent, field) {
         ("metadata", "finalizers") => ListStrategy::MergePrimitives,
         ("metadata", "ownerReferences") => ListStrategy::MergeByKey("uid"),
-        (p, "ports") if POD_CONTAINER_LISTS.contains(&p) => ListStrategy::MergeByKey("containerPort"),
+        (p, "ports") if POD_CONTAINER_LISTS.contains(&p) => {
+            ListStrategy::MergeByKey("containerPort")
+        }
         (p, "env") if POD_CONTAINER_LISTS.contains(&p) => ListStrategy::MergeByKey("name"),
-        (p, "volumeMounts") if POD_CONTAINER_LISTS.contains(&p) => ListStrategy::MergeByKey("mountPath"),
-        (p, "volumeDevices") if POD_CONTAINER_LISTS.contains(&p) => ListStrategy::MergeByKey("devicePath"),
+        (p, "volumeMounts") if POD_CONTAINER_LISTS.contains(&p) => {
+            ListStrategy::MergeByKey("mountPath")
+        }
+        (p, "volumeDevices") if POD_CONTAINER_LISTS.contains(&p) => {
+            ListStrategy::MergeByKey("devicePath")
+        }
         (
             "spec",
-            "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "imagePullSecrets"
-            | "resourceClaims" | "schedulingGates",
+            "containers"
+            | "initContainers"
+            | "ephemeralContainers"
+            | "volumes"
+            | "imagePullSecrets"
+            | "resourceClaims"
+            | "schedulingGates",
         ) if in_pod_spec => ListStrategy::MergeByKey("name"),
         ("spec", "hostAliases") if in_pod_spec => ListStrategy::MergeByKey("ip"),
-        ("spec", "topologySpreadConstraints") if in_pod_spec => ListStrategy::MergeByKey("topologyKey"),
+        ("spec", "topologySpreadConstraints") if in_pod_spec => {
+            ListStrategy::MergeByKey("topologyKey")
+        }
         // Service.spec.ports; a PodSpec has no `ports`.
         ("spec", "ports") if n == 2 => ListStrategy::MergeByKey("port"),
         ("status", "conditions" | "addresses") if n == 2 => ListStrategy::MergeByKey("type"),
@@ -626,20 +702,23 @@ fn merge_map(
     apply_retain_keys(&mut original, &mut patch)?;
     merge_set_element_order(&mut original, &mut patch, path)?;
     for (patch_key, patch_value) in patch {
-        let (key, is_delete_list) = if patch_key.starts_with(&format!("{DELETE_FROM_PRIMITIVE_LIST}/")) {
-            (directive_target(&patch_key, DELETE_FROM_PRIMITIVE_LIST).ok_or_else(bad_primitive_list)?, true)
-        } else {
-            (patch_key, false)
-        };
+        let (key, is_delete_list) =
+            if patch_key.starts_with(&format!("{DELETE_FROM_PRIMITIVE_LIST}/")) {
+                (
+                    directive_target(&patch_key, DELETE_FROM_PRIMITIVE_LIST)
+                        .ok_or_else(bad_primitive_list)?,
+                    true,
+                )
+            } else {
+                (patch_key, false)
+            };
         if patch_value.is_null() {
             original.shift_remove(&key);
             continue;
         }
         let Some(slot) = original.get_mut(&key) else {
-            if !is_delete_list {
-                if let Some(v) = cleaned(patch_value) {
-                    original.insert(key, v);
-                }
+            if !is_delete_list && let Some(v) = cleaned(patch_value) {
+                original.insert(key, v);
             }
             continue;
         };
@@ -658,7 +737,9 @@ fn merge_map(
         path.push(key.clone());
         let merged = match (current, patch_value) {
             (Value::Object(cur), Value::Object(p)) => merge_map(cur, p, path).map(Value::Object),
-            (Value::Array(cur), Value::Array(p)) => merge_list_field(cur, p, path, is_delete_list).map(Value::Array),
+            (Value::Array(cur), Value::Array(p)) => {
+                merge_list_field(cur, p, path, is_delete_list).map(Value::Array)
+            }
             (_, scalar) => Ok(scalar),
         };
         path.pop();
@@ -671,9 +752,16 @@ fn merge_map(
 }
 
 /// `$retainKeys`: every patched key must be listed; live keys not listed are cleared.
-fn apply_retain_keys(original: &mut Map<String, Value>, patch: &mut Map<String, Value>) -> Result<(), PatchError> {
-    let Some(retain) = patch.shift_remove(RETAIN_KEYS) else { return Ok(()) };
-    let Value::Array(retain) = retain else { return Err(bad_retain_keys()) };
+fn apply_retain_keys(
+    original: &mut Map<String, Value>,
+    patch: &mut Map<String, Value>,
+) -> Result<(), PatchError> {
+    let Some(retain) = patch.shift_remove(RETAIN_KEYS) else {
+        return Ok(());
+    };
+    let Value::Array(retain) = retain else {
+        return Err(bad_retain_keys());
+    };
     let listed = |k: &str| retain.iter().any(|r| r.as_str() == Some(k));
     for (k, v) in patch.iter() {
         if v.is_null()
@@ -696,11 +784,20 @@ fn merge_set_element_order(
     patch: &mut Map<String, Value>,
     path: &mut Vec<String>,
 ) -> Result<(), PatchError> {
-    let keys: Vec<String> = patch.keys().filter(|k| k.starts_with(&format!("{SET_ELEMENT_ORDER}/"))).cloned().collect();
+    let keys: Vec<String> = patch
+        .keys()
+        .filter(|k| k.starts_with(&format!("{SET_ELEMENT_ORDER}/")))
+        .cloned()
+        .collect();
     for directive_key in keys {
-        let Some(order) = patch.shift_remove(&directive_key) else { continue };
-        let Value::Array(order) = order else { return Err(bad_arg_type("[]interface {}", &order)) };
-        let field = directive_target(&directive_key, SET_ELEMENT_ORDER).ok_or_else(bad_set_element_order)?;
+        let Some(order) = patch.shift_remove(&directive_key) else {
+            continue;
+        };
+        let Value::Array(order) = order else {
+            return Err(bad_arg_type("[]interface {}", &order));
+        };
+        let field = directive_target(&directive_key, SET_ELEMENT_ORDER)
+            .ok_or_else(bad_set_element_order)?;
         let live = match original.get(&field) {
             None => None,
             Some(Value::Array(list)) => Some(list.clone()),
@@ -724,12 +821,20 @@ fn merge_set_element_order(
             let merged = match (&live, &patched) {
                 (Some(live), None) => live.clone(),
                 (None, Some(patched)) => patched.iter().cloned().filter_map(cleaned).collect(),
-                (Some(live), Some(patched)) => merge_list_field(live.clone(), patched.clone(), path, false)?,
+                (Some(live), Some(patched)) => {
+                    merge_list_field(live.clone(), patched.clone(), path, false)?
+                }
                 (None, None) => return Ok(None),
             };
             let (in_order, server_only) = partition(&merged, &order, merge_key)?;
             let live = live.unwrap_or_default();
-            Ok(Some(normalize_element_order(in_order, server_only, &order, &live, merge_key)?))
+            Ok(Some(normalize_element_order(
+                in_order,
+                server_only,
+                &order,
+                &live,
+                merge_key,
+            )?))
         })();
         path.pop();
         if let Some(ordered) = result? {
@@ -741,12 +846,19 @@ fn merge_set_element_order(
 }
 
 /// The patch list (deletions aside) must follow the relative order of `$setElementOrder`.
-fn validate_against_order(patched: &[Value], order: &[Value], merge_key: Option<&str>) -> Result<(), PatchError> {
+fn validate_against_order(
+    patched: &[Value],
+    order: &[Value],
+    merge_key: Option<&str>,
+) -> Result<(), PatchError> {
     if patched.is_empty() || order.is_empty() {
         return Ok(());
     }
     let non_delete: Vec<&Value> = match merge_key {
-        Some(_) => patched.iter().filter(|v| v.get(DIRECTIVE).and_then(Value::as_str) != Some("delete")).collect(),
+        Some(_) => patched
+            .iter()
+            .filter(|v| v.get(DIRECTIVE).and_then(Value::as_str) != Some("delete"))
+            .collect(),
         None => patched.iter().collect(),
     };
     let (mut p, mut o) = (0, 0);
@@ -772,7 +884,9 @@ fn validate_against_order(patched: &[Value], order: &[Value], merge_key: Option<
 
 /// Whether two list items are the same element: by merge key for maps, by value otherwise.
 fn same_item(a: &Value, b: &Value, merge_key: Option<&str>) -> Result<bool, PatchError> {
-    let Some(key) = merge_key else { return Ok(json_equal(a, b)) };
+    let Some(key) = merge_key else {
+        return Ok(json_equal(a, b));
+    };
     let left = a.get(key).ok_or_else(|| no_merge_key(a, key))?;
     let right = b.get(key).ok_or_else(|| no_merge_key(b, key))?;
     Ok(json_equal(left, right))
@@ -802,7 +916,9 @@ fn element_is_map(lists: [&[Value]; 2]) -> Result<bool, PatchError> {
         match first {
             None => {
                 if v.is_array() {
-                    return Err(PatchError::Unprocessable("lists of lists are not supported".to_string()));
+                    return Err(PatchError::Unprocessable(
+                        "lists of lists are not supported".to_string(),
+                    ));
                 }
                 first = Some(v);
             }
@@ -833,14 +949,19 @@ fn merge_list(
     let (server_order, patch_order, merged) = if of_maps {
         let Some(key) = merge_key else {
             let field = path.last().map(String::as_str).unwrap_or_default();
-            return Err(PatchError::Internal(format!("cannot merge lists without merge key for {field}")));
+            return Err(PatchError::Internal(format!(
+                "cannot merge lists without merge key for {field}"
+            )));
         };
         let (live, patched) = apply_list_directives(live, patched, key)?;
         let merged = merge_by_key(live.clone(), &patched, key, path)?;
         (live, patched, merged)
     } else {
         if is_delete_list {
-            return Ok(live.into_iter().filter(|v| !patched.iter().any(|d| json_equal(v, d))).collect());
+            return Ok(live
+                .into_iter()
+                .filter(|v| !patched.iter().any(|d| json_equal(v, d)))
+                .collect());
         }
         let mut merged: Vec<Value> = Vec::new();
         for v in live.iter().chain(&patched) {
@@ -874,14 +995,18 @@ fn apply_list_directives(
                 let target = v.get(key).ok_or_else(|| no_merge_key(&v, key))?;
                 for (i, item) in live.iter().enumerate() {
                     if !item.is_object() {
-                        return Err(PatchError::Internal(format!("value for key {i} is not a map")));
+                        return Err(PatchError::Internal(format!(
+                            "value for key {i} is not a map"
+                        )));
                     }
                 }
                 live.retain(|item| !item.get(key).is_some_and(|x| json_equal(x, target)));
             }
             Some("replace") => replace = true,
             Some("merge") => {
-                return Err(PatchError::Internal("merging lists cannot yet be specified in the patch".to_string()));
+                return Err(PatchError::Internal(
+                    "merging lists cannot yet be specified in the patch".to_string(),
+                ));
             }
             _ => {
                 return Err(PatchError::Internal(format!(
@@ -899,14 +1024,25 @@ fn apply_list_directives(
 }
 
 /// Patch elements merge into the live element with the same key, or are appended.
-fn merge_by_key(mut live: Vec<Value>, patched: &[Value], key: &str, path: &[String]) -> Result<Vec<Value>, PatchError> {
+fn merge_by_key(
+    mut live: Vec<Value>,
+    patched: &[Value],
+    key: &str,
+    path: &[String],
+) -> Result<Vec<Value>, PatchError> {
     for element in patched {
-        let Value::Object(element_map) = element else { return Err(bad_arg_type("map[string]interface {}", element)) };
-        let wanted = element_map.get(key).ok_or_else(|| no_merge_key(element, key))?;
+        let Value::Object(element_map) = element else {
+            return Err(bad_arg_type("map[string]interface {}", element));
+        };
+        let wanted = element_map
+            .get(key)
+            .ok_or_else(|| no_merge_key(element, key))?;
         let mut found = None;
         for (i, item) in live.iter().enumerate() {
             let Value::Object(item_map) = item else {
-                return Err(PatchError::Internal(format!("value for key {i} is not a map")));
+                return Err(PatchError::Internal(format!(
+                    "value for key {i} is not a map"
+                )));
             };
             if item_map.get(key).is_some_and(|v| json_equal(v, wanted)) {
                 found = Some(i);
@@ -920,7 +1056,8 @@ fn merge_by_key(mut live: Vec<Value>, patched: &[Value], key: &str, path: &[Stri
                     _ => Map::new(),
                 };
                 let mut element_path = path.to_vec();
-                live[i] = Value::Object(merge_map(current, element_map.clone(), &mut element_path)?);
+                live[i] =
+                    Value::Object(merge_map(current, element_map.clone(), &mut element_path)?);
             }
             None => {
                 if let Some(v) = cleaned(element.clone()) {
@@ -933,7 +1070,11 @@ fn merge_by_key(mut live: Vec<Value>, patched: &[Value], key: &str, path: &[Stri
 }
 
 /// Splits `merged` into the items present in `by` and the server-only rest.
-fn partition(merged: &[Value], by: &[Value], merge_key: Option<&str>) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
+fn partition(
+    merged: &[Value],
+    by: &[Value],
+    merge_key: Option<&str>,
+) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     let mut present = Vec::new();
     let mut server_only = Vec::new();
     for item in merged {
@@ -941,10 +1082,15 @@ fn partition(merged: &[Value], by: &[Value], merge_key: Option<&str>) -> Result<
             None => by.iter().any(|b| json_equal(item, b)),
             Some(key) => {
                 let value = item.get(key).ok_or_else(|| no_merge_key(item, key))?;
-                by.iter().any(|b| b.get(key).is_some_and(|v| json_equal(v, value)))
+                by.iter()
+                    .any(|b| b.get(key).is_some_and(|v| json_equal(v, value)))
             }
         };
-        if found { present.push(item.clone()) } else { server_only.push(item.clone()) }
+        if found {
+            present.push(item.clone())
+        } else {
+            server_only.push(item.clone())
+        }
     }
     Ok((present, server_only))
 }
@@ -976,11 +1122,13 @@ fn normalize_element_order(
         }
     }
     let sort = |mut items: Vec<Value>, order: &[Value]| {
-        items.sort_by(|a, b| match (index_in(order, a, merge_key), index_in(order, b, merge_key)) {
-            (Some(x), Some(y)) => x.cmp(&y),
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => Ordering::Equal,
+        items.sort_by(|a, b| {
+            match (index_in(order, a, merge_key), index_in(order, b, merge_key)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => Ordering::Equal,
+            }
         });
         items
     };
@@ -1010,4 +1158,670 @@ fn normalize_element_order(
         }
     }
     Ok(result)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn merged(target: Value, patch: Value) -> Value {
+        let mut t = target;
+        merge_patch(&mut t, &patch);
+        t
+    }
+
+    /// RFC 7386 appendix A, plus the `{}`-parent case.
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        let cases = [
+            (json!({"a": "b"}), json!({"a": "c"}), json!({"a": "c"})),
+            (
+                json!({"a": "b"}),
+                json!({"b": "c"}),
+                json!({"a": "b", "b": "c"}),
+            ),
+            (json!({"a": "b"}), json!({"a": null}), json!({})),
+            (
+                json!({"a": "b", "b": "c"}),
+                json!({"a": null}),
+                json!({"b": "c"}),
+            ),
+            (json!({"a": ["b"]}), json!({"a": "c"}), json!({"a": "c"})),
+            (json!({"a": "c"}), json!({"a": ["b"]}), json!({"a": ["b"]})),
+            (
+                json!({"a": {"b": "c"}}),
+                json!({"a": {"b": "d", "c": null}}),
+                json!({"a": {"b": "d"}}),
+            ),
+            (
+                json!({"a": [{"b": "c"}]}),
+                json!({"a": [1]}),
+                json!({"a": [1]}),
+            ),
+            (json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"])),
+            (json!({"a": "b"}), json!(["c"]), json!(["c"])),
+            (
+                json!({"e": null}),
+                json!({"a": 1}),
+                json!({"e": null, "a": 1}),
+            ),
+            (
+                json!([1, 2]),
+                json!({"a": "b", "c": null}),
+                json!({"a": "b"}),
+            ),
+            (
+                json!({}),
+                json!({"a": {"bb": {"ccc": null}}}),
+                json!({"a": {"bb": {}}}),
+            ),
+        ];
+        for (target, patch, expected) in cases {
+            assert_eq!(
+                merged(target.clone(), patch.clone()),
+                expected,
+                "{target} + {patch}"
+            );
+        }
+    }
+
+    #[test]
+    fn merge_patch_keeps_key_order_and_drops_nulls_in_new_arrays_of_objects() {
+        let out = merged(
+            json!({"metadata": {"labels": {"a": "1", "b": "2", "c": "3"}}}),
+            json!({"metadata": {"labels": {"a": "9", "b": null}}}),
+        );
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"metadata":{"labels":{"a":"9","c":"3"}}}"#
+        );
+        // evanphx prunes nulls inside objects of an array that replaces a non-object.
+        assert_eq!(
+            merged(json!({"a": 1}), json!({"a": [{"x": null, "y": 1}]})),
+            json!({"a": [{"y": 1}]})
+        );
+    }
+
+    #[test]
+    fn merge_patches_that_are_not_objects_are_rejected_like_kube() {
+        for bad in [json!(null), json!(1), json!("x")] {
+            let err = check_merge_patch(&bad).unwrap_err();
+            assert_eq!(err, PatchError::BadRequest("Invalid JSON Patch".into()));
+            assert_eq!(err.status_code(), 400);
+        }
+        assert!(check_merge_patch(&json!({})).is_ok());
+    }
+
+    fn patched(target: Value, ops: Value) -> Result<Value, PatchError> {
+        let mut t = target;
+        json_patch(&mut t, &ops).map(|()| t)
+    }
+
+    fn patch_error(target: Value, ops: Value) -> String {
+        let before = target.clone();
+        let mut t = target;
+        let err = json_patch(&mut t, &ops).unwrap_err();
+        assert_eq!(t, before, "a failed patch must leave the target unchanged");
+        err.to_string()
+    }
+
+    #[test]
+    fn json_patch_add_remove_replace() {
+        let out = patched(
+            json!({"spec": {"list": ["a", "c"], "n": 1}}),
+            json!([
+                {"op": "add", "path": "/spec/list/1", "value": "b"},
+                {"op": "add", "path": "/spec/list/-", "value": "d"},
+                {"op": "replace", "path": "/spec/n", "value": 2},
+                {"op": "remove", "path": "/spec/list/0"},
+                {"op": "add", "path": "/spec/new", "value": {"x": true}},
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"spec": {"list": ["b", "c", "d"], "n": 2, "new": {"x": true}}})
+        );
+    }
+
+    #[test]
+    fn json_pointer_escapes_and_negative_indices() {
+        let out = patched(
+            json!({"metadata": {"annotations": {"a/b": "1", "c~d": "2"}}, "l": [1, 2, 3]}),
+            json!([
+                {"op": "replace", "path": "/metadata/annotations/a~1b", "value": "x"},
+                {"op": "remove", "path": "/metadata/annotations/c~0d"},
+                {"op": "remove", "path": "/l/-1"},
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"metadata": {"annotations": {"a/b": "x"}}, "l": [1, 2]})
+        );
+    }
+
+    /// kube-runtime's finalizer helper: `test` for `null` on an absent list, then `add` it; later
+    /// `test` the whole list and append; removal tests the element before removing it.
+    #[test]
+    fn test_with_null_succeeds_on_an_absent_path_as_kube_runtime_relies_on() {
+        let obj = json!({"metadata": {"name": "b1"}});
+        let add_first = json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["nac.io/cleanup"]},
+        ]);
+        let obj = patched(obj, add_first.clone()).unwrap();
+        assert_eq!(obj["metadata"]["finalizers"], json!(["nac.io/cleanup"]));
+        // A second writer racing the same patch now fails the test.
+        assert_eq!(
+            patch_error(obj.clone(), add_first),
+            "testing value /metadata/finalizers failed: test failed"
+        );
+        let obj = patched(
+            obj,
+            json!([
+                {"op": "test", "path": "/metadata/finalizers", "value": ["nac.io/cleanup"]},
+                {"op": "add", "path": "/metadata/finalizers/-", "value": "other"},
+            ]),
+        )
+        .unwrap();
+        let obj = patched(
+            obj,
+            json!([
+                {"op": "test", "path": "/metadata/finalizers/0", "value": "nac.io/cleanup"},
+                {"op": "remove", "path": "/metadata/finalizers/0"},
+            ]),
+        )
+        .unwrap();
+        assert_eq!(obj["metadata"]["finalizers"], json!(["other"]));
+    }
+
+    #[test]
+    fn test_operation_failures() {
+        let obj = json!({"spec": {"a": 1, "l": [1]}});
+        assert_eq!(
+            patch_error(
+                obj.clone(),
+                json!([{"op": "test", "path": "/spec/a", "value": null}])
+            ),
+            "testing value /spec/a failed: test failed"
+        );
+        assert_eq!(
+            patch_error(
+                obj.clone(),
+                json!([{"op": "test", "path": "/spec/missing", "value": 1}])
+            ),
+            "testing value /spec/missing failed: test failed"
+        );
+        assert_eq!(
+            patch_error(
+                obj.clone(),
+                json!([{"op": "test", "path": "/nope/x", "value": null}])
+            ),
+            "test operation does not apply: is missing path: /nope/x: missing value"
+        );
+        assert_eq!(
+            patch_error(
+                obj.clone(),
+                json!([{"op": "test", "path": "/spec/l/3", "value": null}])
+            ),
+            "error in test for path: '/spec/l/3': Unable to access invalid index: 3: invalid index referenced"
+        );
+        // 1 and 1.0 differ as JSON text, as in kube.
+        assert!(
+            patched(
+                obj.clone(),
+                json!([{"op": "test", "path": "/spec/a", "value": 1.0}])
+            )
+            .is_err()
+        );
+        assert!(
+            patched(
+                obj.clone(),
+                json!([{"op": "test", "path": "", "value": obj}])
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn test_compares_objects_by_the_targets_members_as_json_patch_v4_does() {
+        let obj = json!({"spec": {"sel": {"a": "1"}}});
+        assert!(
+            patched(
+                obj.clone(),
+                json!([{"op": "test", "path": "/spec/sel", "value": {"a": "1", "b": "2"}}])
+            )
+            .is_ok()
+        );
+        assert!(
+            patched(
+                obj,
+                json!([{"op": "test", "path": "/spec/sel", "value": {}}])
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn json_patch_errors_use_json_patch_v4_wording_and_are_atomic() {
+        let obj = json!({"spec": {"list": ["a"], "n": 1}});
+        let cases = [
+            (
+                json!([{"op": "add", "path": "/spec/n", "value": 2}, {"op": "add", "path": "/spec/x/y", "value": 1}]),
+                r#"add operation does not apply: doc is missing path: "/spec/x/y": missing value"#,
+            ),
+            (
+                json!([{"op": "remove", "path": "/spec/nope"}]),
+                "error in remove for path: '/spec/nope': Unable to remove nonexistent key: nope: missing value",
+            ),
+            (
+                json!([{"op": "remove", "path": "/spec/list/5"}]),
+                "error in remove for path: '/spec/list/5': Unable to access invalid index: 5: invalid index referenced",
+            ),
+            (
+                json!([{"op": "add", "path": "/spec/list/x", "value": 1}]),
+                r#"error in add for path: '/spec/list/x': value was not a proper array index: 'x': strconv.Atoi: parsing "x": invalid syntax"#,
+            ),
+            (
+                json!([{"op": "replace", "path": "/spec/list/9", "value": 1}]),
+                "replace operation does not apply: doc is missing key: /spec/list/9: missing value",
+            ),
+            (
+                json!([{"op": "replace", "path": "/nope/x", "value": 1}]),
+                "replace operation does not apply: doc is missing path: /nope/x: missing value",
+            ),
+            (
+                json!([{"op": "move", "from": "/spec/gone", "path": "/spec/here"}]),
+                "error in move for path: 'gone': Unable to remove nonexistent key: gone: missing value",
+            ),
+            (
+                json!([{"op": "frobnicate", "path": "/spec"}]),
+                "Unexpected kind: frobnicate",
+            ),
+            (
+                json!([{"op": "add", "value": 1}]),
+                "add operation failed to decode path: missing value",
+            ),
+            (
+                json!([{"op": "move", "path": "/a"}]),
+                "move operation failed to decode from: operation, missing from field: missing value",
+            ),
+        ];
+        for (ops, message) in cases {
+            assert_eq!(patch_error(obj.clone(), ops), message);
+        }
+        let err =
+            json_patch(&mut obj.clone(), &json!([{"op": "remove", "path": "/x"}])).unwrap_err();
+        assert_eq!(err.status_code(), 422);
+    }
+
+    #[test]
+    fn malformed_json_patches_are_bad_requests() {
+        let err = json_patch(&mut json!({}), &json!({"op": "add"})).unwrap_err();
+        assert_eq!(
+            err,
+            PatchError::BadRequest(
+                "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into()
+            )
+        );
+        assert_eq!(err.status_code(), 400);
+        assert_eq!(
+            json_patch(&mut json!({}), &json!(["add"]))
+                .unwrap_err()
+                .to_string(),
+            "json: cannot unmarshal string into Go value of type jsonpatch.Operation"
+        );
+        // `null` decodes to an empty patch.
+        assert_eq!(
+            patched(json!({"a": 1}), json!(null)).unwrap(),
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn json_patch_v4_quirks() {
+        // replace of an absent object member adds it
+        assert_eq!(
+            patched(
+                json!({"spec": {}}),
+                json!([{"op": "replace", "path": "/spec/x", "value": 1}])
+            )
+            .unwrap(),
+            json!({"spec": {"x": 1}})
+        );
+        // copy from an absent member copies null
+        assert_eq!(
+            patched(
+                json!({"a": {}}),
+                json!([{"op": "copy", "from": "/a/nope", "path": "/a/b"}])
+            )
+            .unwrap(),
+            json!({"a": {"b": null}})
+        );
+        // replace of the whole document
+        assert_eq!(
+            patched(
+                json!({"a": 1}),
+                json!([{"op": "replace", "path": "", "value": {"b": 2}}])
+            )
+            .unwrap(),
+            json!({"b": 2})
+        );
+    }
+
+    #[test]
+    fn json_patch_move_and_copy() {
+        let out = patched(
+            json!({"spec": {"a": {"x": 1}, "l": ["p", "q"]}}),
+            json!([
+                {"op": "copy", "from": "/spec/a", "path": "/spec/b"},
+                {"op": "move", "from": "/spec/a", "path": "/spec/c"},
+                {"op": "move", "from": "/spec/l/0", "path": "/spec/l/-"},
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"spec": {"b": {"x": 1}, "c": {"x": 1}, "l": ["q", "p"]}})
+        );
+    }
+
+    fn smp(target: Value, patch: Value) -> Value {
+        let mut t = target;
+        strategic_merge_patch(&mut t, &patch).unwrap();
+        t
+    }
+
+    fn smp_error(target: Value, patch: Value) -> PatchError {
+        let before = target.clone();
+        let mut t = target;
+        let err = strategic_merge_patch(&mut t, &patch).unwrap_err();
+        assert_eq!(t, before, "a failed patch must leave the target unchanged");
+        err
+    }
+
+    fn pod(containers: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": containers}})
+    }
+
+    #[test]
+    fn strategic_patch_merges_maps_like_a_merge_patch() {
+        let out = smp(
+            json!({"metadata": {"labels": {"a": "1", "b": "2"}, "annotations": {"x": "y"}}}),
+            json!({"metadata": {"labels": {"a": "9", "b": null, "c": "3"}, "annotations": null}}),
+        );
+        assert_eq!(out, json!({"metadata": {"labels": {"a": "9", "c": "3"}}}));
+    }
+
+    #[test]
+    fn containers_merge_by_name_in_kubes_order() {
+        let out = smp(
+            pod(
+                json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}, {"name": "c", "image": "c:1"}]),
+            ),
+            json!({"spec": {"containers": [{"name": "b", "image": "b:2"}, {"name": "d", "image": "d:1"}]}}),
+        );
+        // Patched items keep patch order; server-only items keep their live position relative to them.
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([
+                {"name": "a", "image": "a:1"},
+                {"name": "b", "image": "b:2"},
+                {"name": "d", "image": "d:1"},
+                {"name": "c", "image": "c:1"},
+            ])
+        );
+    }
+
+    #[test]
+    fn nested_lists_of_workload_templates_merge_by_their_keys() {
+        let deployment = json!({"spec": {"template": {"spec": {"containers": [{
+            "name": "app",
+            "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+        }]}}}});
+        let out = smp(
+            deployment,
+            json!({"spec": {"template": {"spec": {"containers": [{
+                "name": "app",
+                "env": [{"name": "B", "value": "3"}, {"name": "A", "$patch": "delete"}],
+                "ports": [{"containerPort": 8080}],
+                "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
+            }]}}}}),
+        );
+        assert_eq!(
+            out["spec"]["template"]["spec"]["containers"][0],
+            json!({
+                "name": "app",
+                "env": [{"name": "B", "value": "3"}],
+                "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 8080}],
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "cache", "mountPath": "/cache"}],
+            })
+        );
+    }
+
+    #[test]
+    fn list_directives_delete_and_replace() {
+        let live = pod(json!([{"name": "a"}, {"name": "b"}]));
+        let out = smp(
+            live.clone(),
+            json!({"spec": {"containers": [{"name": "a", "$patch": "delete"}]}}),
+        );
+        assert_eq!(out["spec"]["containers"], json!([{"name": "b"}]));
+        let out = smp(
+            live,
+            json!({"spec": {"containers": [{"$patch": "replace"}, {"name": "z", "image": "z"}]}}),
+        );
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "z", "image": "z"}])
+        );
+    }
+
+    #[test]
+    fn map_directives_replace_and_delete() {
+        let live = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"strategy": {"type": "Recreate"}}});
+        let out = smp(
+            live,
+            json!({
+                "metadata": {"labels": {"$patch": "replace", "c": "3"}},
+                "spec": {"strategy": {"$patch": "delete"}},
+            }),
+        );
+        assert_eq!(
+            out,
+            json!({"metadata": {"labels": {"c": "3"}}, "spec": {"strategy": {}}})
+        );
+    }
+
+    #[test]
+    fn finalizers_merge_as_a_set_and_can_be_deleted_or_reordered() {
+        let live = json!({"metadata": {"finalizers": ["a", "b"]}});
+        let out = smp(
+            live.clone(),
+            json!({"metadata": {"finalizers": ["b", "c"]}}),
+        );
+        assert_eq!(out["metadata"]["finalizers"], json!(["a", "b", "c"]));
+        let out = smp(
+            live.clone(),
+            json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}),
+        );
+        assert_eq!(out["metadata"]["finalizers"], json!(["b"]));
+        let out = smp(
+            live,
+            json!({"metadata": {"$setElementOrder/finalizers": ["b", "a"]}}),
+        );
+        assert_eq!(out["metadata"]["finalizers"], json!(["b", "a"]));
+    }
+
+    #[test]
+    fn set_element_order_orders_keyed_lists_and_must_match_the_patch() {
+        let live = pod(json!([{"name": "a"}, {"name": "b"}]));
+        let out = smp(
+            live.clone(),
+            json!({"spec": {
+                "$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+                "containers": [{"name": "a", "image": "x"}],
+            }}),
+        );
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "b"}, {"name": "a", "image": "x"}])
+        );
+        let err = smp_error(
+            live,
+            json!({"spec": {
+                "$setElementOrder/containers": [{"name": "a"}],
+                "containers": [{"name": "b", "image": "x"}],
+            }}),
+        );
+        assert_eq!(
+            err,
+            PatchError::Internal(
+                "the order in patch list:\n[map[image:x name:b]]\n doesn't match $setElementOrder list:\n[map[name:a]]"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn retain_keys_clears_unlisted_fields() {
+        let live = json!({"spec": {"volumes": [{"name": "v", "hostPath": {"path": "/x"}}]}});
+        let out = smp(
+            live.clone(),
+            json!({"spec": {"volumes": [{"name": "v", "$retainKeys": ["emptyDir", "name"], "emptyDir": {}}]}}),
+        );
+        assert_eq!(
+            out["spec"]["volumes"],
+            json!([{"name": "v", "emptyDir": {}}])
+        );
+        let err = smp_error(
+            live,
+            json!({"spec": {"volumes": [{"name": "v", "$retainKeys": ["name"], "emptyDir": {}}]}}),
+        );
+        assert_eq!(
+            err,
+            PatchError::BadRequest("invalid patch format of retainKeys".into())
+        );
+    }
+
+    #[test]
+    fn other_keyed_lists_of_built_in_kinds() {
+        let service = json!({"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]}});
+        let out = smp(
+            service,
+            json!({"spec": {"ports": [{"port": 443, "targetPort": 8443}]}}),
+        );
+        assert_eq!(
+            out["spec"]["ports"],
+            json!([{"port": 80, "name": "http"}, {"port": 443, "name": "https", "targetPort": 8443}])
+        );
+        let owned = json!({"metadata": {"ownerReferences": [{"uid": "1", "name": "a"}]}});
+        let out = smp(
+            owned,
+            json!({"metadata": {"ownerReferences": [{"uid": "2", "name": "b"}]}}),
+        );
+        assert_eq!(
+            out["metadata"]["ownerReferences"],
+            json!([{"uid": "1", "name": "a"}, {"uid": "2", "name": "b"}])
+        );
+        let status = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        let out = smp(
+            status,
+            json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+        );
+        assert_eq!(
+            out["status"]["conditions"],
+            json!([{"type": "Ready", "status": "True"}])
+        );
+    }
+
+    #[test]
+    fn lists_without_a_strategy_are_replaced() {
+        let role = json!({"rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]});
+        assert_eq!(
+            smp(role, json!({"rules": [{"verbs": ["watch"]}]})),
+            json!({"rules": [{"verbs": ["watch"]}]})
+        );
+        let sa = json!({"imagePullSecrets": [{"name": "a"}], "secrets": [{"name": "s"}]});
+        let out = smp(
+            sa,
+            json!({"imagePullSecrets": [{"name": "b"}], "secrets": [{"name": "t"}]}),
+        );
+        assert_eq!(
+            out,
+            json!({"imagePullSecrets": [{"name": "b"}], "secrets": [{"name": "s"}, {"name": "t"}]})
+        );
+        let pod_spec = json!({"spec": {"tolerations": [{"key": "a"}]}});
+        assert_eq!(
+            smp(pod_spec, json!({"spec": {"tolerations": [{"key": "b"}]}})),
+            json!({"spec": {"tolerations": [{"key": "b"}]}})
+        );
+    }
+
+    #[test]
+    fn strategic_patch_errors() {
+        let live = pod(json!([{"name": "a"}]));
+        let err = smp_error(live.clone(), json!(["x"]));
+        assert_eq!(
+            err,
+            PatchError::BadRequest(
+                "json: cannot unmarshal array into Go value of type map[string]interface {}".into()
+            )
+        );
+        let err = smp_error(
+            live.clone(),
+            json!({"spec": {"containers": [{"image": "x"}]}}),
+        );
+        assert_eq!(
+            err,
+            PatchError::Internal(
+                "map: map[image:x] does not contain declared merge key: name".into()
+            )
+        );
+        assert_eq!(err.status_code(), 500);
+        let err = smp_error(
+            live.clone(),
+            json!({"spec": {"containers": [{"name": "a", "$patch": "bogus"}]}}),
+        );
+        assert_eq!(
+            err,
+            PatchError::Internal(
+                "unknown patch type: bogus in map: map[$patch:bogus name:a]".into()
+            )
+        );
+        let err = smp_error(
+            json!({"metadata": {"finalizers": [["a"]]}}),
+            json!({"metadata": {"finalizers": [["b"]]}}),
+        );
+        assert_eq!(
+            err,
+            PatchError::Unprocessable("lists of lists are not supported".into())
+        );
+        let err = smp_error(
+            live,
+            json!({"metadata": {"$deleteFromPrimitiveList": ["a"]}}),
+        );
+        assert_eq!(
+            err,
+            PatchError::BadRequest("invalid patch format of primitive list".into())
+        );
+    }
+
+    #[test]
+    fn new_content_loses_nulls_and_directives() {
+        let out = smp(
+            json!({"spec": {}}),
+            json!({"spec": {"template": {"metadata": {"labels": {"a": "1", "b": null}}, "$retainKeys": ["metadata"]}}}),
+        );
+        assert_eq!(
+            out,
+            json!({"spec": {"template": {"metadata": {"labels": {"a": "1"}}}}})
+        );
+    }
 }

@@ -65,13 +65,19 @@ pub fn load(dir: &Path, state: &mut State) -> Result<bool, EmulatorError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(source) => return Err(EmulatorError::DataDir { path, source }),
     };
-    let snapshot: Snapshot = serde_json::from_slice(&bytes).map_err(|e| EmulatorError::Snapshot {
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
-    state
-        .store
-        .restore(snapshot.resource_version, snapshot.objects.into_iter().map(|o| (o.key, o.object)).collect());
+    let snapshot: Snapshot =
+        serde_json::from_slice(&bytes).map_err(|e| EmulatorError::Snapshot {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+    state.store.restore(
+        snapshot.resource_version,
+        snapshot
+            .objects
+            .into_iter()
+            .map(|o| (o.key, o.object))
+            .collect(),
+    );
     state.tokens = snapshot.tokens;
     state.rebuild_derived();
     Ok(true)

@@ -142,7 +142,13 @@ const fn plain(
     }
 }
 
-const fn review(group: &'static str, kind: &'static str, plural: &'static str, namespaced: bool, which: ReviewKind) -> Builtin {
+const fn review(
+    group: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    which: ReviewKind,
+) -> Builtin {
     Builtin {
         group,
         version: "v1",
@@ -193,7 +199,14 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         has_status: true,
-        ..plain("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", &["pvc"], true)
+        ..plain(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            &["pvc"],
+            true,
+        )
     },
     Builtin {
         has_status: true,
@@ -207,10 +220,38 @@ const BUILTINS: &[Builtin] = &[
     },
     plain("events.k8s.io", "v1", "Event", "events", &["ev"], true),
     plain("coordination.k8s.io", "v1", "Lease", "leases", &[], true),
-    plain("rbac.authorization.k8s.io", "v1", "Role", "roles", &[], true),
-    plain("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", &[], true),
-    plain("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", &[], false),
-    plain("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", &[], false),
+    plain(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        &[],
+        true,
+    ),
+    plain(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        &[],
+        true,
+    ),
+    plain(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        &[],
+        false,
+    ),
+    plain(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        &[],
+        false,
+    ),
     Builtin {
         behavior: Behavior::CustomResourceDefinition,
         has_status: true,
@@ -224,8 +265,20 @@ const BUILTINS: &[Builtin] = &[
             false,
         )
     },
-    review("authentication.k8s.io", "TokenReview", "tokenreviews", false, ReviewKind::TokenReview),
-    review("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews", false, ReviewKind::SelfSubjectReview),
+    review(
+        "authentication.k8s.io",
+        "TokenReview",
+        "tokenreviews",
+        false,
+        ReviewKind::TokenReview,
+    ),
+    review(
+        "authentication.k8s.io",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+        ReviewKind::SelfSubjectReview,
+    ),
     review(
         "authorization.k8s.io",
         "SubjectAccessReview",
@@ -273,7 +326,12 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
             plural: b.plural.into(),
             singular: singular_of(b.kind),
             short_names: b.short.iter().map(|s| s.to_string()).collect(),
-            categories: Vec::new(),
+            // kubectl's `get all` expands the `all` category from discovery.
+            categories: if matches!(b.plural, "pods" | "services" | "deployments") {
+                vec!["all".to_string()]
+            } else {
+                Vec::new()
+            },
             namespaced: b.namespaced,
             has_status: b.has_status,
             is_custom: false,
@@ -291,7 +349,9 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
 pub enum CrdError {
     #[error("metadata.name: Invalid value: \"{0}\": must be spec.names.plural+\".\"+spec.group")]
     NameMismatch(String),
-    #[error("spec.versions: Invalid value: must have exactly one version marked as storage version")]
+    #[error(
+        "spec.versions: Invalid value: must have exactly one version marked as storage version"
+    )]
     StorageVersion,
     #[error("spec.versions[{0}].schema.openAPIV3Schema: Required value: schemas are required")]
     MissingSchema(usize),
@@ -324,8 +384,15 @@ pub fn resource_from_crd(crd: &CustomResourceDefinition) -> Result<ResourceInfo,
         }
         versions.push(v.name.clone());
         schemas.insert(v.name.clone(), schema);
-        printer_columns.insert(v.name.clone(), v.additional_printer_columns.clone().unwrap_or_default());
-        if v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some() {
+        printer_columns.insert(
+            v.name.clone(),
+            v.additional_printer_columns.clone().unwrap_or_default(),
+        );
+        if v.subresources
+            .as_ref()
+            .and_then(|s| s.status.as_ref())
+            .is_some()
+        {
             has_status = true;
         }
     }
@@ -434,9 +501,15 @@ mod tests {
     #[test]
     fn builtins_have_core_and_rbac_kinds() {
         let r = Registry::with_builtins();
-        assert!(r.lookup("", "v1", "namespaces").is_some_and(|n| !n.namespaced));
+        assert!(
+            r.lookup("", "v1", "namespaces")
+                .is_some_and(|n| !n.namespaced)
+        );
         assert!(r.lookup("", "v1", "secrets").is_some_and(|n| n.namespaced));
-        assert!(r.lookup("rbac.authorization.k8s.io", "v1", "clusterroles").is_some());
+        assert!(
+            r.lookup("rbac.authorization.k8s.io", "v1", "clusterroles")
+                .is_some()
+        );
         assert!(r.lookup("", "v2", "secrets").is_none());
         assert_eq!(
             r.lookup("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
@@ -457,7 +530,10 @@ mod tests {
                     "schema": {"openAPIV3Schema": {"type": "object"}}}]}
         }))
         .unwrap();
-        assert!(matches!(resource_from_crd(&crd), Err(CrdError::NameMismatch(_))));
+        assert!(matches!(
+            resource_from_crd(&crd),
+            Err(CrdError::NameMismatch(_))
+        ));
     }
 
     #[test]

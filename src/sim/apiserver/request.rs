@@ -53,10 +53,6 @@ pub fn parse(method: &str, path: &str, watch_param: bool) -> RequestTarget {
     let resource = rest.first().copied().unwrap_or_default().to_string();
     let name = rest.get(1).copied().unwrap_or_default().to_string();
     let subresource = rest.get(2).copied().unwrap_or_default().to_string();
-    if resource == "namespaces" && rest.len() > 1 {
-        // `/api/v1/namespaces/x[/status]` addresses the namespace object itself.
-        namespace.clear();
-    }
     let verb = match method {
         "GET" | "HEAD" if watch_prefix || watch_param => "watch",
         "GET" | "HEAD" if name.is_empty() => "list",
@@ -93,7 +89,11 @@ mod tests {
 
     #[test]
     fn namespaced_custom_resource_paths() {
-        let r = res("GET", "/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups/b1", false);
+        let r = res(
+            "GET",
+            "/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups/b1",
+            false,
+        );
         assert_eq!(
             r,
             ResourceRequest {
@@ -106,34 +106,75 @@ mod tests {
                 name: "b1".into()
             }
         );
-        let s = res("PUT", "/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups/b1/status", false);
-        assert_eq!((s.verb.as_str(), s.subresource.as_str()), ("update", "status"));
-        let l = res("GET", "/apis/oadp.openshift.io/v1alpha1/nonadminbackups", true);
+        let s = res(
+            "PUT",
+            "/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups/b1/status",
+            false,
+        );
+        assert_eq!(
+            (s.verb.as_str(), s.subresource.as_str()),
+            ("update", "status")
+        );
+        let l = res(
+            "GET",
+            "/apis/oadp.openshift.io/v1alpha1/nonadminbackups",
+            true,
+        );
         assert_eq!((l.verb.as_str(), l.namespace.as_str()), ("watch", ""));
     }
 
     #[test]
     fn namespaces_themselves() {
         let n = res("GET", "/api/v1/namespaces/team-a", false);
-        assert_eq!((n.resource.as_str(), n.name.as_str(), n.namespace.as_str()), ("namespaces", "team-a", ""));
+        // As kube's RequestInfoFactory: a namespace's own name is also its request namespace.
+        assert_eq!(
+            (n.resource.as_str(), n.name.as_str(), n.namespace.as_str()),
+            ("namespaces", "team-a", "team-a")
+        );
         let st = res("PUT", "/api/v1/namespaces/team-a/status", false);
-        assert_eq!((st.resource.as_str(), st.subresource.as_str()), ("namespaces", "status"));
+        assert_eq!(
+            (st.resource.as_str(), st.subresource.as_str()),
+            ("namespaces", "status")
+        );
         let list = res("GET", "/api/v1/namespaces", false);
         assert_eq!(list.verb, "list");
         let secrets = res("DELETE", "/api/v1/namespaces/team-a/secrets", false);
-        assert_eq!((secrets.verb.as_str(), secrets.namespace.as_str()), ("deletecollection", "team-a"));
-        let token = res("POST", "/api/v1/namespaces/ci/serviceaccounts/robot/token", false);
-        assert_eq!((token.resource.as_str(), token.name.as_str(), token.subresource.as_str()), ("serviceaccounts", "robot", "token"));
+        assert_eq!(
+            (secrets.verb.as_str(), secrets.namespace.as_str()),
+            ("deletecollection", "team-a")
+        );
+        let token = res(
+            "POST",
+            "/api/v1/namespaces/ci/serviceaccounts/robot/token",
+            false,
+        );
+        assert_eq!(
+            (
+                token.resource.as_str(),
+                token.name.as_str(),
+                token.subresource.as_str()
+            ),
+            ("serviceaccounts", "robot", "token")
+        );
     }
 
     #[test]
     fn non_resource_paths() {
-        assert_eq!(parse("GET", "/apis", false), RequestTarget::NonResource("/apis".into()));
-        assert_eq!(parse("GET", "/api/v1", false), RequestTarget::NonResource("/api/v1".into()));
+        assert_eq!(
+            parse("GET", "/apis", false),
+            RequestTarget::NonResource("/apis".into())
+        );
+        assert_eq!(
+            parse("GET", "/api/v1", false),
+            RequestTarget::NonResource("/api/v1".into())
+        );
         assert_eq!(
             parse("GET", "/apis/oadp.openshift.io/v1alpha1", false),
             RequestTarget::NonResource("/apis/oadp.openshift.io/v1alpha1".into())
         );
-        assert_eq!(parse("GET", "/version", false), RequestTarget::NonResource("/version".into()));
+        assert_eq!(
+            parse("GET", "/version", false),
+            RequestTarget::NonResource("/version".into())
+        );
     }
 }

@@ -22,7 +22,12 @@ fn user_json(user: &UserInfo) -> Value {
 
 fn attributes_from_spec(spec: &Value, user: UserInfo) -> Result<RequestAttributes, ApiError> {
     if let Some(r) = spec.get("resourceAttributes").filter(|v| v.is_object()) {
-        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |k: &str| {
+            r.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         let namespace = s("namespace");
         return Ok(RequestAttributes {
             user,
@@ -36,7 +41,12 @@ fn attributes_from_spec(spec: &Value, user: UserInfo) -> Result<RequestAttribute
         });
     }
     if let Some(n) = spec.get("nonResourceAttributes").filter(|v| v.is_object()) {
-        let s = |k: &str| n.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |k: &str| {
+            n.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         return Ok(RequestAttributes {
             user,
             verb: s("verb"),
@@ -57,15 +67,27 @@ fn user_from_spec(spec: &Value) -> UserInfo {
     let groups = spec
         .get("groups")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|g| g.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|g| g.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let extra: BTreeMap<String, Vec<String>> = spec
         .get("extra")
         .and_then(|e| serde_json::from_value(e.clone()).ok())
         .unwrap_or_default();
     UserInfo {
-        username: spec.get("user").and_then(Value::as_str).unwrap_or_default().to_string(),
-        uid: spec.get("uid").and_then(Value::as_str).unwrap_or_default().to_string(),
+        username: spec
+            .get("user")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        uid: spec
+            .get("uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         groups,
         extra,
     }
@@ -81,16 +103,28 @@ pub fn answer(
     mut body: Value,
 ) -> Result<Value, ApiError> {
     if !body.is_object() {
-        return Err(ApiError::BadRequest("the body of the request must be a JSON object".into()));
+        return Err(ApiError::BadRequest(
+            "the body of the request must be a JSON object".into(),
+        ));
     }
     let spec = body.get("spec").cloned().unwrap_or(json!({}));
     let status = match kind {
         ReviewKind::TokenReview => {
-            let token = spec.get("token").and_then(Value::as_str).unwrap_or_default();
-            let audiences = spec.get("audiences").cloned().unwrap_or(json!(["https://kubernetes.default.svc"]));
+            let token = spec
+                .get("token")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let audiences = spec
+                .get("audiences")
+                .cloned()
+                .unwrap_or(json!(["https://kubernetes.default.svc"]));
             match state.authenticate(token) {
-                Some(user) => json!({"authenticated": true, "user": user_json(&user), "audiences": audiences}),
-                None => json!({"authenticated": false, "user": {}, "error": "invalid bearer token"}),
+                Some(user) => {
+                    json!({"authenticated": true, "user": user_json(&user), "audiences": audiences})
+                }
+                None => {
+                    json!({"authenticated": false, "user": {}, "error": "invalid bearer token"})
+                }
             }
         }
         ReviewKind::SelfSubjectReview => json!({"userInfo": user_json(caller)}),
@@ -117,7 +151,10 @@ pub fn answer(
             decision_status(state, &attrs)
         }
         ReviewKind::SelfSubjectRulesReview => {
-            let ns = spec.get("namespace").and_then(Value::as_str).unwrap_or_default();
+            let ns = spec
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let policy = state.rbac_policy();
             let (resource_rules, non_resource_rules) = rbac::rules_for(&policy, caller, ns);
             json!({

@@ -97,7 +97,11 @@ impl FieldError {
         if !detail.is_empty() {
             let _ = write!(body, ": {detail}");
         }
-        Self { field: field.to_string(), kind, detail: body }
+        Self {
+            field: field.to_string(),
+            kind,
+            detail: body,
+        }
     }
 
     /// An error that shows the offending value (`Invalid value: "x": ...`), rendered as Go's
@@ -107,7 +111,11 @@ impl FieldError {
         if !detail.is_empty() {
             let _ = write!(body, ": {detail}");
         }
-        Self { field: field.to_string(), kind, detail: body }
+        Self {
+            field: field.to_string(),
+            kind,
+            detail: body,
+        }
     }
 
     /// `<field>: Required value[: detail]`.
@@ -144,7 +152,11 @@ impl FieldError {
     /// `<field>: Too long: may not be more than N bytes` (`field.TooLong`).
     pub fn too_long(field: &str, max: i64) -> Self {
         let unit = if max == 1 { "byte" } else { "bytes" };
-        Self::without_value(field, FieldErrorKind::TooLong, &format!("may not be more than {max} {unit}"))
+        Self::without_value(
+            field,
+            FieldErrorKind::TooLong,
+            &format!("may not be more than {max} {unit}"),
+        )
     }
 
     /// `<field>: Too many: <actual>: must have at most N items` (`field.TooMany`).
@@ -233,7 +245,11 @@ fn embedded(schema: &JSONSchemaProps) -> bool {
 
 /// The default value, if any; `default: null` counts as none (as kube's `Default.Object == nil`).
 fn default_value(schema: &JSONSchemaProps) -> Option<&Value> {
-    schema.default.as_ref().map(|d| &d.0).filter(|v| !v.is_null())
+    schema
+        .default
+        .as_ref()
+        .map(|d| &d.0)
+        .filter(|v| !v.is_null())
 }
 
 /// The types kube-openapi checks: int-or-string becomes `integer,string`.
@@ -270,7 +286,11 @@ pub fn prune(schema: &JSONSchemaProps, object: &mut Value) -> Vec<String> {
 }
 
 fn child_path(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn prune_node(
@@ -419,7 +439,9 @@ fn default_node(schema: &JSONSchemaProps, value: &mut Value, is_root: bool) {
                     if is_meta_at_root(is_root, key) {
                         continue;
                     }
-                    let Some(default) = default_value(prop) else { continue };
+                    let Some(default) = default_value(prop) else {
+                        continue;
+                    };
                     let needs_default = match map.get(key) {
                         None => true,
                         Some(v) => v.is_null() && !nullable(prop),
@@ -436,10 +458,11 @@ fn default_node(schema: &JSONSchemaProps, value: &mut Value, is_root: bool) {
                 if let Some(prop) = property(schema, key) {
                     default_node(prop, v, false);
                 } else if let Additional::Schema(a) = additional(schema) {
-                    if v.is_null() && !nullable(a) {
-                        if let Some(d) = default_value(a) {
-                            *v = d.clone();
-                        }
+                    if v.is_null()
+                        && !nullable(a)
+                        && let Some(d) = default_value(a)
+                    {
+                        *v = d.clone();
                     }
                     default_node(a, v, false);
                 }
@@ -448,10 +471,11 @@ fn default_node(schema: &JSONSchemaProps, value: &mut Value, is_root: bool) {
         Value::Array(list) => {
             if let Some(item_schema) = items(schema) {
                 for v in list {
-                    if v.is_null() && !nullable(item_schema) {
-                        if let Some(d) = default_value(item_schema) {
-                            *v = d.clone();
-                        }
+                    if v.is_null()
+                        && !nullable(item_schema)
+                        && let Some(d) = default_value(item_schema)
+                    {
+                        *v = d.clone();
                     }
                     default_node(item_schema, v, false);
                 }
@@ -542,11 +566,20 @@ fn type_error(name: &str, expected: &str, actual: &str) -> FieldError {
         &openapi_field(name),
         FieldErrorKind::TypeInvalid,
         &Value::String(actual.to_string()),
-        &format!("{name} in body must be of type {expected}: {}", go_quote(actual)),
+        &format!(
+            "{name} in body must be of type {expected}: {}",
+            go_quote(actual)
+        ),
     )
 }
 
-fn check_type(schema: &JSONSchemaProps, types: &[&str], value: &Value, name: &str, errors: &mut Vec<FieldError>) {
+fn check_type(
+    schema: &JSONSchemaProps,
+    types: &[&str],
+    value: &Value,
+    name: &str,
+    errors: &mut Vec<FieldError>,
+) {
     if types.is_empty() {
         return;
     }
@@ -576,19 +609,28 @@ fn sub_errors(schema: &JSONSchemaProps, value: &Value, name: &str) -> Vec<FieldE
     errs
 }
 
-fn check_composition(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mut Vec<FieldError>) {
+fn check_composition(
+    schema: &JSONSchemaProps,
+    value: &Value,
+    name: &str,
+    errors: &mut Vec<FieldError>,
+) {
     let quoted = go_quote(name);
     if let Some(any_of) = schema.any_of.as_ref().filter(|v| !v.is_empty()) {
-        let results: Vec<Vec<FieldError>> = any_of.iter().map(|s| sub_errors(s, value, name)).collect();
+        let results: Vec<Vec<FieldError>> =
+            any_of.iter().map(|s| sub_errors(s, value, name)).collect();
         if !results.iter().any(Vec::is_empty) {
-            errors.push(composite_error(format!("{quoted} must validate at least one schema (anyOf)")));
+            errors.push(composite_error(format!(
+                "{quoted} must validate at least one schema (anyOf)"
+            )));
             if let Some(best) = results.into_iter().min_by_key(Vec::len) {
                 errors.extend(best);
             }
         }
     }
     if let Some(one_of) = schema.one_of.as_ref().filter(|v| !v.is_empty()) {
-        let results: Vec<Vec<FieldError>> = one_of.iter().map(|s| sub_errors(s, value, name)).collect();
+        let results: Vec<Vec<FieldError>> =
+            one_of.iter().map(|s| sub_errors(s, value, name)).collect();
         let valid = results.iter().filter(|r| r.is_empty()).count();
         if valid != 1 {
             let found = if valid == 0 {
@@ -599,10 +641,10 @@ fn check_composition(schema: &JSONSchemaProps, value: &Value, name: &str, errors
             errors.push(composite_error(format!(
                 "{quoted} must validate one and only one schema (oneOf). {found}"
             )));
-            if valid == 0 {
-                if let Some(best) = results.into_iter().min_by_key(Vec::len) {
-                    errors.extend(best);
-                }
+            if valid == 0
+                && let Some(best) = results.into_iter().min_by_key(Vec::len)
+            {
+                errors.extend(best);
             }
         }
     }
@@ -617,13 +659,17 @@ fn check_composition(schema: &JSONSchemaProps, value: &Value, name: &str, errors
         }
         if valid != all_of.len() {
             let none = if valid == 0 { ". None validated" } else { "" };
-            errors.push(composite_error(format!("{quoted} must validate all the schemas (allOf){none}")));
+            errors.push(composite_error(format!(
+                "{quoted} must validate all the schemas (allOf){none}"
+            )));
         }
     }
-    if let Some(not) = &schema.not {
-        if sub_errors(not, value, name).is_empty() {
-            errors.push(composite_error(format!("{quoted} must not validate the schema (not)")));
-        }
+    if let Some(not) = &schema.not
+        && sub_errors(not, value, name).is_empty()
+    {
+        errors.push(composite_error(format!(
+            "{quoted} must not validate the schema (not)"
+        )));
     }
 }
 
@@ -645,21 +691,21 @@ fn compiled_pattern(pattern: &str) -> Result<Regex, String> {
 fn check_string(schema: &JSONSchemaProps, s: &str, name: &str, errors: &mut Vec<FieldError>) {
     let len = i64::try_from(s.chars().count()).unwrap_or(i64::MAX);
     let field = openapi_field(name);
-    if let Some(max) = schema.max_length {
-        if len > max {
-            errors.push(FieldError::too_long(&field, max));
-            return;
-        }
+    if let Some(max) = schema.max_length
+        && len > max
+    {
+        errors.push(FieldError::too_long(&field, max));
+        return;
     }
-    if let Some(min) = schema.min_length {
-        if len < min {
-            errors.push(FieldError::invalid(
-                &field,
-                &Value::String(s.to_string()),
-                &format!("{name} in body should be at least {min} chars long"),
-            ));
-            return;
-        }
+    if let Some(min) = schema.min_length
+        && len < min
+    {
+        errors.push(FieldError::invalid(
+            &field,
+            &Value::String(s.to_string()),
+            &format!("{name} in body should be at least {min} chars long"),
+        ));
+        return;
     }
     if let Some(pattern) = schema.pattern.as_deref().filter(|p| !p.is_empty()) {
         let failure = match compiled_pattern(pattern) {
@@ -678,7 +724,9 @@ fn check_string(schema: &JSONSchemaProps, s: &str, name: &str, errors: &mut Vec<
 }
 
 fn check_format(schema: &JSONSchemaProps, s: &str, name: &str, errors: &mut Vec<FieldError>) {
-    let Some(format) = schema.format.as_deref().filter(|f| !f.is_empty()) else { return };
+    let Some(format) = schema.format.as_deref().filter(|f| !f.is_empty()) else {
+        return;
+    };
     if string_format_valid(format, s) == Some(false) {
         errors.push(FieldError::with_value(
             &openapi_field(name),
@@ -693,14 +741,18 @@ fn compile(pattern: &str) -> Option<Regex> {
     Regex::new(pattern).ok()
 }
 
-static UUID: LazyLock<Option<Regex>> =
-    LazyLock::new(|| compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$"));
-static UUID3: LazyLock<Option<Regex>> =
-    LazyLock::new(|| compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$"));
-static UUID4: LazyLock<Option<Regex>> =
-    LazyLock::new(|| compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"));
-static UUID5: LazyLock<Option<Regex>> =
-    LazyLock::new(|| compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"));
+static UUID: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
+});
+static UUID3: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
+});
+static UUID4: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$")
+});
+static UUID5: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$")
+});
 static HOSTNAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
     compile(
         r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9\-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$",
@@ -719,13 +771,15 @@ static WORD_DURATION: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"^\s*\d+\s*(ns|us|µs|ms|s|m|h|d|w|nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?|sec|min|hr)\s*$",
     )
 });
-static QUANTITY: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$")
-});
-static HEX_COLOR: LazyLock<Option<Regex>> = LazyLock::new(|| compile(r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"));
+static QUANTITY: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$"));
+static HEX_COLOR: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile(r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"));
 static BSON_OBJECT_ID: LazyLock<Option<Regex>> = LazyLock::new(|| compile(r"^[0-9a-fA-F]{24}$"));
-static EMAIL: LazyLock<Option<Regex>> = LazyLock::new(|| compile(r"^([^<>@\s]+@[^<>@\s]+|[^<>]*<[^<>@\s]+@[^<>@\s]+>)$"));
-static URI: LazyLock<Option<Regex>> = LazyLock::new(|| compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*:\S*|/\S*)$"));
+static EMAIL: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile(r"^([^<>@\s]+@[^<>@\s]+|[^<>]*<[^<>@\s]+@[^<>@\s]+>)$"));
+static URI: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*:\S*|/\S*)$"));
 
 fn re_match(re: &LazyLock<Option<Regex>>, s: &str) -> bool {
     re.as_ref().is_some_and(|r| r.is_match(s))
@@ -784,7 +838,11 @@ fn check_number(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mu
             // Go checks integers against int64(factor), which truncates.
             Some(i) if factor.trunc() != 0.0 => i % (factor.trunc() as i64) == 0,
             _ => {
-                let quotient = if factor < 1.0 { (1.0 / factor) * as_float } else { as_float / factor };
+                let quotient = if factor < 1.0 {
+                    (1.0 / factor) * as_float
+                } else {
+                    as_float / factor
+                };
                 (quotient - quotient.round()).abs() < 1e-9
             }
         };
@@ -792,7 +850,10 @@ fn check_number(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mu
             errors.push(FieldError::invalid(
                 &field,
                 value,
-                &format!("{name} in body should be a multiple of {}", bound_text(factor)),
+                &format!(
+                    "{name} in body should be a multiple of {}",
+                    bound_text(factor)
+                ),
             ));
         }
     }
@@ -804,11 +865,19 @@ fn check_number(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mu
                 if exclusive { i >= m } else { i > m }
             }
             None => {
-                if exclusive { as_float >= max } else { as_float > max }
+                if exclusive {
+                    as_float >= max
+                } else {
+                    as_float > max
+                }
             }
         };
         if exceeds {
-            let relation = if exclusive { "less than" } else { "less than or equal to" };
+            let relation = if exclusive {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
             errors.push(FieldError::invalid(
                 &field,
                 value,
@@ -824,11 +893,19 @@ fn check_number(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mu
                 if exclusive { i <= m } else { i < m }
             }
             None => {
-                if exclusive { as_float <= min } else { as_float < min }
+                if exclusive {
+                    as_float <= min
+                } else {
+                    as_float < min
+                }
             }
         };
         if below {
-            let relation = if exclusive { "greater than" } else { "greater than or equal to" };
+            let relation = if exclusive {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
             errors.push(FieldError::invalid(
                 &field,
                 value,
@@ -847,23 +924,25 @@ fn check_array(schema: &JSONSchemaProps, list: &[Value], name: &str, errors: &mu
     }
     let size = i64::try_from(list.len()).unwrap_or(i64::MAX);
     let field = openapi_field(name);
-    if let Some(min) = schema.min_items {
-        if size < min {
-            errors.push(FieldError::invalid(
-                &field,
-                &Value::from(size),
-                &format!("{name} in body should have at least {min} items"),
-            ));
-        }
+    if let Some(min) = schema.min_items
+        && size < min
+    {
+        errors.push(FieldError::invalid(
+            &field,
+            &Value::from(size),
+            &format!("{name} in body should have at least {min} items"),
+        ));
     }
-    if let Some(max) = schema.max_items {
-        if size > max {
-            errors.push(FieldError::too_many(&field, size, max));
-        }
+    if let Some(max) = schema.max_items
+        && size > max
+    {
+        errors.push(FieldError::too_many(&field, size, max));
     }
     if schema.unique_items == Some(true) {
-        let has_duplicate =
-            list.iter().enumerate().any(|(i, a)| list[..i].iter().any(|b| json_equal(a, b)));
+        let has_duplicate = list
+            .iter()
+            .enumerate()
+            .any(|(i, a)| list[..i].iter().any(|b| json_equal(a, b)));
         if has_duplicate {
             errors.push(FieldError::invalid(
                 &field,
@@ -881,18 +960,28 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
             (Some(i), Some(j)) => i == j,
             _ => x.as_f64() == y.as_f64(),
         },
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
         }
         _ => a == b,
     }
 }
 
 fn check_enum(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mut Vec<FieldError>) {
-    let Some(allowed) = schema.enum_.as_ref().filter(|e| !e.is_empty()) else { return };
+    let Some(allowed) = schema.enum_.as_ref().filter(|e| !e.is_empty()) else {
+        return;
+    };
     // A null never matches (kube-openapi cannot convert a nil value to the enum's type).
-    if !value.is_null() && allowed.iter().any(|e| !e.0.is_null() && json_equal(value, &e.0)) {
+    if !value.is_null()
+        && allowed
+            .iter()
+            .any(|e| !e.0.is_null() && json_equal(value, &e.0))
+    {
         return;
     }
     let supported: Vec<String> = allowed
@@ -902,7 +991,11 @@ fn check_enum(schema: &JSONSchemaProps, value: &Value, name: &str, errors: &mut 
             other => go_json(other),
         })
         .collect();
-    errors.push(FieldError::not_supported(&openapi_field(name), value, &supported));
+    errors.push(FieldError::not_supported(
+        &openapi_field(name),
+        value,
+        &supported,
+    ));
 }
 
 fn check_object(
@@ -915,21 +1008,21 @@ fn check_object(
     let field = openapi_field(name);
     let size = i64::try_from(map.len()).unwrap_or(i64::MAX);
     // kube-openapi returns early on a property-count failure.
-    if let Some(min) = schema.min_properties {
-        if size < min {
-            errors.push(FieldError::invalid(
-                &field,
-                &Value::from(size),
-                &format!("{name} in body should have at least {min} properties"),
-            ));
-            return;
-        }
+    if let Some(min) = schema.min_properties
+        && size < min
+    {
+        errors.push(FieldError::invalid(
+            &field,
+            &Value::from(size),
+            &format!("{name} in body should have at least {min} properties"),
+        ));
+        return;
     }
-    if let Some(max) = schema.max_properties {
-        if size > max {
-            errors.push(FieldError::too_many(&field, size, max));
-            return;
-        }
+    if let Some(max) = schema.max_properties
+        && size > max
+    {
+        errors.push(FieldError::too_many(&field, size, max));
+        return;
     }
     let declared = |k: &str| property(schema, k).is_some();
     match &schema.additional_properties {
@@ -959,21 +1052,32 @@ fn check_object(
                 continue;
             }
             if let Some(v) = map.get(key) {
-                let child = if name.is_empty() { key.clone() } else { format!("{name}.{key}") };
+                let child = if name.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{name}.{key}")
+                };
                 validate_node(prop, v, &child, false, errors);
             }
         }
     }
     for key in schema.required.iter().flatten() {
         if !map.contains_key(key) && !is_meta_at_root(is_root, key) {
-            errors.push(FieldError::required(&openapi_field(&format!("{name}.{key}")), ""));
+            errors.push(FieldError::required(
+                &openapi_field(&format!("{name}.{key}")),
+                "",
+            ));
         }
     }
 }
 
 /// apimachinery `field.Path` rendering: `a.b`, `a[key]`, `a[0]`.
 fn path_child(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 /// kube's `schema/objectmeta` checks of `x-kubernetes-embedded-resource` objects below the root:
@@ -1012,14 +1116,17 @@ fn validate_embedded(
     }
 }
 
-static DNS1035_LABEL: LazyLock<Option<Regex>> = LazyLock::new(|| compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$"));
+static DNS1035_LABEL: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$"));
 
 fn check_embedded_type_meta(map: &Map<String, Value>, path: &str, errors: &mut Vec<FieldError>) {
     let api_version_path = path_child(path, "apiVersion");
     let kind_path = path_child(path, "kind");
     match map.get("apiVersion") {
         None => errors.push(FieldError::required(&api_version_path, "")),
-        Some(Value::String(v)) if v.is_empty() => errors.push(FieldError::required(&api_version_path, "")),
+        Some(Value::String(v)) if v.is_empty() => {
+            errors.push(FieldError::required(&api_version_path, ""))
+        }
         Some(Value::String(v)) => {
             if v.matches('/').count() > 1 {
                 errors.push(FieldError::invalid(
@@ -1029,7 +1136,11 @@ fn check_embedded_type_meta(map: &Map<String, Value>, path: &str, errors: &mut V
                 ));
             }
         }
-        Some(other) => errors.push(FieldError::invalid(&api_version_path, other, "must be a string")),
+        Some(other) => errors.push(FieldError::invalid(
+            &api_version_path,
+            other,
+            "must be a string",
+        )),
     }
     match map.get("kind") {
         None => errors.push(FieldError::required(&kind_path, "")),
@@ -1052,7 +1163,10 @@ fn check_embedded_type_meta(map: &Map<String, Value>, path: &str, errors: &mut V
                 errors.push(FieldError::invalid(
                     &kind_path,
                     &Value::String(k.clone()),
-                    &format!("may have mixed case, but should otherwise match: {}", problems.join(",")),
+                    &format!(
+                        "may have mixed case, but should otherwise match: {}",
+                        problems.join(",")
+                    ),
                 ));
             }
         }
@@ -1114,7 +1228,12 @@ fn first_repeats(list: &[Value]) -> Vec<usize> {
     result
 }
 
-fn check_list_map(schema: &JSONSchemaProps, list: &[Value], path: &str, errors: &mut Vec<FieldError>) {
+fn check_list_map(
+    schema: &JSONSchemaProps,
+    list: &[Value],
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
     for (i, v) in list.iter().enumerate() {
         if !v.is_null() && !v.is_object() {
             errors.push(FieldError::invalid(
@@ -1194,13 +1313,20 @@ fn format_float(f: f64, use_exponent: bool) -> String {
     let (digits, exp) = shortest_digits(f);
     if use_exponent {
         let (first, rest) = digits.split_at(1);
-        let mantissa = if rest.is_empty() { first.to_string() } else { format!("{first}.{rest}") };
+        let mantissa = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
         let exp_sign = if exp < 0 { '-' } else { '+' };
         return format!("{sign}{mantissa}e{exp_sign}{:02}", exp.abs());
     }
     let point = exp + 1; // digits before the decimal point
     let body = if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(usize::try_from(-point).unwrap_or(0)))
+        format!(
+            "0.{}{digits}",
+            "0".repeat(usize::try_from(-point).unwrap_or(0))
+        )
     } else {
         let point = usize::try_from(point).unwrap_or(0);
         if digits.len() <= point {
@@ -1215,7 +1341,13 @@ fn format_float(f: f64, use_exponent: bool) -> String {
 /// Go's `%v` of a float64 (`%g` with the shortest precision): `1.5`, `1e+06`, `1e-05`.
 pub(crate) fn go_float(f: f64) -> String {
     if !f.is_finite() {
-        return if f.is_nan() { "NaN".into() } else if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     if f == 0.0 {
         return "0".to_string();
@@ -1341,5 +1473,658 @@ pub(crate) fn go_v(value: &Value) -> String {
                 .collect();
             format!("map[{}]", parts.join(" "))
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema(v: Value) -> JSONSchemaProps {
+        serde_json::from_value(v).expect("valid JSONSchemaProps")
+    }
+
+    fn messages(errors: &[FieldError]) -> Vec<String> {
+        errors.iter().map(FieldError::message).collect()
+    }
+
+    /// A CRD root schema with `spec` built from `spec_properties`.
+    fn crd(spec: Value) -> JSONSchemaProps {
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object"},
+                "spec": spec,
+            }
+        }))
+    }
+
+    fn object(spec: Value) -> Value {
+        json!({"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "a"}, "spec": spec})
+    }
+
+    fn validate_spec(spec_schema: Value, spec: Value) -> Vec<String> {
+        messages(&validate(&crd(spec_schema), &object(spec)))
+    }
+
+    #[test]
+    fn kinds_report_kubes_cause_reasons() {
+        let cases = [
+            (FieldErrorKind::Required, "FieldValueRequired"),
+            (FieldErrorKind::Invalid, "FieldValueInvalid"),
+            (FieldErrorKind::NotSupported, "FieldValueNotSupported"),
+            (FieldErrorKind::TypeInvalid, "FieldValueTypeInvalid"),
+            (FieldErrorKind::TooLong, "FieldValueTooLong"),
+            (FieldErrorKind::TooMany, "FieldValueTooMany"),
+            (FieldErrorKind::Duplicate, "FieldValueDuplicate"),
+            (FieldErrorKind::Forbidden, "FieldValueForbidden"),
+        ];
+        for (kind, reason) in cases {
+            assert_eq!(kind.cause_reason(), reason);
+        }
+    }
+
+    #[test]
+    fn constructors_render_values_like_go() {
+        assert_eq!(
+            FieldError::required("spec.a", "").message(),
+            "spec.a: Required value"
+        );
+        assert_eq!(
+            FieldError::forbidden("spec.a", "no").message(),
+            "spec.a: Forbidden: no"
+        );
+        assert_eq!(
+            FieldError::invalid("spec.a", &json!("x\"y"), "bad").message(),
+            r#"spec.a: Invalid value: "x\"y": bad"#
+        );
+        assert_eq!(
+            FieldError::invalid("spec.a", &json!(1.5), "bad").message(),
+            "spec.a: Invalid value: 1.5: bad"
+        );
+        assert_eq!(
+            FieldError::invalid("spec.a", &json!({"b": 1, "a": "<"}), "bad").message(),
+            r#"spec.a: Invalid value: {"a":"\u003c","b":1}: bad"#
+        );
+        assert_eq!(
+            FieldError::too_long("spec.a", 1).message(),
+            "spec.a: Too long: may not be more than 1 byte"
+        );
+        assert_eq!(
+            FieldError::too_many("spec.a", 2, 1).message(),
+            "spec.a: Too many: 2: must have at most 1 item"
+        );
+        assert_eq!(
+            FieldError::not_supported("spec.a", &json!("X"), &["a".into(), "b".into()]).message(),
+            r#"spec.a: Unsupported value: "X": supported values: "a", "b""#
+        );
+    }
+
+    #[test]
+    fn aggregate_message_matches_to_aggregate() {
+        let a = FieldError::required("spec.a", "");
+        let b = FieldError::required("spec.b", "");
+        assert_eq!(
+            aggregate_message(std::slice::from_ref(&a)),
+            "spec.a: Required value"
+        );
+        assert_eq!(
+            aggregate_message(&[a.clone(), b, a]),
+            "[spec.a: Required value, spec.b: Required value]"
+        );
+        assert_eq!(aggregate_message(&[]), "");
+    }
+
+    #[test]
+    fn prune_drops_undeclared_fields_and_reports_them_sorted() {
+        let s = crd(json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "ttl": {"type": "string"},
+            }
+        }));
+        let mut obj = json!({
+            "apiVersion": "x.io/v1", "kind": "Thing",
+            "metadata": {"name": "a", "labels": {"x": "y"}},
+            "spec": {"ttl": "1h", "foo": 1, "items": [{"name": "a", "extra": true}, {"name": "b"}]},
+            "zzz": {},
+        });
+        let pruned = prune(&s, &mut obj);
+        assert_eq!(pruned, vec!["spec.foo", "spec.items[0].extra", "zzz"]);
+        assert_eq!(
+            obj,
+            json!({
+                "apiVersion": "x.io/v1", "kind": "Thing",
+                "metadata": {"name": "a", "labels": {"x": "y"}},
+                "spec": {"ttl": "1h", "items": [{"name": "a"}, {"name": "b"}]},
+            })
+        );
+    }
+
+    #[test]
+    fn prune_keeps_unknown_fields_where_preserved_but_prunes_declared_children() {
+        let s = crd(json!({
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"known": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        }));
+        let mut obj =
+            object(json!({"anything": {"deep": [1, {"x": 1}]}, "known": {"a": "1", "b": "2"}}));
+        assert_eq!(prune(&s, &mut obj), vec!["spec.known.b"]);
+        assert_eq!(
+            obj["spec"],
+            json!({"anything": {"deep": [1, {"x": 1}]}, "known": {"a": "1"}})
+        );
+    }
+
+    #[test]
+    fn prune_keeps_type_and_object_meta_of_embedded_resources() {
+        let s = crd(json!({
+            "type": "object",
+            "properties": {"template": {
+                "type": "object",
+                "x-kubernetes-embedded-resource": true,
+                "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}},
+            }},
+        }));
+        let mut obj = object(json!({"template": {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "whatever": 1},
+            "spec": {"replicas": 1, "other": 2}, "status": {},
+        }}));
+        assert_eq!(
+            prune(&s, &mut obj),
+            vec!["spec.template.spec.other", "spec.template.status"]
+        );
+        assert_eq!(
+            obj["spec"]["template"],
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "whatever": 1}, "spec": {"replicas": 1}})
+        );
+    }
+
+    #[test]
+    fn prune_applies_the_additional_properties_schema_to_every_value() {
+        let s = crd(json!({
+            "type": "object",
+            "properties": {"byName": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "properties": {"size": {"type": "integer"}}},
+            }},
+        }));
+        let mut obj =
+            object(json!({"byName": {"a": {"size": 1, "color": "red"}, "b": {"size": 2}}}));
+        assert_eq!(prune(&s, &mut obj), vec!["spec.byName.a.color"]);
+        assert_eq!(
+            obj["spec"]["byName"],
+            json!({"a": {"size": 1}, "b": {"size": 2}})
+        );
+    }
+
+    #[test]
+    fn defaults_fill_absent_fields_recursively_through_defaulted_objects() {
+        let s = crd(json!({
+            "type": "object",
+            "default": {},
+            "properties": {
+                "ttl": {"type": "string", "default": "720h0m0s"},
+                "options": {
+                    "type": "object",
+                    "default": {},
+                    "properties": {"retries": {"type": "integer", "default": 3}},
+                },
+                "given": {"type": "string", "default": "theirs"},
+            },
+        }));
+        let mut obj = json!({"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "a"}});
+        apply_defaults(&s, &mut obj);
+        assert_eq!(
+            obj["spec"],
+            json!({"ttl": "720h0m0s", "options": {"retries": 3}, "given": "theirs"})
+        );
+
+        let mut obj = object(json!({"given": "mine"}));
+        apply_defaults(&s, &mut obj);
+        assert_eq!(obj["spec"]["given"], "mine");
+    }
+
+    #[test]
+    fn defaults_drop_or_replace_nulls_of_non_nullable_fields_and_keep_nullable_nulls() {
+        let s = crd(json!({
+            "type": "object",
+            "properties": {
+                "noDefault": {"type": "string"},
+                "withDefault": {"type": "string", "default": "d"},
+                "nullable": {"type": "string", "nullable": true, "default": "unused"},
+            },
+        }));
+        let mut obj = object(json!({"noDefault": null, "withDefault": null, "nullable": null}));
+        apply_defaults(&s, &mut obj);
+        assert_eq!(obj["spec"], json!({"withDefault": "d", "nullable": null}));
+        assert!(validate(&s, &obj).is_empty());
+    }
+
+    #[test]
+    fn defaults_apply_inside_array_items_and_additional_properties() {
+        let s = crd(json!({
+            "type": "object",
+            "properties": {
+                "hooks": {"type": "array", "items": {
+                    "type": "object",
+                    "default": {"onError": "Fail"},
+                    "properties": {"onError": {"type": "string", "default": "Continue"}},
+                }},
+                "byName": {"type": "object", "additionalProperties": {
+                    "type": "object",
+                    "properties": {"enabled": {"type": "boolean", "default": true}},
+                }},
+            },
+        }));
+        let mut obj =
+            object(json!({"hooks": [{}, null, {"onError": "Fail"}], "byName": {"a": {}}}));
+        apply_defaults(&s, &mut obj);
+        assert_eq!(
+            obj["spec"],
+            json!({
+                "hooks": [{"onError": "Continue"}, {"onError": "Fail"}, {"onError": "Fail"}],
+                "byName": {"a": {"enabled": true}},
+            })
+        );
+    }
+
+    #[test]
+    fn defaults_never_touch_root_metadata() {
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"metadata": {"type": "object", "properties": {"name": {"type": "string", "default": "x"}}}},
+        }));
+        let mut obj = json!({"metadata": {"generateName": "a-"}});
+        apply_defaults(&s, &mut obj);
+        assert_eq!(obj, json!({"metadata": {"generateName": "a-"}}));
+    }
+
+    #[test]
+    fn required_fields_are_reported_with_kubes_wording() {
+        let spec = json!({"type": "object", "required": ["backupSpec"], "properties": {"backupSpec": {"type": "object"}}});
+        let errors = validate(&crd(spec.clone()), &object(json!({})));
+        assert_eq!(messages(&errors), vec!["spec.backupSpec: Required value"]);
+        assert_eq!(errors[0].kind, FieldErrorKind::Required);
+        assert_eq!(errors[0].field, "spec.backupSpec");
+        assert_eq!(errors[0].detail, "Required value");
+
+        let root =
+            schema(json!({"type": "object", "required": ["spec"], "properties": {"spec": spec}}));
+        let obj = json!({"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "a"}});
+        assert_eq!(
+            messages(&validate(&root, &obj)),
+            vec!["spec: Required value"]
+        );
+    }
+
+    #[test]
+    fn enums_report_the_supported_values() {
+        let spec = json!({"type": "object", "properties": {
+            "phase": {"type": "string", "enum": ["New", "Completed"]},
+            "level": {"type": "integer", "enum": [1, 2]},
+        }});
+        let errors = validate(
+            &crd(spec.clone()),
+            &object(json!({"phase": "X", "level": 3})),
+        );
+        assert_eq!(
+            messages(&errors),
+            vec![
+                r#"spec.level: Unsupported value: 3: supported values: "1", "2""#,
+                r#"spec.phase: Unsupported value: "X": supported values: "New", "Completed""#,
+            ]
+        );
+        assert_eq!(errors[0].kind, FieldErrorKind::NotSupported);
+        assert!(validate_spec(spec, json!({"phase": "New", "level": 2.0})).is_empty());
+    }
+
+    #[test]
+    fn type_mismatches_use_kube_openapi_wording() {
+        let spec = json!({"type": "object", "properties": {
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "flags": {"type": "array", "items": {"type": "boolean"}},
+            "name": {"type": "string"},
+        }});
+        let errors = validate(
+            &crd(spec.clone()),
+            &object(json!({"count": "string", "ratio": true, "flags": [1], "name": {}})),
+        );
+        assert_eq!(
+            messages(&errors),
+            vec![
+                r#"spec.count: Invalid value: "string": spec.count in body must be of type integer: "string""#,
+                r#"spec.flags[0]: Invalid value: "integer": spec.flags[0] in body must be of type boolean: "integer""#,
+                r#"spec.name: Invalid value: "object": spec.name in body must be of type string: "object""#,
+                r#"spec.ratio: Invalid value: "boolean": spec.ratio in body must be of type number: "boolean""#,
+            ]
+        );
+        assert!(errors.iter().all(|e| e.kind == FieldErrorKind::TypeInvalid));
+        // Integral floats are integers, integers are numbers.
+        assert!(validate_spec(spec.clone(), json!({"count": 3.0, "ratio": 2})).is_empty());
+        assert_eq!(
+            validate_spec(spec, json!({"count": 1.5})),
+            vec![
+                r#"spec.count: Invalid value: "number": spec.count in body must be of type integer: "number""#
+            ]
+        );
+    }
+
+    #[test]
+    fn int_or_string_and_nullable() {
+        let spec = json!({"type": "object", "properties": {
+            "size": {"x-kubernetes-int-or-string": true},
+            "note": {"type": "string", "nullable": true},
+            "name": {"type": "string"},
+        }});
+        assert!(validate_spec(spec.clone(), json!({"size": 5, "note": null})).is_empty());
+        assert!(validate_spec(spec.clone(), json!({"size": "50%"})).is_empty());
+        assert_eq!(
+            validate_spec(spec, json!({"size": true, "name": null})),
+            vec![
+                r#"spec.name: Invalid value: "null": spec.name in body must be of type string: "null""#,
+                r#"spec.size: Invalid value: "boolean": spec.size in body must be of type integer,string: "boolean""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn string_constraints_stop_at_the_first_failure() {
+        let spec = json!({"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 2, "maxLength": 5, "pattern": "^[a-z]+$"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}},
+        }});
+        let errors = validate(&crd(spec.clone()), &object(json!({"name": "ABCDEFG"})));
+        assert_eq!(
+            messages(&errors),
+            vec!["spec.name: Too long: may not be more than 5 bytes"]
+        );
+        assert_eq!(errors[0].kind, FieldErrorKind::TooLong);
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"name": "A"})),
+            vec![
+                r#"spec.name: Invalid value: "A": spec.name in body should be at least 2 chars long"#
+            ]
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"name": "AB"})),
+            vec![r#"spec.name: Invalid value: "AB": spec.name in body should match '^[a-z]+$'"#]
+        );
+        // Lengths count characters, not bytes.
+        assert!(
+            validate_spec(spec.clone(), json!({"name": "ab", "labels": {"x": "äöü"}})).is_empty()
+        );
+        // kube-openapi names additionalProperties values with dots.
+        assert_eq!(
+            validate_spec(spec, json!({"labels": {"team": "abcd"}})),
+            vec!["spec.labels.team: Too long: may not be more than 3 bytes"]
+        );
+    }
+
+    #[test]
+    fn number_bounds_print_like_kube() {
+        let spec = json!({"type": "object", "properties": {
+            "count": {"type": "integer", "minimum": 1, "maximum": 10, "multipleOf": 2},
+            "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 1e6, "exclusiveMaximum": true},
+        }});
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"count": 0})),
+            vec![
+                "spec.count: Invalid value: 0: spec.count in body should be greater than or equal to 1"
+            ]
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"count": 13})),
+            vec![
+                "spec.count: Invalid value: 13: spec.count in body should be a multiple of 2",
+                "spec.count: Invalid value: 13: spec.count in body should be less than or equal to 10",
+            ]
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"ratio": 0.0})),
+            vec!["spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0"]
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"ratio": 1.5e6})),
+            vec![
+                "spec.ratio: Invalid value: 1.5e+06: spec.ratio in body should be less than 1e+06"
+            ]
+        );
+        assert!(validate_spec(spec, json!({"count": 4, "ratio": 0.5})).is_empty());
+    }
+
+    #[test]
+    fn array_constraints() {
+        let spec = json!({"type": "object", "properties": {
+            "list": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2, "uniqueItems": true},
+        }});
+        let errors = validate(
+            &crd(spec.clone()),
+            &object(json!({"list": ["a", "b", "a"]})),
+        );
+        assert_eq!(
+            messages(&errors),
+            vec![
+                "spec.list: Too many: 3: must have at most 2 items",
+                r#"spec.list: Invalid value: "": spec.list in body shouldn't contain duplicates"#,
+            ]
+        );
+        assert_eq!(errors[0].kind, FieldErrorKind::TooMany);
+        assert_eq!(
+            validate_spec(spec, json!({"list": []})),
+            vec!["spec.list: Invalid value: 0: spec.list in body should have at least 1 items"]
+        );
+    }
+
+    #[test]
+    fn object_property_counts_and_forbidden_properties() {
+        let spec = json!({"type": "object", "properties": {
+            "m": {"type": "object", "minProperties": 1, "maxProperties": 2, "additionalProperties": {"type": "string"}},
+            "closed": {"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}}},
+        }});
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"m": {}})),
+            vec!["spec.m: Invalid value: 0: spec.m in body should have at least 1 properties"]
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"m": {"a": "1", "b": "2", "c": "3"}})),
+            vec!["spec.m: Too many: 3: must have at most 2 items"]
+        );
+        assert_eq!(
+            validate_spec(spec, json!({"closed": {"a": "1", "b": "2"}})),
+            vec![
+                r#"spec.closed: Invalid value: "b": spec.closed.b in body is a forbidden property"#
+            ]
+        );
+    }
+
+    #[test]
+    fn formats_are_checked() {
+        let spec = json!({"type": "object", "properties": {
+            "when": {"type": "string", "format": "date-time"},
+            "day": {"type": "string", "format": "date"},
+            "id": {"type": "string", "format": "uuid"},
+            "blob": {"type": "string", "format": "byte"},
+            "ttl": {"type": "string", "format": "duration"},
+            "count": {"type": "integer", "format": "int32"},
+            "odd": {"type": "string", "format": "isbn"},
+        }});
+        let ok = json!({
+            "when": "2024-05-01T10:00:00Z", "day": "2024-05-01", "id": "123e4567-e89b-12d3-a456-426614174000",
+            "blob": "aGVsbG8=", "ttl": "720h0m0s", "count": 5_000_000_000_i64, "odd": "anything",
+        });
+        assert!(validate_spec(spec.clone(), ok).is_empty());
+        let errors = validate(&crd(spec.clone()), &object(json!({"when": "yesterday"})));
+        assert_eq!(
+            messages(&errors),
+            vec![
+                r#"spec.when: Invalid value: "yesterday": spec.when in body must be of type date-time: "yesterday""#
+            ]
+        );
+        assert_eq!(errors[0].kind, FieldErrorKind::TypeInvalid);
+        assert_eq!(
+            validate_spec(spec, json!({"day": "2024-13-01", "id": "nope"})),
+            vec![
+                r#"spec.day: Invalid value: "2024-13-01": spec.day in body must be of type date: "2024-13-01""#,
+                r#"spec.id: Invalid value: "nope": spec.id in body must be of type uuid: "nope""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn list_types_reject_duplicates() {
+        let spec = json!({"type": "object", "properties": {
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "ports": {
+                "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}},
+            },
+        }});
+        let errors = validate(
+            &crd(spec),
+            &object(json!({
+                "tags": ["a", "b", "a", "a"],
+                "ports": [{"name": "http", "port": 80}, {"name": "http", "port": 8080}],
+            })),
+        );
+        assert_eq!(
+            messages(&errors),
+            vec![
+                r#"spec.tags[2]: Duplicate value: "a""#,
+                r#"spec.ports[1]: Duplicate value: {"name":"http"}"#
+            ]
+        );
+        assert!(errors.iter().all(|e| e.kind == FieldErrorKind::Duplicate));
+    }
+
+    #[test]
+    fn composition_failures_are_reported_at_nil_like_kube() {
+        let spec = json!({"type": "object", "properties": {
+            "size": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "mode": {"type": "string", "oneOf": [{"enum": ["a"]}, {"enum": ["a", "b"]}]},
+            "name": {"type": "string", "not": {"enum": ["forbidden"]}},
+        }});
+        assert!(
+            validate_spec(spec.clone(), json!({"size": 1, "mode": "b", "name": "x"})).is_empty()
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"size": true})),
+            vec![
+                r#"<nil>: Invalid value: "": "spec.size" must validate at least one schema (anyOf)"#,
+                r#"spec.size: Invalid value: "boolean": spec.size in body must be of type integer: "boolean""#,
+            ]
+        );
+        assert_eq!(
+            validate_spec(spec.clone(), json!({"mode": "a"})),
+            vec![
+                r#"<nil>: Invalid value: "": "spec.mode" must validate one and only one schema (oneOf). Found 2 valid alternatives"#
+            ]
+        );
+        assert_eq!(
+            validate_spec(spec, json!({"name": "forbidden"})),
+            vec![r#"<nil>: Invalid value: "": "spec.name" must not validate the schema (not)"#]
+        );
+    }
+
+    #[test]
+    fn embedded_resources_need_api_version_and_kind() {
+        let spec = json!({"type": "object", "properties": {"template": {
+            "type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true,
+        }}});
+        assert_eq!(
+            validate_spec(
+                spec.clone(),
+                json!({"template": {"metadata": {"name": "x"}}})
+            ),
+            vec![
+                "spec.template.apiVersion: Required value",
+                "spec.template.kind: Required value"
+            ]
+        );
+        assert_eq!(
+            validate_spec(
+                spec.clone(),
+                json!({"template": {"apiVersion": "a/b/c", "kind": "Bad_Kind"}})
+            ),
+            vec![
+                r#"spec.template.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c"#,
+                r#"spec.template.kind: Invalid value: "Bad_Kind": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"#,
+            ]
+        );
+        assert!(
+            validate_spec(
+                spec,
+                json!({"template": {"apiVersion": "v1", "kind": "ConfigMap"}})
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn root_type_and_object_meta_are_left_to_the_server() {
+        let s = schema(json!({
+            "type": "object",
+            "required": ["metadata"],
+            "properties": {"metadata": {"type": "string"}, "kind": {"type": "integer"}},
+        }));
+        assert!(validate(&s, &json!({"kind": "Thing", "metadata": {"name": "a"}})).is_empty());
+        assert!(validate(&s, &json!({"kind": "Thing"})).is_empty());
+    }
+
+    #[test]
+    fn a_velero_like_write_goes_through_prune_default_validate() {
+        let s = crd(json!({
+            "type": "object",
+            "required": ["storageLocation"],
+            "properties": {
+                "storageLocation": {"type": "string", "minLength": 1},
+                "ttl": {"type": "string", "default": "720h0m0s"},
+                "includedNamespaces": {"type": "array", "items": {"type": "string"}, "nullable": true},
+            },
+        }));
+        let mut obj =
+            object(json!({"storageLocation": "default", "includedNamespaces": null, "typo": 1}));
+        assert_eq!(prune(&s, &mut obj), vec!["spec.typo"]);
+        apply_defaults(&s, &mut obj);
+        assert!(validate(&s, &obj).is_empty());
+        assert_eq!(
+            obj["spec"],
+            json!({"storageLocation": "default", "includedNamespaces": null, "ttl": "720h0m0s"})
+        );
+
+        let mut obj = object(json!({}));
+        apply_defaults(&s, &mut obj);
+        assert_eq!(
+            messages(&validate(&s, &obj)),
+            vec!["spec.storageLocation: Required value"]
+        );
+    }
+
+    #[test]
+    fn go_number_and_json_formatting() {
+        assert_eq!(go_float(1.5), "1.5");
+        assert_eq!(go_float(123_456.0), "123456");
+        assert_eq!(go_float(1e6), "1e+06");
+        assert_eq!(go_float(1_234_567.0), "1.234567e+06");
+        assert_eq!(go_float(0.0001), "0.0001");
+        assert_eq!(go_float(0.000_01), "1e-05");
+        assert_eq!(go_float(-2.5), "-2.5");
+        assert_eq!(
+            go_json(&json!({"b": [1, 1.5, 1e-7], "a": "x&y"})),
+            r#"{"a":"x\u0026y","b":[1,1.5,1e-7]}"#
+        );
+        assert_eq!(go_quote("tab\there"), r#""tab\there""#);
+        assert_eq!(
+            go_v(&json!({"name": "a", "port": 80})),
+            "map[name:a port:80]"
+        );
     }
 }

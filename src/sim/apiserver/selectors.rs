@@ -79,7 +79,9 @@ impl Requirement {
             LabelOperator::Equals | LabelOperator::DoubleEquals | LabelOperator::In => {
                 value.is_some_and(|v| self.values.contains(v))
             }
-            LabelOperator::NotEquals | LabelOperator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
+            LabelOperator::NotEquals | LabelOperator::NotIn => {
+                value.is_none_or(|v| !self.values.contains(v))
+            }
             LabelOperator::Exists => value.is_some(),
             LabelOperator::DoesNotExist => value.is_none(),
             LabelOperator::GreaterThan | LabelOperator::LessThan => {
@@ -89,7 +91,11 @@ impl Requirement {
                 ) else {
                     return false;
                 };
-                if self.operator == LabelOperator::GreaterThan { actual > bound } else { actual < bound }
+                if self.operator == LabelOperator::GreaterThan {
+                    actual > bound
+                } else {
+                    actual < bound
+                }
             }
         }
     }
@@ -131,7 +137,9 @@ pub struct LabelSelector {
 impl LabelSelector {
     /// Parses the `labelSelector` query syntax exactly as `labels.Parse` does.
     pub fn parse(s: &str) -> Result<Self, SelectorError> {
-        let mut requirements = Parser::new(s).parse().map_err(SelectorError::InvalidLabelSelector)?;
+        let mut requirements = Parser::new(s)
+            .parse()
+            .map_err(SelectorError::InvalidLabelSelector)?;
         // apimachinery sorts requirements by key for deterministic output.
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(Self { requirements })
@@ -163,10 +171,16 @@ impl fmt::Display for LabelSelector {
 /// `metav1.LabelSelectorAsSelector`: `matchLabels` become `=` requirements, `matchExpressions`
 /// `In`/`NotIn`/`Exists`/`DoesNotExist`; an empty selector matches everything. (A nil selector
 /// matches nothing in kube; callers holding an `Option` must handle `None` themselves.)
-pub fn label_selector_from_k8s(sel: &metav1::LabelSelector) -> Result<LabelSelector, SelectorError> {
+pub fn label_selector_from_k8s(
+    sel: &metav1::LabelSelector,
+) -> Result<LabelSelector, SelectorError> {
     let mut requirements = Vec::new();
     for (key, value) in sel.match_labels.iter().flatten() {
-        requirements.push(new_requirement(key, LabelOperator::Equals, vec![value.clone()])?);
+        requirements.push(new_requirement(
+            key,
+            LabelOperator::Equals,
+            vec![value.clone()],
+        )?);
     }
     for expression in sel.match_expressions.iter().flatten() {
         let operator = match expression.operator.as_str() {
@@ -188,18 +202,42 @@ pub fn label_selector_from_k8s(sel: &metav1::LabelSelector) -> Result<LabelSelec
     Ok(LabelSelector { requirements })
 }
 
-fn new_requirement(key: &str, operator: LabelOperator, values: Vec<String>) -> Result<Requirement, SelectorError> {
-    validate_requirement(key, operator, &values, "").map_err(SelectorError::InvalidLabelSelector)?;
-    Ok(Requirement { key: key.to_string(), operator, values })
+fn new_requirement(
+    key: &str,
+    operator: LabelOperator,
+    values: Vec<String>,
+) -> Result<Requirement, SelectorError> {
+    validate_requirement(key, operator, &values, "")
+        .map_err(SelectorError::InvalidLabelSelector)?;
+    Ok(Requirement {
+        key: key.to_string(),
+        operator,
+        values,
+    })
 }
 
 /// `labels.NewRequirement`'s checks; `path` is the field path prefix (empty at top level). The
 /// error is the aggregate of kube's field errors.
-fn validate_requirement(key: &str, operator: LabelOperator, values: &[String], path: &str) -> Result<(), String> {
-    let child = |name: &str| if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+fn validate_requirement(
+    key: &str,
+    operator: LabelOperator,
+    values: &[String],
+    path: &str,
+) -> Result<(), String> {
+    let child = |name: &str| {
+        if path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
     let mut errors = Vec::new();
     if let Some(problem) = label_key_problem(key) {
-        errors.push(format!("{}: Invalid value: {}: {problem}", child("key"), go_quote(key)));
+        errors.push(format!(
+            "{}: Invalid value: {}: {problem}",
+            child("key"),
+            go_quote(key)
+        ));
     }
     let values_path = child("values");
     let values_json = || Value::from(values.to_vec()).to_string();
@@ -238,7 +276,10 @@ fn validate_requirement(key: &str, operator: LabelOperator, values: &[String], p
     }
     for (i, v) in values.iter().enumerate() {
         if let Some(problem) = label_value_problem(v) {
-            errors.push(format!("{values_path}[{i}][{key}]: Invalid value: {}: {problem}", go_quote(v)));
+            errors.push(format!(
+                "{values_path}[{i}][{key}]: Invalid value: {}: {problem}",
+                go_quote(v)
+            ));
         }
     }
     errors.dedup();
@@ -422,7 +463,10 @@ struct Parser {
 
 impl Parser {
     fn new(input: &str) -> Self {
-        Self { tokens: lex(input), position: 0 }
+        Self {
+            tokens: lex(input),
+            position: 0,
+        }
     }
 
     fn lookahead(&self, context: Context) -> (Token, String) {
@@ -449,8 +493,9 @@ impl Parser {
             let (token, literal) = self.lookahead(Context::Values);
             match token {
                 Token::Identifier | Token::DoesNotExist => {
-                    let requirement =
-                        self.parse_requirement().map_err(|e| format!("unable to parse requirement: {e}"))?;
+                    let requirement = self
+                        .parse_requirement()
+                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
                     requirements.push(requirement);
                     let (token, literal) = self.consume(Context::Values);
                     match token {
@@ -458,14 +503,24 @@ impl Parser {
                         Token::Comma => {
                             let (next, next_literal) = self.lookahead(Context::Values);
                             if next != Token::Identifier && next != Token::DoesNotExist {
-                                return Err(format!("found '{next_literal}', expected: identifier after ','"));
+                                return Err(format!(
+                                    "found '{next_literal}', expected: identifier after ','"
+                                ));
                             }
                         }
-                        _ => return Err(format!("found '{literal}', expected: ',' or 'end of string'")),
+                        _ => {
+                            return Err(format!(
+                                "found '{literal}', expected: ',' or 'end of string'"
+                            ));
+                        }
                     }
                 }
                 Token::EndOfString => return Ok(requirements),
-                _ => return Err(format!("found '{literal}', expected: !, identifier, or 'end of string'")),
+                _ => {
+                    return Err(format!(
+                        "found '{literal}', expected: !, identifier, or 'end of string'"
+                    ));
+                }
             }
         }
     }
@@ -474,7 +529,11 @@ impl Parser {
         let (key, inferred) = self.parse_key_and_infer_operator()?;
         if let Some(operator) = inferred {
             validate_requirement(&key, operator, &[], "")?;
-            return Ok(Requirement { key, operator, values: Vec::new() });
+            return Ok(Requirement {
+                key,
+                operator,
+                values: Vec::new(),
+            });
         }
         let operator = self.parse_operator()?;
         let values = match operator {
@@ -482,7 +541,11 @@ impl Parser {
             _ => self.parse_exact_value()?,
         };
         validate_requirement(&key, operator, &values, "")?;
-        Ok(Requirement { key, operator, values })
+        Ok(Requirement {
+            key,
+            operator,
+            values,
+        })
     }
 
     /// The key, and `Exists`/`DoesNotExist` when no operator follows.
@@ -497,7 +560,10 @@ impl Parser {
         }
         if let Some(problem) = label_key_problem(&literal) {
             // The parser validates with a nil field path, which Go prints as `<nil>`.
-            return Err(format!("<nil>: Invalid value: {}: {problem}", go_quote(&literal)));
+            return Err(format!(
+                "<nil>: Invalid value: {}: {problem}",
+                go_quote(&literal)
+            ));
         }
         let (next, _) = self.lookahead(Context::Values);
         let operator = if negated {
@@ -520,7 +586,11 @@ impl Parser {
             Token::LessThan => LabelOperator::LessThan,
             Token::NotIn => LabelOperator::NotIn,
             Token::NotEquals => LabelOperator::NotEquals,
-            _ => return Err(format!("found '{literal}', expected: in, notin, =, ==, !=, gt, lt")),
+            _ => {
+                return Err(format!(
+                    "found '{literal}', expected: in, notin, =, ==, !=, gt, lt"
+                ));
+            }
         })
     }
 
@@ -544,7 +614,11 @@ impl Parser {
                 self.consume(Context::Values);
                 vec![String::new()]
             }
-            _ => return Err(format!("found '{literal}', expected: ',', ')' or identifier")),
+            _ => {
+                return Err(format!(
+                    "found '{literal}', expected: ',', ')' or identifier"
+                ));
+            }
         };
         values.sort();
         values.dedup();
@@ -635,7 +709,11 @@ impl FieldSelector {
                 )));
             };
             let value = unescape_value(raw_value).map_err(SelectorError::InvalidFieldSelector)?;
-            requirements.push(FieldRequirement { field: field.to_string(), value, negated: operator == "!=" });
+            requirements.push(FieldRequirement {
+                field: field.to_string(),
+                value,
+                negated: operator == "!=",
+            });
         }
         // Support is checked after the whole selector parsed (kube's Transform step).
         for r in &requirements {
@@ -650,7 +728,9 @@ impl FieldSelector {
 
     /// Whether every term holds for the object; a missing field has the value `""`.
     pub fn matches(&self, object: &Value) -> bool {
-        self.requirements.iter().all(|r| (field_value(object, &r.field) == r.value) != r.negated)
+        self.requirements
+            .iter()
+            .all(|r| (field_value(object, &r.field) == r.value) != r.negated)
     }
 
     /// Whether the selector places no restriction (matches everything).
@@ -664,7 +744,10 @@ impl FieldSelector {
 
     /// The value an exact `field=value` term requires, if any (`RequiresExactMatch`).
     pub fn exact_match(&self, field: &str) -> Option<&str> {
-        self.requirements.iter().find(|r| r.field == field && !r.negated).map(|r| r.value.as_str())
+        self.requirements
+            .iter()
+            .find(|r| r.field == field && !r.negated)
+            .map(|r| r.value.as_str())
     }
 }
 
@@ -674,7 +757,14 @@ impl fmt::Display for FieldSelector {
         let parts: Vec<String> = self
             .requirements
             .iter()
-            .map(|r| format!("{}{}{}", r.field, if r.negated { "!=" } else { "=" }, escape_value(&r.value)))
+            .map(|r| {
+                format!(
+                    "{}{}{}",
+                    r.field,
+                    if r.negated { "!=" } else { "=" },
+                    escape_value(&r.value)
+                )
+            })
             .collect();
         f.write_str(&parts.join(","))
     }
@@ -682,7 +772,9 @@ impl fmt::Display for FieldSelector {
 
 /// `fields.EscapeValue`.
 fn escape_value(s: &str) -> String {
-    s.replace('\\', "\\\\").replace(',', "\\,").replace('=', "\\=")
+    s.replace('\\', "\\\\")
+        .replace(',', "\\,")
+        .replace('=', "\\=")
 }
 
 /// Splits on commas not escaped by a backslash; escapes stay in the terms.
@@ -715,8 +807,8 @@ fn split_term(term: &str) -> Option<(&str, &'static str, &str)> {
     for (i, _) in term.char_indices() {
         let rest = &term[i..];
         for op in ["!=", "==", "="] {
-            if rest.starts_with(op) {
-                return Some((&term[..i], op, &rest[op.len()..]));
+            if let Some(value) = rest.strip_prefix(op) {
+                return Some((&term[..i], op, value));
             }
         }
     }
@@ -730,7 +822,9 @@ fn unescape_value(s: &str) -> Result<String, String> {
     for c in s.chars() {
         if escaped {
             if !matches!(c, '\\' | ',' | '=') {
-                return Err(format!("invalid field selector: invalid escape sequence: \\{c}"));
+                return Err(format!(
+                    "invalid field selector: invalid escape sequence: \\{c}"
+                ));
             }
             out.push(c);
             escaped = false;
@@ -739,7 +833,10 @@ fn unescape_value(s: &str) -> Result<String, String> {
         match c {
             '\\' => escaped = true,
             ',' | '=' => {
-                return Err(format!("invalid field selector: unescaped character in value: {}", c as u32));
+                return Err(format!(
+                    "invalid field selector: unescaped character in value: {}",
+                    c as u32
+                ));
             }
             c => out.push(c),
         }
@@ -765,5 +862,312 @@ fn field_value(object: &Value, path: &str) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
         Value::Null | Value::Array(_) | Value::Object(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    use serde_json::json;
+
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    fn label_error(s: &str) -> String {
+        LabelSelector::parse(s).expect_err(s).to_string()
+    }
+
+    const NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start \
+        and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for \
+        validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+    const LABEL_VALUE_RULE: &str = "a valid label must be an empty string or consist of alphanumeric characters, \
+        '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  \
+        or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+    #[test]
+    fn equality_requirements_are_anded() {
+        let s = LabelSelector::parse("app=web,tier==front").unwrap();
+        assert!(s.matches(&labels(&[("app", "web"), ("tier", "front"), ("x", "y")])));
+        assert!(!s.matches(&labels(&[("app", "web")])));
+        assert!(!s.matches(&labels(&[("app", "db"), ("tier", "front")])));
+    }
+
+    #[test]
+    fn inequality_and_notin_match_objects_without_the_label() {
+        let ne = LabelSelector::parse("env!=prod").unwrap();
+        assert!(ne.matches(&labels(&[])));
+        assert!(ne.matches(&labels(&[("env", "dev")])));
+        assert!(!ne.matches(&labels(&[("env", "prod")])));
+        let notin = LabelSelector::parse("env notin (prod,staging)").unwrap();
+        assert!(notin.matches(&labels(&[])));
+        assert!(!notin.matches(&labels(&[("env", "staging")])));
+    }
+
+    #[test]
+    fn set_based_requirements_tolerate_whitespace() {
+        let s = LabelSelector::parse("  env in ( prod , staging ) ,  gpu , !legacy ").unwrap();
+        assert!(s.matches(&labels(&[("env", "prod"), ("gpu", "")])));
+        assert!(!s.matches(&labels(&[("env", "dev"), ("gpu", "")])));
+        assert!(!s.matches(&labels(&[("env", "prod")])));
+        assert!(!s.matches(&labels(&[
+            ("env", "prod"),
+            ("gpu", "1"),
+            ("legacy", "true")
+        ])));
+        assert_eq!(s.to_string(), "env in (prod,staging),gpu,!legacy");
+    }
+
+    #[test]
+    fn empty_values_and_keywords_as_identifiers() {
+        let s = LabelSelector::parse("a in (),b=").unwrap();
+        assert!(s.matches(&labels(&[("a", ""), ("b", "")])));
+        assert!(!s.matches(&labels(&[("a", "x"), ("b", "")])));
+        // `in` and `notin` are plain words where a key or value is expected.
+        let s = LabelSelector::parse("in in (in,notin)").unwrap();
+        assert!(s.matches(&labels(&[("in", "notin")])));
+        assert_eq!(s.requirements()[0].values(), ["in", "notin"]);
+    }
+
+    #[test]
+    fn numeric_comparisons() {
+        let s = LabelSelector::parse("replicas>2,replicas<5").unwrap();
+        assert!(s.matches(&labels(&[("replicas", "3")])));
+        assert!(!s.matches(&labels(&[("replicas", "5")])));
+        assert!(!s.matches(&labels(&[("replicas", "three")])));
+        assert!(!s.matches(&labels(&[])));
+        assert_eq!(
+            label_error("replicas>x"),
+            r#"unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer"#
+        );
+    }
+
+    #[test]
+    fn empty_selector_matches_everything() {
+        for s in ["", "   "] {
+            let selector = LabelSelector::parse(s).unwrap();
+            assert!(selector.is_empty());
+            assert!(selector.matches(&labels(&[])));
+        }
+        assert!(!LabelSelector::parse("a").unwrap().is_empty());
+    }
+
+    #[test]
+    fn requirements_are_sorted_by_key() {
+        let s = LabelSelector::parse("b=2,a in (z,y)").unwrap();
+        assert_eq!(s.to_string(), "a in (y,z),b=2");
+    }
+
+    #[test]
+    fn syntax_errors_use_the_parser_wording() {
+        assert_eq!(
+            label_error("a b"),
+            "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"
+        );
+        assert_eq!(
+            label_error(",a"),
+            "found ',', expected: !, identifier, or 'end of string'"
+        );
+        assert_eq!(
+            label_error("a,"),
+            "found '', expected: identifier after ','"
+        );
+        assert_eq!(
+            label_error("a=b c"),
+            "found 'c', expected: ',' or 'end of string'"
+        );
+        assert_eq!(
+            label_error("x in (a"),
+            "unable to parse requirement: found '', expected: ',' or ')'"
+        );
+        assert_eq!(
+            label_error("x in a"),
+            "unable to parse requirement: found 'a' expected: '('"
+        );
+        assert_eq!(
+            label_error("x=(y)"),
+            "unable to parse requirement: found '(', expected: identifier"
+        );
+        // The lexer takes the longest operator: `!=` here, not `!`.
+        assert_eq!(
+            label_error("!=a"),
+            "found '!=', expected: !, identifier, or 'end of string'"
+        );
+        assert_eq!(
+            label_error("!!a"),
+            "unable to parse requirement: found '!', expected: identifier"
+        );
+    }
+
+    #[test]
+    fn keys_and_values_are_validated_like_apimachinery() {
+        assert_eq!(
+            label_error("-a=b"),
+            format!(r#"unable to parse requirement: <nil>: Invalid value: "-a": {NAME_PART}"#)
+        );
+        assert_eq!(
+            label_error("a=-b"),
+            format!(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "-b": {LABEL_VALUE_RULE}"#
+            )
+        );
+        let long = "v".repeat(64);
+        assert_eq!(
+            label_error(&format!("a={long}")),
+            format!(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "{long}": must be no more than 63 characters"#
+            )
+        );
+        assert!(
+            label_error("Example.com/a=b").contains("prefix part a lowercase RFC 1123 subdomain")
+        );
+        assert!(LabelSelector::parse("example.com/My_Name.1=V-1").is_ok());
+        assert!(label_error("a/b/c").contains("a qualified name must consist of"));
+    }
+
+    #[test]
+    fn metav1_selectors_convert_like_label_selector_as_selector() {
+        let selector = metav1::LabelSelector {
+            match_labels: Some([("app".to_string(), "web".to_string())].into()),
+            match_expressions: Some(vec![
+                LabelSelectorRequirement {
+                    key: "env".into(),
+                    operator: "In".into(),
+                    values: Some(vec!["prod".into(), "dev".into()]),
+                },
+                LabelSelectorRequirement {
+                    key: "legacy".into(),
+                    operator: "DoesNotExist".into(),
+                    values: None,
+                },
+            ]),
+        };
+        let s = label_selector_from_k8s(&selector).unwrap();
+        assert!(s.matches(&labels(&[("app", "web"), ("env", "dev")])));
+        assert!(!s.matches(&labels(&[("app", "web"), ("env", "dev"), ("legacy", "1")])));
+        assert!(
+            label_selector_from_k8s(&metav1::LabelSelector::default())
+                .unwrap()
+                .is_empty()
+        );
+
+        let bad_op = metav1::LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "a".into(),
+                operator: "Equals".into(),
+                values: None,
+            }]),
+            ..Default::default()
+        };
+        assert_eq!(
+            label_selector_from_k8s(&bad_op).unwrap_err().to_string(),
+            r#""Equals" is not a valid label selector operator"#
+        );
+        let no_values = metav1::LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "a".into(),
+                operator: "In".into(),
+                values: Some(vec![]),
+            }]),
+            ..Default::default()
+        };
+        assert_eq!(
+            label_selector_from_k8s(&no_values).unwrap_err().to_string(),
+            "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
+        );
+    }
+
+    const POD_FIELDS: &[&str] = &["status.phase", "spec.nodeName", "spec.hostNetwork"];
+
+    fn pod(phase: &str) -> Value {
+        json!({"metadata": {"name": "p1", "namespace": "ns"}, "spec": {"hostNetwork": false}, "status": {"phase": phase}})
+    }
+
+    #[test]
+    fn field_selectors_match_dotted_paths() {
+        let s = FieldSelector::parse("metadata.name=p1,status.phase!=Failed", POD_FIELDS).unwrap();
+        assert!(s.matches(&pod("Running")));
+        assert!(!s.matches(&pod("Failed")));
+        let s = FieldSelector::parse("metadata.namespace==ns,spec.hostNetwork=false", POD_FIELDS)
+            .unwrap();
+        assert!(s.matches(&pod("Running")));
+        assert_eq!(s.exact_match("metadata.namespace"), Some("ns"));
+    }
+
+    #[test]
+    fn a_missing_field_compares_as_the_empty_string() {
+        let unscheduled = FieldSelector::parse("spec.nodeName=", POD_FIELDS).unwrap();
+        assert!(unscheduled.matches(&pod("Pending")));
+        let scheduled = FieldSelector::parse("spec.nodeName!=", POD_FIELDS).unwrap();
+        assert!(!scheduled.matches(&pod("Pending")));
+    }
+
+    #[test]
+    fn unsupported_fields_are_rejected_after_parsing() {
+        let err = FieldSelector::parse("spec.foo=bar", POD_FIELDS).unwrap_err();
+        assert_eq!(err, SelectorError::UnsupportedField("spec.foo".into()));
+        assert_eq!(err.to_string(), "field label not supported: spec.foo");
+        // Syntax errors anywhere win over unsupported fields.
+        assert_eq!(
+            FieldSelector::parse("spec.foo=bar,nonsense", POD_FIELDS)
+                .unwrap_err()
+                .to_string(),
+            "invalid selector: 'spec.foo=bar,nonsense'; can't understand 'nonsense'"
+        );
+        // No whitespace trimming: the field is `metadata.name `.
+        assert_eq!(
+            FieldSelector::parse("metadata.name = p1", &[])
+                .unwrap_err()
+                .to_string(),
+            "field label not supported: metadata.name "
+        );
+    }
+
+    #[test]
+    fn field_selector_values_honour_escapes() {
+        let s = FieldSelector::parse(r"metadata.name=a\,b\=c\\d", &[]).unwrap();
+        assert!(s.matches(&json!({"metadata": {"name": r"a,b=c\d"}})));
+        assert_eq!(s.to_string(), r"metadata.name=a\,b\=c\\d");
+        assert_eq!(
+            FieldSelector::parse("metadata.name=a=b", &[])
+                .unwrap_err()
+                .to_string(),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            FieldSelector::parse(r"metadata.name=a\x", &[])
+                .unwrap_err()
+                .to_string(),
+            r"invalid field selector: invalid escape sequence: \x"
+        );
+    }
+
+    #[test]
+    fn empty_field_selector_matches_everything() {
+        let s = FieldSelector::parse("", &[]).unwrap();
+        assert!(s.is_empty());
+        assert!(s.matches(&json!({})));
+        assert!(FieldSelector::parse(",", &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn field_selectors_compare_involved_object_paths() {
+        let event = json!({"involvedObject": {"kind": "Backup", "name": "b1"}});
+        let s = FieldSelector::parse(
+            "involvedObject.kind=Backup,involvedObject.name=b1",
+            &["involvedObject.kind", "involvedObject.name"],
+        )
+        .unwrap();
+        assert!(s.matches(&event));
+        assert_eq!(
+            s.to_string(),
+            "involvedObject.kind=Backup,involvedObject.name=b1"
+        );
     }
 }

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State as AxumState};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Router;
 use base64::Engine as _;
 use rand::Rng;
 use serde_json::{Value, json};
@@ -18,13 +18,17 @@ use super::audit::{AuditEntry, AuditLog};
 use super::discovery;
 use super::errors::{ApiError, ErrorTarget};
 use super::faults::FaultPlan;
+use super::openapi;
 use super::persist;
+use super::protobuf;
 use super::rbac::{self, RequestAttributes, UserInfo};
 use super::registry::{Behavior, ResourceInfo};
 use super::request::{self, RequestTarget, ResourceRequest};
 use super::reviews;
 use super::selectors::{FieldSelector, LabelSelector};
-use super::state::{DeleteOptions, FieldValidation, Part, PatchKind, Propagation, State, WriteOptions, now_rfc3339};
+use super::state::{
+    DeleteOptions, FieldValidation, Part, PatchKind, Propagation, State, WriteOptions, now_rfc3339,
+};
 use super::store::ObjectKey;
 use super::table::{self, IncludeObject};
 use super::watch::{self, WatchRequest};
@@ -36,7 +40,10 @@ const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum EmulatorError {
     #[error("cannot use data directory {path}: {source}")]
-    DataDir { path: PathBuf, source: std::io::Error },
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot load saved state {path}: {reason}")]
     Snapshot { path: PathBuf, reason: String },
     #[error("cannot open audit log: {0}")]
@@ -107,7 +114,11 @@ impl ApiServer {
             bootstrap(&mut state);
         }
         // The admin identity is stable across restarts when persisted.
-        let admin_token = match config.data_dir.as_ref().and_then(|d| persist::read_admin_token(d)) {
+        let admin_token = match config
+            .data_dir
+            .as_ref()
+            .and_then(|d| persist::read_admin_token(d))
+        {
             Some(t) if state.authenticate(&t).is_some() => t,
             _ => {
                 let t = state.add_user("admin", &["system:masters".to_string()]);
@@ -120,7 +131,8 @@ impl ApiServer {
                 t
             }
         };
-        let audit = AuditLog::new(10_000, config.audit_log.as_deref()).map_err(EmulatorError::Audit)?;
+        let audit =
+            AuditLog::new(10_000, config.audit_log.as_deref()).map_err(EmulatorError::Audit)?;
         let (drop_watches, _) = tokio::sync::watch::channel(0u64);
         let server = ApiServer {
             shared: Arc::new(Shared {
@@ -168,7 +180,10 @@ impl ApiServer {
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock must not take the whole emulator down.
-        self.shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Replaces the fault plan.
@@ -219,7 +234,8 @@ impl ApiServer {
         let router = self.router();
         let service = tower::ServiceBuilder::new()
             .map_request(move |mut req: http::Request<kube::client::Body>| {
-                req.headers_mut().insert(header::AUTHORIZATION, value.clone());
+                req.headers_mut()
+                    .insert(header::AUTHORIZATION, value.clone());
                 req
             })
             .service(router);
@@ -263,7 +279,9 @@ fn bootstrap(state: &mut State) {
 fn bearer_token(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_string())
 }
 
 fn anonymous() -> UserInfo {
@@ -314,12 +332,21 @@ async fn handle(AxumState(server): AxumState<ApiServer>, req: Request) -> Respon
                 "{}/{}{}",
                 r.group,
                 r.resource,
-                if r.subresource.is_empty() { String::new() } else { format!("/{}", r.subresource) }
+                if r.subresource.is_empty() {
+                    String::new()
+                } else {
+                    format!("/{}", r.subresource)
+                }
             ),
             r.namespace.clone(),
             r.name.clone(),
         ),
-        RequestTarget::NonResource(p) => (method.to_ascii_lowercase(), p.clone(), String::new(), String::new()),
+        RequestTarget::NonResource(p) => (
+            method.to_ascii_lowercase(),
+            p.clone(),
+            String::new(),
+            String::new(),
+        ),
     };
     let response = match user {
         None => ApiError::Unauthorized.into_response(),
@@ -383,10 +410,11 @@ impl Ctx {
         if decision.allowed {
             Ok(())
         } else {
-            Err(ApiError::Forbidden {
-                target,
-                message: rbac::forbidden_message(&attrs),
-            })
+            let mut message = rbac::forbidden_message(&attrs);
+            if !decision.reason.is_empty() {
+                message = format!("{message}: {}", decision.reason);
+            }
+            Err(ApiError::Forbidden { target, message })
         }
     }
 
@@ -415,12 +443,22 @@ impl Ctx {
             return Err(ApiError::BadRequest("the request body is empty".into()));
         }
         match self.content_type().as_str() {
-            "application/yaml" | "application/x-yaml" | "text/yaml" | "application/apply-patch+yaml" => {
-                serde_yaml::from_slice(&self.body)
-                    .map_err(|e| ApiError::BadRequest(format!("error decoding YAML: {e}")))
+            "application/vnd.kubernetes.protobuf" => {
+                protobuf::decode(&self.body).map_err(|e| match e {
+                    protobuf::ProtoError::UnsupportedKind(_) => {
+                        ApiError::UnsupportedMediaType(e.to_string())
+                    }
+                    other => ApiError::BadRequest(other.to_string()),
+                })
             }
-            _ => serde_json::from_slice(&self.body)
-                .map_err(|e| ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))),
+            "application/yaml"
+            | "application/x-yaml"
+            | "text/yaml"
+            | "application/apply-patch+yaml" => serde_yaml::from_slice(&self.body)
+                .map_err(|e| ApiError::BadRequest(format!("error decoding YAML: {e}"))),
+            _ => serde_json::from_slice(&self.body).map_err(|e| {
+                ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
+            }),
         }
     }
 
@@ -460,7 +498,10 @@ async fn serve(ctx: Ctx, method: &str, target: RequestTarget) -> Result<Response
 }
 
 async fn serve_non_resource(ctx: Ctx, method: &str, path: &str) -> Result<Response, ApiError> {
-    let verb = method.to_ascii_lowercase();
+    let verb = match method {
+        "HEAD" => "get".to_string(),
+        other => other.to_ascii_lowercase(),
+    };
     let attrs = RequestAttributes {
         user: ctx.user.clone(),
         verb: verb.clone(),
@@ -473,17 +514,32 @@ async fn serve_non_resource(ctx: Ctx, method: &str, path: &str) -> Result<Respon
     };
     ctx.authorize(attrs, ErrorTarget::default())?;
     let registry = ctx.server.lock().registry.clone();
-    let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let segments: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
     let body = match (method, segments.as_slice()) {
         ("GET", ["version"]) => discovery::version(),
         ("GET", ["healthz" | "livez" | "readyz", ..]) => {
             return Ok((StatusCode::OK, "ok").into_response());
         }
         ("GET", ["api"]) => discovery::core_versions(),
-        ("GET", ["api", v]) => discovery::resource_list(&registry, "", v).ok_or(ApiError::NoSuchResource)?,
+        ("GET", ["api", v]) => {
+            discovery::resource_list(&registry, "", v).ok_or(ApiError::NoSuchResource)?
+        }
         ("GET", ["apis"]) => discovery::groups(&registry),
         ("GET", ["apis", g]) => discovery::group(&registry, g).ok_or(ApiError::NoSuchResource)?,
-        ("GET", ["apis", g, v]) => discovery::resource_list(&registry, g, v).ok_or(ApiError::NoSuchResource)?,
+        ("GET", ["apis", g, v]) => {
+            discovery::resource_list(&registry, g, v).ok_or(ApiError::NoSuchResource)?
+        }
+        ("GET", ["openapi", "v3"]) => openapi::root(&registry),
+        ("GET", ["openapi", "v3", "api", v]) => {
+            openapi::group_version(&registry, "", v).ok_or(ApiError::NoSuchResource)?
+        }
+        ("GET", ["openapi", "v3", "apis", g, v]) => {
+            openapi::group_version(&registry, g, v).ok_or(ApiError::NoSuchResource)?
+        }
         ("GET", ["emulator", "audit"]) => json!({"items": ctx.server.audit_entries()}),
         ("PUT", ["emulator", "faults"]) => {
             let plan: FaultPlan = serde_json::from_value(ctx.body_json()?)
@@ -492,7 +548,14 @@ async fn serve_non_resource(ctx: Ctx, method: &str, path: &str) -> Result<Respon
             json!(plan)
         }
         ("GET", ["emulator", "faults"]) => {
-            json!(ctx.server.shared.faults.read().map(|f| f.clone()).unwrap_or_default())
+            json!(
+                ctx.server
+                    .shared
+                    .faults
+                    .read()
+                    .map(|f| f.clone())
+                    .unwrap_or_default()
+            )
         }
         ("POST", ["emulator", "drop-watches"]) => {
             ctx.server.drop_watches();
@@ -513,9 +576,16 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
     if r.namespace.is_empty() && info.namespaced && !matches!(r.verb.as_str(), "list" | "watch") {
         return Err(ApiError::NoSuchResource);
     }
-    if !r.namespace.is_empty() && !info.namespaced {
+    if !r.namespace.is_empty() && !info.namespaced && info.behavior != Behavior::Namespace {
         return Err(ApiError::NoSuchResource);
     }
+    // kube's request info puts a namespace's own name in `namespace` (so RoleBindings in it can
+    // grant access to it); storage keys cluster-scoped objects without one.
+    let storage_namespace = if info.namespaced {
+        r.namespace.clone()
+    } else {
+        String::new()
+    };
     let target = ErrorTarget {
         group: info.group.clone(),
         resource: info.plural.clone(),
@@ -524,8 +594,20 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
     };
     // Faults apply before the authorizer, like a slow or failing server would.
     let decision = {
-        let plan = ctx.server.shared.faults.read().map(|p| p.clone()).unwrap_or_default();
-        plan.decide(&r.verb, &r.group, &r.resource, &r.namespace, rand::rng().random::<f64>())
+        let plan = ctx
+            .server
+            .shared
+            .faults
+            .read()
+            .map(|p| p.clone())
+            .unwrap_or_default();
+        plan.decide(
+            &r.verb,
+            &r.group,
+            &r.resource,
+            &r.namespace,
+            rand::rng().random::<f64>(),
+        )
     };
     if !decision.delay.is_zero() {
         tokio::time::sleep(decision.delay).await;
@@ -542,7 +624,10 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         && let Some(fs) = ctx.query.get("fieldSelector")
     {
         // list/watch pinned to one name by field selector may be authorized by resourceNames.
-        if let Some(n) = fs.strip_prefix("metadata.name=").filter(|n| !n.contains(',')) {
+        if let Some(n) = fs
+            .strip_prefix("metadata.name=")
+            .filter(|n| !n.contains(','))
+        {
             name_for_authz = n.to_string();
         }
     }
@@ -559,6 +644,10 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         },
         target.clone(),
     )?;
+    let r = ResourceRequest {
+        namespace: storage_namespace,
+        ..r
+    };
     if let Behavior::Review(kind) = info.behavior {
         if method != "POST" {
             return Err(ApiError::MethodNotAllowed(format!(
@@ -567,13 +656,22 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
             )));
         }
         let body = ctx.body_json()?;
-        let answer = reviews::answer(&mut ctx.server.lock(), &info, kind, &ctx.user, &r.namespace, body)?;
+        let answer = reviews::answer(
+            &mut ctx.server.lock(),
+            &info,
+            kind,
+            &ctx.user,
+            &r.namespace,
+            body,
+        )?;
         return Ok(json_response(StatusCode::CREATED, &answer));
     }
     let part = match r.subresource.as_str() {
         "" => Part::Main,
         "status" if info.has_status => Part::Status,
-        "token" if info.group.is_empty() && info.plural == "serviceaccounts" && r.verb == "create" => {
+        "token"
+            if info.group.is_empty() && info.plural == "serviceaccounts" && r.verb == "create" =>
+        {
             return token_request(&ctx, &r);
         }
         _ => return Err(ApiError::NoSuchResource),
@@ -581,9 +679,15 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
     match r.verb.as_str() {
         "get" => {
             let object = ctx.server.lock().get(&info, &r.namespace, &r.name)?;
-            let object = ctx.server.lock().present(&info, &r.version, (*object).clone());
+            let object = ctx
+                .server
+                .lock()
+                .present(&info, &r.version, (*object).clone());
             if table::wants_table(&ctx.accept()) {
-                let rv = object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
+                let rv = object
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 let t = table::to_table(
                     &info,
                     &r.version,
@@ -597,13 +701,20 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         }
         "list" => list(&ctx, &info, &r),
         "watch" => {
-            let label = LabelSelector::parse(ctx.query.get("labelSelector").map(String::as_str).unwrap_or(""))
-                .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let label = LabelSelector::parse(
+                ctx.query
+                    .get("labelSelector")
+                    .map(String::as_str)
+                    .unwrap_or(""),
+            )
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
             let field = field_selector(&ctx, &info)?;
             let resource_version = match ctx.query.get("resourceVersion").map(String::as_str) {
                 None | Some("") => None,
                 Some(v) => Some(v.parse::<u64>().map_err(|_| {
-                    ApiError::BadRequest(format!("resourceVersion: Invalid value: {v:?}: must be a non-negative integer"))
+                    ApiError::BadRequest(format!(
+                        "resourceVersion: Invalid value: {v:?}: must be a non-negative integer"
+                    ))
                 })?),
             };
             let timeout = ctx
@@ -634,7 +745,10 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         "create" => {
             let body = ctx.body_json()?;
             let options = ctx.write_options()?;
-            let written = ctx.server.lock().create(&info, &r.version, &r.namespace, body, &options)?;
+            let written =
+                ctx.server
+                    .lock()
+                    .create(&info, &r.version, &r.namespace, body, &options)?;
             Ok(with_warnings(
                 json_response(StatusCode::CREATED, &written.object),
                 &written.warnings,
@@ -643,11 +757,19 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         "update" => {
             let body = ctx.body_json()?;
             let options = ctx.write_options()?;
-            let written = ctx
-                .server
-                .lock()
-                .update(&info, &r.version, &r.namespace, &r.name, body, part, &options)?;
-            Ok(with_warnings(json_response(StatusCode::OK, &written.object), &written.warnings))
+            let written = ctx.server.lock().update(
+                &info,
+                &r.version,
+                &r.namespace,
+                &r.name,
+                body,
+                part,
+                &options,
+            )?;
+            Ok(with_warnings(
+                json_response(StatusCode::OK, &written.object),
+                &written.warnings,
+            ))
         }
         "patch" => {
             let kind = match ctx.content_type().as_str() {
@@ -683,23 +805,42 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
                 part,
                 &options,
             )?;
-            Ok(with_warnings(json_response(StatusCode::OK, &written.object), &written.warnings))
+            Ok(with_warnings(
+                json_response(StatusCode::OK, &written.object),
+                &written.warnings,
+            ))
         }
         "delete" => {
             let options = delete_options(&ctx)?;
-            let deleted = ctx.server.lock().delete(&info, &r.version, &r.namespace, &r.name, &options)?;
-            let code = if deleted.gone { StatusCode::OK } else { StatusCode::ACCEPTED };
+            let deleted =
+                ctx.server
+                    .lock()
+                    .delete(&info, &r.version, &r.namespace, &r.name, &options)?;
+            let code = if deleted.gone {
+                StatusCode::OK
+            } else {
+                StatusCode::ACCEPTED
+            };
             Ok(json_response(code, &deleted.object))
         }
         "deletecollection" => {
             let options = delete_options(&ctx)?;
-            let label = LabelSelector::parse(ctx.query.get("labelSelector").map(String::as_str).unwrap_or(""))
-                .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let label = LabelSelector::parse(
+                ctx.query
+                    .get("labelSelector")
+                    .map(String::as_str)
+                    .unwrap_or(""),
+            )
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
             let field = field_selector(&ctx, &info)?;
             let mut state = ctx.server.lock();
             let names: Vec<(String, String)> = state
                 .store
-                .list(&info.key(), (!r.namespace.is_empty()).then_some(r.namespace.as_str()), None)
+                .list(
+                    &info.key(),
+                    (!r.namespace.is_empty()).then_some(r.namespace.as_str()),
+                    None,
+                )
                 .filter(|(_, o)| object_matches(o, &label, &field))
                 .map(|(k, _)| (k.namespace.clone(), k.name.clone()))
                 .collect();
@@ -737,8 +878,14 @@ fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
 fn field_selector(ctx: &Ctx, info: &ResourceInfo) -> Result<FieldSelector, ApiError> {
     let mut supported: Vec<&str> = vec!["metadata.name", "metadata.namespace"];
     supported.extend(info.extra_field_selectors.iter().map(String::as_str));
-    FieldSelector::parse(ctx.query.get("fieldSelector").map(String::as_str).unwrap_or(""), &supported)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))
+    FieldSelector::parse(
+        ctx.query
+            .get("fieldSelector")
+            .map(String::as_str)
+            .unwrap_or(""),
+        &supported,
+    )
+    .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 /// Whether an object passes both selectors.
@@ -758,8 +905,13 @@ struct ContinueToken {
 }
 
 fn list(ctx: &Ctx, info: &Arc<ResourceInfo>, r: &ResourceRequest) -> Result<Response, ApiError> {
-    let label = LabelSelector::parse(ctx.query.get("labelSelector").map(String::as_str).unwrap_or(""))
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let label = LabelSelector::parse(
+        ctx.query
+            .get("labelSelector")
+            .map(String::as_str)
+            .unwrap_or(""),
+    )
+    .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let field = field_selector(ctx, info)?;
     let limit = match ctx.query.get("limit").map(String::as_str) {
         None | Some("") | Some("0") => None,
@@ -773,15 +925,22 @@ fn list(ctx: &Ctx, info: &Arc<ResourceInfo>, r: &ResourceRequest) -> Result<Resp
         Some(token) => {
             let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
                 .decode(token)
-                .map_err(|_| ApiError::BadRequest("continue key is not valid: invalid encoding".into()))?;
-            let t: ContinueToken = serde_json::from_slice(&bytes)
-                .map_err(|_| ApiError::BadRequest("continue key is not valid: invalid format".into()))?;
+                .map_err(|_| {
+                    ApiError::BadRequest("continue key is not valid: invalid encoding".into())
+                })?;
+            let t: ContinueToken = serde_json::from_slice(&bytes).map_err(|_| {
+                ApiError::BadRequest("continue key is not valid: invalid format".into())
+            })?;
             Some(t)
         }
     };
     let state = ctx.server.lock();
-    let list_rv = after.as_ref().map_or(state.store.resource_version(), |t| t.rv);
-    let after_key = after.as_ref().map(|t| ObjectKey::new(&info.key(), &t.ns, &t.name));
+    let list_rv = after
+        .as_ref()
+        .map_or(state.store.resource_version(), |t| t.rv);
+    let after_key = after
+        .as_ref()
+        .map(|t| ObjectKey::new(&info.key(), &t.ns, &t.name));
     let namespace = (!r.namespace.is_empty()).then_some(r.namespace.as_str());
     let mut items = Vec::new();
     let mut last_key: Option<ObjectKey> = None;
@@ -832,13 +991,14 @@ fn delete_options(ctx: &Ctx) -> Result<DeleteOptions, ApiError> {
     let body: Value = if ctx.body.is_empty() {
         json!({})
     } else {
-        serde_json::from_slice(&ctx.body).map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?
+        serde_json::from_slice(&ctx.body)
+            .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?
     };
-    let policy = ctx
-        .query
-        .get("propagationPolicy")
-        .cloned()
-        .or_else(|| body.get("propagationPolicy").and_then(Value::as_str).map(str::to_string));
+    let policy = ctx.query.get("propagationPolicy").cloned().or_else(|| {
+        body.get("propagationPolicy")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
     let propagation = match policy.as_deref() {
         None | Some("") => {
             let orphan = body.get("orphanDependents").and_then(Value::as_bool) == Some(true)
@@ -861,7 +1021,10 @@ fn delete_options(ctx: &Ctx) -> Result<DeleteOptions, ApiError> {
     Ok(DeleteOptions {
         dry_run: ctx.dry_run()? || body_dry_run,
         propagation,
-        precondition_uid: body.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_string),
+        precondition_uid: body
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         precondition_resource_version: body
             .pointer("/preconditions/resourceVersion")
             .and_then(Value::as_str)
@@ -870,15 +1033,19 @@ fn delete_options(ctx: &Ctx) -> Result<DeleteOptions, ApiError> {
 }
 
 fn token_request(ctx: &Ctx, r: &ResourceRequest) -> Result<Response, ApiError> {
-    let body: Value = if ctx.body.is_empty() { json!({}) } else { ctx.body_json()? };
+    let body: Value = if ctx.body.is_empty() {
+        json!({})
+    } else {
+        ctx.body_json()?
+    };
     let seconds = body
         .pointer("/spec/expirationSeconds")
         .and_then(Value::as_i64)
         .unwrap_or(3600);
-    let (token, expires) = ctx
-        .server
-        .lock()
-        .issue_service_account_token(&r.namespace, &r.name, seconds)?;
+    let (token, expires) =
+        ctx.server
+            .lock()
+            .issue_service_account_token(&r.namespace, &r.name, seconds)?;
     let mut answer = json!({
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",
@@ -894,14 +1061,18 @@ fn token_request(ctx: &Ctx, r: &ResourceRequest) -> Result<Response, ApiError> {
 }
 
 /// A response body streaming from a channel of lines (watches).
-pub(crate) fn streaming_json(rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, std::io::Error>>) -> Response {
+pub(crate) fn streaming_json(
+    rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, std::io::Error>>,
+) -> Response {
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
     let mut response = Response::new(Body::from_stream(stream));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
     response
 }

@@ -169,7 +169,11 @@ fn finalizers(object: &Value) -> Vec<String> {
     meta(object)
         .get("finalizers")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -183,7 +187,9 @@ fn set_finalizers(object: &mut Value, list: &[String]) {
 }
 
 fn is_deleting(object: &Value) -> bool {
-    meta(object).get("deletionTimestamp").is_some_and(|v| !v.is_null())
+    meta(object)
+        .get("deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
 }
 
 fn target(info: &ResourceInfo, name: &str) -> ErrorTarget {
@@ -354,8 +360,9 @@ impl State {
             .ok_or_else(|| ApiError::NotFound(target(&info, name)))?;
         let uid = uid_of(&sa).unwrap_or_default().to_string();
         let token = new_token("nac-sa-");
-        let expires = (Utc::now() + chrono::Duration::seconds(expiration_seconds.clamp(600, 86_400 * 366)))
-            .to_rfc3339_opts(SecondsFormat::Secs, true);
+        let expires = (Utc::now()
+            + chrono::Duration::seconds(expiration_seconds.clamp(600, 86_400 * 366)))
+        .to_rfc3339_opts(SecondsFormat::Secs, true);
         self.tokens.insert(
             token_digest(&token),
             TokenRecord {
@@ -411,13 +418,23 @@ impl State {
     }
 
     /// Reads one object.
-    pub fn get(&self, info: &ResourceInfo, namespace: &str, name: &str) -> Result<Arc<Value>, ApiError> {
+    pub fn get(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<Value>, ApiError> {
         self.store
             .get(&ObjectKey::new(&info.key(), namespace, name))
             .ok_or_else(|| ApiError::NotFound(target(info, name)))
     }
 
-    fn check_namespace_accepts(&self, info: &ResourceInfo, namespace: &str, name: &str) -> Result<(), ApiError> {
+    fn check_namespace_accepts(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
         if !info.namespaced {
             return Ok(());
         }
@@ -446,7 +463,9 @@ impl State {
         body: &mut Value,
     ) -> Result<(), ApiError> {
         if !body.is_object() {
-            return Err(ApiError::BadRequest("the body of the request must be a JSON object".into()));
+            return Err(ApiError::BadRequest(
+                "the body of the request must be a JSON object".into(),
+            ));
         }
         let expected_api_version = info.api_version(version);
         match body.get("apiVersion").and_then(Value::as_str) {
@@ -503,8 +522,10 @@ impl State {
             if !unknown.is_empty() {
                 match options.field_validation {
                     FieldValidation::Strict => {
-                        let list: Vec<String> =
-                            unknown.iter().map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.'))).collect();
+                        let list: Vec<String> = unknown
+                            .iter()
+                            .map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.')))
+                            .collect();
                         return Err(ApiError::BadRequest(format!(
                             "{}.{} \"{name}\": strict decoding error: {}",
                             info.kind,
@@ -514,9 +535,9 @@ impl State {
                     }
                     FieldValidation::Warn => {
                         warnings.extend(
-                            unknown
-                                .iter()
-                                .map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.'))),
+                            unknown.iter().map(|f| {
+                                format!("unknown field \"{}\"", f.trim_start_matches('.'))
+                            }),
                         );
                     }
                     FieldValidation::Ignore => {}
@@ -535,7 +556,9 @@ impl State {
             Behavior::Secret => fold_string_data(info, object, &name)?,
             Behavior::CustomResourceDefinition => {
                 let typed: CustomResourceDefinition = serde_json::from_value(object.clone())
-                    .map_err(|e| ApiError::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
+                    .map_err(|e| {
+                        ApiError::BadRequest(format!("invalid CustomResourceDefinition: {e}"))
+                    })?;
                 resource_from_crd(&typed).map_err(|e| ApiError::Invalid {
                     target: target(info, &name),
                     errors: vec![validation::invalid("spec", &name, &e.to_string())],
@@ -564,19 +587,37 @@ impl State {
     ) -> Result<Written, ApiError> {
         self.normalize_body(info, version, namespace, &mut body)?;
         let m = meta_mut(&mut body);
-        if m.get("resourceVersion").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+        if m.get("resourceVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+        {
             return Err(ApiError::BadRequest(
                 "resourceVersion should not be set on objects to be created".into(),
             ));
         }
-        let has_name = m.get("name").and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+        let has_name = m
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
         if !has_name
-            && let Some(prefix) = m.get("generateName").and_then(Value::as_str).map(str::to_string)
+            && let Some(prefix) = m
+                .get("generateName")
+                .and_then(Value::as_str)
+                .map(str::to_string)
             && !prefix.is_empty()
         {
-            m.insert("name".into(), json!(format!("{prefix}{}", generated_suffix())));
+            m.insert(
+                "name".into(),
+                json!(format!("{prefix}{}", generated_suffix())),
+            );
         }
-        for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+        for f in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
             m.remove(f);
         }
         if info.has_status
@@ -608,7 +649,11 @@ impl State {
         let warnings = self.admit(info, &mut body, options)?;
         let name = meta_str(&body, "name").unwrap_or_default().to_string();
         self.check_namespace_accepts(info, namespace, &name)?;
-        let key = ObjectKey::new(&info.key(), if info.namespaced { namespace } else { "" }, &name);
+        let key = ObjectKey::new(
+            &info.key(),
+            if info.namespaced { namespace } else { "" },
+            &name,
+        );
         if self.store.get(&key).is_some() {
             return Err(ApiError::AlreadyExists(target(info, &name)));
         }
@@ -658,7 +703,8 @@ impl State {
                 }
             }
             Behavior::CustomResourceDefinition => {
-                if let Ok(typed) = serde_json::from_value::<CustomResourceDefinition>(stored.clone())
+                if let Ok(typed) =
+                    serde_json::from_value::<CustomResourceDefinition>(stored.clone())
                     && let Ok(r) = resource_from_crd(&typed)
                 {
                     self.registry.insert(r);
@@ -669,6 +715,7 @@ impl State {
     }
 
     /// Replaces an object (PUT), on the main resource or its status.
+    #[allow(clippy::too_many_arguments)]
     pub fn update(
         &mut self,
         info: &ResourceInfo,
@@ -688,7 +735,11 @@ impl State {
                 "the name of the object ({body_name}) does not match the name on the URL ({name})"
             )));
         }
-        let key = ObjectKey::new(&info.key(), if info.namespaced { namespace } else { "" }, name);
+        let key = ObjectKey::new(
+            &info.key(),
+            if info.namespaced { namespace } else { "" },
+            name,
+        );
         let old = self
             .store
             .get(&key)
@@ -729,7 +780,11 @@ impl State {
         part: Part,
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
-        let key = ObjectKey::new(&info.key(), if info.namespaced { namespace } else { "" }, name);
+        let key = ObjectKey::new(
+            &info.key(),
+            if info.namespaced { namespace } else { "" },
+            name,
+        );
         let old = self
             .store
             .get(&key)
@@ -738,20 +793,23 @@ impl State {
         match kind {
             PatchKind::Merge => {
                 if !patch_body.is_object() {
-                    return Err(ApiError::BadRequest("a merge patch must be a JSON object".into()));
+                    return Err(ApiError::BadRequest(
+                        "a merge patch must be a JSON object".into(),
+                    ));
                 }
                 patch::merge_patch(&mut current, patch_body);
             }
-            PatchKind::Json => patch::json_patch(&mut current, patch_body).map_err(|e| ApiError::Invalid {
-                target: target(info, name),
-                errors: vec![validation::invalid("", "", &e.to_string())],
-            })?,
-            PatchKind::Strategic => {
-                patch::strategic_merge_patch(&mut current, patch_body).map_err(|e| ApiError::Invalid {
+            PatchKind::Json => {
+                patch::json_patch(&mut current, patch_body).map_err(|e| ApiError::Invalid {
                     target: target(info, name),
                     errors: vec![validation::invalid("", "", &e.to_string())],
                 })?
             }
+            PatchKind::Strategic => patch::strategic_merge_patch(&mut current, patch_body)
+                .map_err(|e| ApiError::Invalid {
+                    target: target(info, name),
+                    errors: vec![validation::invalid("", "", &e.to_string())],
+                })?,
         }
         self.normalize_body(info, version, namespace, &mut current)?;
         if meta_str(&current, "name") != Some(name) {
@@ -838,7 +896,10 @@ impl State {
         }
         if is_deleting(old) {
             let before: BTreeSet<String> = finalizers(old).into_iter().collect();
-            let added: Vec<String> = finalizers(&body).into_iter().filter(|f| !before.contains(f)).collect();
+            let added: Vec<String> = finalizers(&body)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
             if !added.is_empty() {
                 return Err(ApiError::Invalid {
                     target: target(info, &name),
@@ -846,7 +907,11 @@ impl State {
                         "metadata.finalizers",
                         &format!(
                             "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-                            added.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+                            added
+                                .iter()
+                                .map(|f| format!("\"{f}\""))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     )],
                 });
@@ -854,7 +919,10 @@ impl State {
         }
         let warnings = self.admit(info, &mut body, options)?;
         if info.tracks_generation {
-            let generation = meta(old).get("generation").and_then(Value::as_i64).unwrap_or(1);
+            let generation = meta(old)
+                .get("generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
             let bumped = if spec_view(info, &body) != spec_view(info, old) {
                 generation + 1
             } else {
@@ -875,7 +943,13 @@ impl State {
             });
         }
         if options.dry_run {
-            meta_mut(&mut body).insert("resourceVersion".into(), meta(old).get("resourceVersion").cloned().unwrap_or(Value::Null));
+            meta_mut(&mut body).insert(
+                "resourceVersion".into(),
+                meta(old)
+                    .get("resourceVersion")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
             return Ok(Written {
                 object: self.present(info, version, body),
                 warnings,
@@ -913,7 +987,11 @@ impl State {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<Deleted, ApiError> {
-        let key = ObjectKey::new(&info.key(), if info.namespaced { namespace } else { "" }, name);
+        let key = ObjectKey::new(
+            &info.key(),
+            if info.namespaced { namespace } else { "" },
+            name,
+        );
         let old = self
             .store
             .get(&key)
@@ -957,16 +1035,21 @@ impl State {
     }
 
     /// Deletion of one stored object; returns the object as last seen and whether it is gone.
-    fn delete_key(&mut self, info: &ResourceInfo, key: &ObjectKey, propagation: Propagation) -> (Arc<Value>, bool) {
+    fn delete_key(
+        &mut self,
+        info: &ResourceInfo,
+        key: &ObjectKey,
+        propagation: Propagation,
+    ) -> (Arc<Value>, bool) {
         let Some(old) = self.store.get(key) else {
             return (Arc::new(Value::Null), true);
         };
         let mut next = (*old).clone();
         let mut finals = finalizers(&next);
-        if propagation == Propagation::Orphan {
-            if let Some(uid) = uid_of(&old).map(str::to_string) {
-                self.orphan_dependents(&uid);
-            }
+        if propagation == Propagation::Orphan
+            && let Some(uid) = uid_of(&old).map(str::to_string)
+        {
+            self.orphan_dependents(&uid);
         }
         if propagation == Propagation::Foreground
             && !is_deleting(&old)
@@ -1056,7 +1139,9 @@ impl State {
         self.note_change(key);
         if key.group == "apiextensions.k8s.io" && key.resource == "customresourcedefinitions" {
             self.deleting_crds.remove(&key.name);
-            if let Ok(typed) = serde_json::from_value::<CustomResourceDefinition>((*removed).clone()) {
+            if let Ok(typed) =
+                serde_json::from_value::<CustomResourceDefinition>((*removed).clone())
+            {
                 self.registry.remove(&ResourceKey {
                     group: typed.spec.group.clone(),
                     resource: typed.spec.names.plural.clone(),
@@ -1097,7 +1182,9 @@ impl State {
             }
             while let Some(uid) = self.gc_queue.pop() {
                 for dep in self.store.dependents_of(&uid) {
-                    let Some(obj) = self.store.get(&dep) else { continue };
+                    let Some(obj) = self.store.get(&dep) else {
+                        continue;
+                    };
                     let owners_left = meta(&obj)
                         .get("ownerReferences")
                         .and_then(Value::as_array)
@@ -1120,7 +1207,9 @@ impl State {
                             .store
                             .key_of_uid(&uid)
                             .is_some_and(|k| self.foreground_waiting.contains(k));
-                        if owner_foreground && let Some(info) = self.registry.get(&dep.resource_key()) {
+                        if owner_foreground
+                            && let Some(info) = self.registry.get(&dep.resource_key())
+                        {
                             self.delete_key(&info, &dep, Propagation::Background);
                             progressed = true;
                         }
@@ -1135,8 +1224,10 @@ impl State {
                 let waiting = uid_of(&obj).is_some_and(|u| !self.store.dependents_of(u).is_empty());
                 if !waiting {
                     self.foreground_waiting.remove(&key);
-                    let rest: Vec<String> =
-                        finalizers(&obj).into_iter().filter(|f| f != FOREGROUND_FINALIZER).collect();
+                    let rest: Vec<String> = finalizers(&obj)
+                        .into_iter()
+                        .filter(|f| f != FOREGROUND_FINALIZER)
+                        .collect();
                     let mut next = (*obj).clone();
                     set_finalizers(&mut next, &rest);
                     if rest.is_empty() {
@@ -1160,7 +1251,9 @@ impl State {
     fn advance_namespace_termination(&mut self, ns: &str) -> bool {
         let mut progressed = false;
         for key in self.store.keys_in_namespace(ns) {
-            let Some(obj) = self.store.get(&key) else { continue };
+            let Some(obj) = self.store.get(&key) else {
+                continue;
+            };
             if is_deleting(&obj) {
                 continue;
             }
@@ -1195,7 +1288,8 @@ impl State {
     }
 
     fn advance_crd_cleanup(&mut self, crd_name: &str) -> bool {
-        let Ok(crd_info) = self.lookup_builtin("apiextensions.k8s.io", "customresourcedefinitions") else {
+        let Ok(crd_info) = self.lookup_builtin("apiextensions.k8s.io", "customresourcedefinitions")
+        else {
             return false;
         };
         let crd_key = ObjectKey::new(&crd_info.key(), "", crd_name);
@@ -1210,7 +1304,11 @@ impl State {
             group: typed.spec.group.clone(),
             resource: typed.spec.names.plural.clone(),
         };
-        let keys: Vec<ObjectKey> = self.store.list(&resource, None, None).map(|(k, _)| k.clone()).collect();
+        let keys: Vec<ObjectKey> = self
+            .store
+            .list(&resource, None, None)
+            .map(|(k, _)| k.clone())
+            .collect();
         let mut progressed = false;
         if let Some(info) = self.registry.get(&resource) {
             for key in &keys {
@@ -1221,7 +1319,10 @@ impl State {
             }
         }
         if self.store.list(&resource, None, None).next().is_none() {
-            let rest: Vec<String> = finalizers(&crd).into_iter().filter(|f| f != CRD_CLEANUP_FINALIZER).collect();
+            let rest: Vec<String> = finalizers(&crd)
+                .into_iter()
+                .filter(|f| f != CRD_CLEANUP_FINALIZER)
+                .collect();
             if rest.is_empty() {
                 self.remove_now(&crd_key);
             } else {
@@ -1240,14 +1341,18 @@ impl State {
         let changed = rbac::aggregate_cluster_roles(&policy.cluster_roles);
         let mut progressed = false;
         for role in changed {
-            let Some(name) = role.metadata.name.clone() else { continue };
+            let Some(name) = role.metadata.name.clone() else {
+                continue;
+            };
             let key = ObjectKey {
                 group: RBAC_GROUP.into(),
                 resource: "clusterroles".into(),
                 namespace: String::new(),
                 name,
             };
-            let Some(old) = self.store.get(&key) else { continue };
+            let Some(old) = self.store.get(&key) else {
+                continue;
+            };
             let mut next = (*old).clone();
             next["rules"] = serde_json::to_value(&role.rules).unwrap_or(json!([]));
             if next != *old {
@@ -1261,14 +1366,22 @@ impl State {
     /// Stores an object directly (bootstrap, seeding), bypassing admission. Assigns uid and
     /// creationTimestamp when missing.
     pub fn seed(&mut self, info: &ResourceInfo, mut object: Value) -> Arc<Value> {
-        let namespace = meta_str(&object, "namespace").unwrap_or_default().to_string();
+        let namespace = meta_str(&object, "namespace")
+            .unwrap_or_default()
+            .to_string();
         let name = meta_str(&object, "name").unwrap_or_default().to_string();
         object["apiVersion"] = json!(info.api_version(&info.versions[0]));
         object["kind"] = json!(info.kind);
         let m = meta_mut(&mut object);
-        m.entry("uid").or_insert_with(|| json!(uuid::Uuid::new_v4().to_string()));
-        m.entry("creationTimestamp").or_insert_with(|| json!(now_rfc3339()));
-        let key = ObjectKey::new(&info.key(), if info.namespaced { &namespace } else { "" }, &name);
+        m.entry("uid")
+            .or_insert_with(|| json!(uuid::Uuid::new_v4().to_string()));
+        m.entry("creationTimestamp")
+            .or_insert_with(|| json!(now_rfc3339()));
+        let key = ObjectKey::new(
+            &info.key(),
+            if info.namespaced { &namespace } else { "" },
+            &name,
+        );
         let stored = self.commit(&key, object);
         self.after_create(info, &stored);
         self.settle();
@@ -1287,7 +1400,9 @@ impl State {
 
 fn fold_string_data(info: &ResourceInfo, object: &mut Value, name: &str) -> Result<(), ApiError> {
     use base64::Engine as _;
-    let Some(map) = object.as_object_mut() else { return Ok(()) };
+    let Some(map) = object.as_object_mut() else {
+        return Ok(());
+    };
     if let Some(data) = map.get("data").and_then(Value::as_object) {
         for (k, v) in data {
             let valid = v
@@ -1296,7 +1411,11 @@ fn fold_string_data(info: &ResourceInfo, object: &mut Value, name: &str) -> Resu
             if !valid {
                 return Err(ApiError::Invalid {
                     target: target(info, name),
-                    errors: vec![validation::invalid(&format!("data[{k}]"), "<value>", "must be base64 encoded")],
+                    errors: vec![validation::invalid(
+                        &format!("data[{k}]"),
+                        "<value>",
+                        "must be base64 encoded",
+                    )],
                 });
             }
         }
@@ -1306,7 +1425,10 @@ fn fold_string_data(info: &ResourceInfo, object: &mut Value, name: &str) -> Resu
         if let Some(d) = data.as_object_mut() {
             for (k, v) in string_data {
                 let text = v.as_str().unwrap_or_default();
-                d.insert(k, json!(base64::engine::general_purpose::STANDARD.encode(text)));
+                d.insert(
+                    k,
+                    json!(base64::engine::general_purpose::STANDARD.encode(text)),
+                );
             }
         }
     }
@@ -1332,7 +1454,10 @@ fn set_crd_status(object: &mut Value) {
         previous
             .get("conditions")
             .and_then(Value::as_array)
-            .and_then(|cs| cs.iter().find(|c| c.get("type").and_then(Value::as_str) == Some(t)))
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
+            })
             .and_then(|c| c.get("lastTransitionTime").cloned())
             .unwrap_or(json!(now))
     };

@@ -10,7 +10,9 @@ use super::registry::ResourceKey;
 
 /// Identifies one stored object. Ordered so that a resource's objects (and one namespace's
 /// objects within it) form a contiguous range.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ObjectKey {
     pub group: String,
     pub resource: String,
@@ -327,14 +329,29 @@ mod tests {
         let k = ObjectKey::new(&res(), "a", "x");
         let o1 = s.put(k.clone(), json!({"metadata": {"name": "x", "uid": "u1"}}));
         let o2 = s.put(k.clone(), json!({"metadata": {"name": "x", "uid": "u1"}}));
-        let rv1: u64 = o1["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
-        let rv2: u64 = o2["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+        let rv1: u64 = o1["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let rv2: u64 = o2["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(rv2 > rv1);
         let events = s.events_since(rv1).unwrap();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].event_type, EventType::Modified);
         let deleted = s.remove(&k).unwrap();
-        assert!(deleted["metadata"]["resourceVersion"].as_str().unwrap().parse::<u64>().unwrap() > rv2);
+        assert!(
+            deleted["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                > rv2
+        );
         assert!(s.key_of_uid("u1").is_none());
     }
 
@@ -343,7 +360,10 @@ mod tests {
         let mut s = Store::new(3);
         let start = s.resource_version();
         for i in 0..5 {
-            s.put(ObjectKey::new(&res(), "a", &format!("o{i}")), json!({"metadata": {}}));
+            s.put(
+                ObjectKey::new(&res(), "a", &format!("o{i}")),
+                json!({"metadata": {}}),
+            );
         }
         assert!(s.events_since(start).is_err());
         let recent = s.resource_version() - 2;

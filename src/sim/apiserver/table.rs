@@ -51,7 +51,11 @@ fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
         priority: 0,
         path: Some(".metadata.name".into()),
     }];
-    let custom = info.printer_columns.get(version).cloned().unwrap_or_default();
+    let custom = info
+        .printer_columns
+        .get(version)
+        .cloned()
+        .unwrap_or_default();
     if info.is_custom && !custom.is_empty() {
         for c in custom {
             cols.push(Column {
@@ -97,7 +101,11 @@ fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
 /// Evaluates the simple JSONPath forms printer columns use (`.a.b`, `.a[0].b`, `.a['x.y']`).
 pub fn simple_json_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
     let mut current = object;
-    let mut rest = path.trim().trim_start_matches('{').trim_end_matches('}').trim_start_matches('$');
+    let mut rest = path
+        .trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .trim_start_matches('$');
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
@@ -137,22 +145,38 @@ pub fn human_duration(seconds: i64) -> String {
         format!("{seconds}s")
     } else if minutes < 10 {
         let s = seconds % 60;
-        if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") }
+        if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        }
     } else if minutes < 60 * 3 {
         format!("{minutes}m")
     } else if hours < 8 {
         let m = minutes % 60;
-        if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") }
+        if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        }
     } else if hours < 48 {
         format!("{hours}h")
     } else if hours < 24 * 8 {
         let h = hours % 24;
-        if h == 0 { format!("{days}d") } else { format!("{days}d{h}h") }
+        if h == 0 {
+            format!("{days}d")
+        } else {
+            format!("{days}d{h}h")
+        }
     } else if hours < 24 * 365 * 2 {
         format!("{days}d")
     } else if hours < 24 * 365 * 8 {
         let d = days % 365;
-        if d == 0 { format!("{years}y") } else { format!("{years}y{d}d") }
+        if d == 0 {
+            format!("{years}y")
+        } else {
+            format!("{years}y{d}d")
+        }
     } else {
         format!("{years}y")
     }
@@ -161,7 +185,10 @@ pub fn human_duration(seconds: i64) -> String {
 fn cell(value: Option<&Value>, kind: &str, now: DateTime<Utc>) -> Value {
     let Some(v) = value else { return Value::Null };
     if kind == "date" {
-        return match v.as_str().and_then(|s| DateTime::parse_from_rfc3339(s).ok()) {
+        return match v
+            .as_str()
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        {
             Some(t) => json!(human_duration((now - t.with_timezone(&Utc)).num_seconds())),
             None => Value::Null,
         };
@@ -173,10 +200,22 @@ fn cell(value: Option<&Value>, kind: &str, now: DateTime<Utc>) -> Value {
     }
 }
 
-fn row(info: &ResourceInfo, cols: &[Column], object: &Value, include: IncludeObject, now: DateTime<Utc>) -> Value {
+fn row(
+    info: &ResourceInfo,
+    cols: &[Column],
+    object: &Value,
+    include: IncludeObject,
+    now: DateTime<Utc>,
+) -> Value {
     let cells: Vec<Value> = cols
         .iter()
-        .map(|c| cell(c.path.as_deref().and_then(|p| simple_json_path(object, p)), &c.kind, now))
+        .map(|c| {
+            cell(
+                c.path.as_deref().and_then(|p| simple_json_path(object, p)),
+                &c.kind,
+                now,
+            )
+        })
         .collect();
     let mut r = json!({"cells": cells});
     match include {
@@ -238,15 +277,23 @@ mod tests {
     fn json_paths() {
         let o = json!({"status": {"veleroBackup": {"status": {"phase": "Completed"}}, "items": [{"a": 1}]},
                        "metadata": {"labels": {"x.y/z": "v"}}});
-        assert_eq!(simple_json_path(&o, ".status.veleroBackup.status.phase"), Some(&json!("Completed")));
+        assert_eq!(
+            simple_json_path(&o, ".status.veleroBackup.status.phase"),
+            Some(&json!("Completed"))
+        );
         assert_eq!(simple_json_path(&o, ".status.items[0].a"), Some(&json!(1)));
-        assert_eq!(simple_json_path(&o, ".metadata.labels['x.y/z']"), Some(&json!("v")));
+        assert_eq!(
+            simple_json_path(&o, ".metadata.labels['x.y/z']"),
+            Some(&json!("v"))
+        );
         assert_eq!(simple_json_path(&o, ".status.missing"), None);
     }
 
     #[test]
     fn table_accept_detection() {
-        assert!(wants_table("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"));
+        assert!(wants_table(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+        ));
         assert!(!wants_table("application/json"));
     }
 }

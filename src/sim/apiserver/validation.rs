@@ -26,7 +26,10 @@ pub fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
     FieldError {
         field: field.to_string(),
         kind: FieldErrorKind::Invalid,
-        detail: format!("Invalid value: {}: {detail}", Value::String(value.to_string())),
+        detail: format!(
+            "Invalid value: {}: {detail}",
+            Value::String(value.to_string())
+        ),
     }
 }
 
@@ -161,7 +164,10 @@ pub fn validate_object_meta(object: &Value, rule: NameRule) -> Vec<FieldError> {
     let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
     let name = meta.get("name").and_then(Value::as_str).unwrap_or("");
     if name.is_empty() {
-        errors.push(required("metadata.name", "name or generateName is required"));
+        errors.push(required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
     } else {
         let problem = path_segment_problem(name).or_else(|| match rule {
             NameRule::Dns1123Label => dns1123_label_problem(name),
@@ -183,7 +189,11 @@ pub fn validate_object_meta(object: &Value, rule: NameRule) -> Vec<FieldError> {
                         errors.push(invalid(&format!("metadata.labels[{k}]"), s, &p));
                     }
                 }
-                None => errors.push(invalid(&format!("metadata.labels[{k}]"), &v.to_string(), "must be a string")),
+                None => errors.push(invalid(
+                    &format!("metadata.labels[{k}]"),
+                    &v.to_string(),
+                    "must be a string",
+                )),
             }
         }
     }
@@ -217,7 +227,10 @@ pub fn validate_object_meta(object: &Value, rule: NameRule) -> Vec<FieldError> {
         let mut controllers = 0;
         for (i, r) in refs.iter().enumerate() {
             for field in ["apiVersion", "kind", "name", "uid"] {
-                if r.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
+                if r.get(field)
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
                     errors.push(invalid(
                         &format!("metadata.ownerReferences[{i}].{field}"),
                         "",

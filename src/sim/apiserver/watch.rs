@@ -76,8 +76,17 @@ impl Renderer {
         }
         match self.table {
             Some(include) => {
-                let rv = o.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
-                table::to_table(&self.info, &self.version, &[o], json!({"resourceVersion": rv}), include)
+                let rv = o
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                table::to_table(
+                    &self.info,
+                    &self.version,
+                    &[o],
+                    json!({"resourceVersion": rv}),
+                    include,
+                )
             }
             None => o,
         }
@@ -116,9 +125,13 @@ pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError
         let state = server.lock();
         receiver = state.store.subscribe();
         last_rv = state.store.resource_version();
-        let from_current_state = req.send_initial_events || matches!(req.resource_version, None | Some(0));
+        let from_current_state =
+            req.send_initial_events || matches!(req.resource_version, None | Some(0));
         if from_current_state {
-            for (_, object) in state.store.list(&req.info.key(), req.namespace.as_deref(), None) {
+            for (_, object) in state
+                .store
+                .list(&req.info.key(), req.namespace.as_deref(), None)
+            {
                 if object_matches(object, &req.label, &req.field) {
                     initial.push(renderer.line("ADDED", renderer.object(object)));
                 }
@@ -129,8 +142,13 @@ pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError
         } else if let Some(rv) = req.resource_version {
             match state.store.events_since(rv) {
                 Ok(events) => {
-                    for e in events.iter().filter(|e| e.key.resource_key() == req.info.key()) {
-                        if let Some(t) = visible_event(e, req.namespace.as_deref(), &req.label, &req.field) {
+                    for e in events
+                        .iter()
+                        .filter(|e| e.key.resource_key() == req.info.key())
+                    {
+                        if let Some(t) =
+                            visible_event(e, req.namespace.as_deref(), &req.label, &req.field)
+                        {
                             initial.push(renderer.line(t.as_str(), renderer.object(&e.object)));
                         }
                     }
@@ -158,7 +176,8 @@ pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError
         }
         let deadline = tokio::time::sleep(req.timeout);
         tokio::pin!(deadline);
-        let dropped_after = tokio::time::sleep(req.drop_after.unwrap_or(Duration::from_secs(86_400 * 365)));
+        let dropped_after =
+            tokio::time::sleep(req.drop_after.unwrap_or(Duration::from_secs(86_400 * 365)));
         tokio::pin!(dropped_after);
         let mut ticker = tokio::time::interval(bookmark_every);
         ticker.tick().await;

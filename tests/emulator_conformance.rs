@@ -432,7 +432,8 @@ async fn structural_schema_prunes_defaults_and_validates() {
     let err = api_status(c.alice.request::<Value>(req).await.unwrap_err());
     assert_eq!(err.code, 400);
     assert!(
-        err.message.contains("unknown field \"spec.notAField\""),
+        err.message
+            == "NonAdminBackup in version \"v1alpha1\" cannot be handled as a NonAdminBackup: strict decoding error: unknown field \"spec.notAField\"",
         "{}",
         err.message
     );

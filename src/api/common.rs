@@ -28,7 +28,7 @@ macro_rules! open_string_enum {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
         $vis enum $name {
             $( $(#[$vmeta])* $variant, )+
             /// A value this version of NAC does not know, kept verbatim.

@@ -663,11 +663,12 @@ fn cleaned(value: Value) -> Option<Value> {
 
 fn is_directive_key(key: &str) -> bool {
     key == RETAIN_KEYS
-        || key.starts_with(&format!("{SET_ELEMENT_ORDER}/"))
-        || key.starts_with(&format!("{DELETE_FROM_PRIMITIVE_LIST}/"))
+        || key.starts_with(SET_ELEMENT_ORDER)
+        || key.starts_with(DELETE_FROM_PRIMITIVE_LIST)
 }
 
-/// The list field a `<prefix>/<field>` directive key names.
+/// The list field a `<prefix>/<field>` directive key names (kube matches the prefix without the
+/// slash, then rejects a key that has none).
 fn directive_target(key: &str, prefix: &str) -> Option<String> {
     let (head, rest) = key.split_once('/')?;
     (head == prefix).then(|| rest.to_string())
@@ -702,16 +703,15 @@ fn merge_map(
     apply_retain_keys(&mut original, &mut patch)?;
     merge_set_element_order(&mut original, &mut patch, path)?;
     for (patch_key, patch_value) in patch {
-        let (key, is_delete_list) =
-            if patch_key.starts_with(&format!("{DELETE_FROM_PRIMITIVE_LIST}/")) {
-                (
-                    directive_target(&patch_key, DELETE_FROM_PRIMITIVE_LIST)
-                        .ok_or_else(bad_primitive_list)?,
-                    true,
-                )
-            } else {
-                (patch_key, false)
-            };
+        let (key, is_delete_list) = if patch_key.starts_with(DELETE_FROM_PRIMITIVE_LIST) {
+            (
+                directive_target(&patch_key, DELETE_FROM_PRIMITIVE_LIST)
+                    .ok_or_else(bad_primitive_list)?,
+                true,
+            )
+        } else {
+            (patch_key, false)
+        };
         if patch_value.is_null() {
             original.shift_remove(&key);
             continue;
@@ -765,8 +765,8 @@ fn apply_retain_keys(
     let listed = |k: &str| retain.iter().any(|r| r.as_str() == Some(k));
     for (k, v) in patch.iter() {
         if v.is_null()
-            || k.starts_with(&format!("{DELETE_FROM_PRIMITIVE_LIST}/"))
-            || k.starts_with(&format!("{SET_ELEMENT_ORDER}/"))
+            || k.starts_with(DELETE_FROM_PRIMITIVE_LIST)
+            || k.starts_with(SET_ELEMENT_ORDER)
         {
             continue;
         }
@@ -786,7 +786,7 @@ fn merge_set_element_order(
 ) -> Result<(), PatchError> {
     let keys: Vec<String> = patch
         .keys()
-        .filter(|k| k.starts_with(&format!("{SET_ELEMENT_ORDER}/")))
+        .filter(|k| k.starts_with(SET_ELEMENT_ORDER))
         .cloned()
         .collect();
     for directive_key in keys {
@@ -1577,6 +1577,39 @@ mod tests {
         );
     }
 
+    /// The exercise of kubernetes.io "Update API Objects in Place Using kubectl patch": the added
+    /// container is listed first, tolerations (no patch strategy) are replaced.
+    #[test]
+    fn kubectl_patch_documentation_examples() {
+        let deployment = json!({"spec": {"template": {"spec": {
+            "containers": [{"name": "patch-demo-ctr", "image": "nginx"}],
+            "tolerations": [{"effect": "NoSchedule", "key": "dedicated", "value": "test-team"}],
+        }}}});
+        let out = smp(
+            deployment,
+            json!({"spec": {"template": {"spec": {
+                "containers": [{"name": "patch-demo-ctr-2", "image": "redis"}],
+                "tolerations": [{"effect": "NoSchedule", "key": "disktype", "value": "ssd"}],
+            }}}}),
+        );
+        assert_eq!(
+            out["spec"]["template"]["spec"],
+            json!({
+                "containers": [
+                    {"name": "patch-demo-ctr-2", "image": "redis"},
+                    {"name": "patch-demo-ctr", "image": "nginx"},
+                ],
+                "tolerations": [{"effect": "NoSchedule", "key": "disktype", "value": "ssd"}],
+            })
+        );
+        let retain = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "30%"}}}});
+        let out = smp(
+            retain,
+            json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}}),
+        );
+        assert_eq!(out, json!({"spec": {"strategy": {"type": "Recreate"}}}));
+    }
+
     #[test]
     fn nested_lists_of_workload_templates_merge_by_their_keys() {
         let deployment = json!({"spec": {"template": {"spec": {"containers": [{
@@ -1594,13 +1627,15 @@ mod tests {
                 "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
             }]}}}}),
         );
+        // Items the live list lacks go before the server-only ones (apimachinery's
+        // mergeSortedSlice cannot place them), so entries added by SMP land first.
         assert_eq!(
             out["spec"]["template"]["spec"]["containers"][0],
             json!({
                 "name": "app",
                 "env": [{"name": "B", "value": "3"}],
-                "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 8080}],
-                "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "cache", "mountPath": "/cache"}],
+                "ports": [{"containerPort": 8080}, {"containerPort": 80, "protocol": "TCP"}],
+                "volumeMounts": [{"name": "cache", "mountPath": "/cache"}, {"name": "data", "mountPath": "/data"}],
             })
         );
     }
@@ -1647,6 +1682,8 @@ mod tests {
             json!({"metadata": {"finalizers": ["b", "c"]}}),
         );
         assert_eq!(out["metadata"]["finalizers"], json!(["a", "b", "c"]));
+        let out = smp(live.clone(), json!({"metadata": {"finalizers": ["c"]}}));
+        assert_eq!(out["metadata"]["finalizers"], json!(["c", "a", "b"]));
         let out = smp(
             live.clone(),
             json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}),
@@ -1728,7 +1765,7 @@ mod tests {
         );
         assert_eq!(
             out["metadata"]["ownerReferences"],
-            json!([{"uid": "1", "name": "a"}, {"uid": "2", "name": "b"}])
+            json!([{"uid": "2", "name": "b"}, {"uid": "1", "name": "a"}])
         );
         let status = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
         let out = smp(
@@ -1755,7 +1792,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            json!({"imagePullSecrets": [{"name": "b"}], "secrets": [{"name": "s"}, {"name": "t"}]})
+            json!({"imagePullSecrets": [{"name": "b"}], "secrets": [{"name": "t"}, {"name": "s"}]})
         );
         let pod_spec = json!({"spec": {"tolerations": [{"key": "a"}]}});
         assert_eq!(

@@ -676,6 +676,12 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         }
         _ => return Err(ApiError::NoSuchResource),
     };
+    let name_required = matches!(r.verb.as_str(), "update" | "patch");
+    if (r.verb == "create" && !r.name.is_empty()) || (name_required && r.name.is_empty()) {
+        return Err(ApiError::MethodNotAllowed(
+            "the server does not allow this method on the requested resource".into(),
+        ));
+    }
     match r.verb.as_str() {
         "get" => {
             let object = ctx.server.lock().get(&info, &r.namespace, &r.name)?;
@@ -816,10 +822,11 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
                 ctx.server
                     .lock()
                     .delete(&info, &r.version, &r.namespace, &r.name, &options)?;
-            let code = if deleted.gone {
-                StatusCode::OK
-            } else {
+            // kube answers 202 only for a pending deletion that explicitly asked not to orphan.
+            let code = if !deleted.gone && options.explicitly_not_orphaning {
                 StatusCode::ACCEPTED
+            } else {
+                StatusCode::OK
             };
             Ok(json_response(code, &deleted.object))
         }
@@ -1018,7 +1025,11 @@ fn delete_options(ctx: &Ctx) -> Result<DeleteOptions, ApiError> {
         .get("dryRun")
         .and_then(Value::as_array)
         .is_some_and(|a| a.iter().any(|v| v == "All"));
+    let explicitly_not_orphaning = body.get("orphanDependents").and_then(Value::as_bool)
+        == Some(false)
+        || ctx.query.get("orphanDependents").map(String::as_str) == Some("false");
     Ok(DeleteOptions {
+        explicitly_not_orphaning,
         dry_run: ctx.dry_run()? || body_dry_run,
         propagation,
         precondition_uid: body

@@ -68,6 +68,8 @@ pub enum Propagation {
 /// Options of one delete.
 #[derive(Debug, Clone, Default)]
 pub struct DeleteOptions {
+    /// `orphanDependents: false` was given (the one case kube answers 202 for a pending delete).
+    pub explicitly_not_orphaning: bool,
     pub dry_run: bool,
     pub propagation: Option<Propagation>,
     pub precondition_uid: Option<String>,
@@ -526,11 +528,12 @@ impl State {
                             .iter()
                             .map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.')))
                             .collect();
+                        // kube-apiserver's wording for strict decoding failures.
                         return Err(ApiError::BadRequest(format!(
-                            "{}.{} \"{name}\": strict decoding error: {}",
-                            info.kind,
-                            info.group,
-                            list.join(", ")
+                            "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                            list.join(", "),
+                            kind = info.kind,
+                            version = info.versions[0],
                         )));
                     }
                     FieldValidation::Warn => {

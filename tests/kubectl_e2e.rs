@@ -1966,3 +1966,136 @@ fn admin_impersonates_with_as() {
         r#"Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope"#
     );
 }
+
+#[test]
+fn paging_diff_replace_conflicts_explain_and_generate_name() {
+    if !kubectl_available() {
+        return;
+    }
+    let emu = Emulator::start();
+    emu.install_tenancy();
+    for name in ["n1", "n2", "n3"] {
+        emu.kubectl_stdin("alice", &["apply", "-f", "-"], &nab_yaml(name, BASIC_SPEC))
+            .ok();
+    }
+
+    // All namespaces (admin): the table gains a NAMESPACE column.
+    let out = emu.kubectl("admin", &["get", "nab", "-A"]);
+    let text = out.ok();
+    let header: Vec<&str> = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAMESPACE", "NAME", "REQUEST-PHASE", "VELERO-PHASE", "AGE"],
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("team-a ")).count(),
+        3,
+        "{text}"
+    );
+
+    // Paging: kubectl follows `continue` tokens with --chunk-size.
+    let out = emu.kubectl(
+        "alice",
+        &[
+            "get",
+            "nab",
+            "-n",
+            "team-a",
+            "--chunk-size=1",
+            "-o",
+            "name",
+            "-v=6",
+        ],
+    );
+    assert_eq!(
+        out.ok().lines().collect::<Vec<_>>(),
+        [
+            "nonadminbackup.oadp.openshift.io/n1",
+            "nonadminbackup.oadp.openshift.io/n2",
+            "nonadminbackup.oadp.openshift.io/n3"
+        ]
+    );
+    assert!(out.stderr.contains("limit=1"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("continue="),
+        "pages were followed: {}",
+        out.stderr
+    );
+
+    // diff: a server-side dry run that persists nothing.
+    let changed = nab_yaml(
+        "n1",
+        "  backupSpec:\n    includedNamespaces: [team-a]\n    ttl: 2h0m0s\n",
+    );
+    let out = emu.kubectl_stdin("alice", &["diff", "-f", "-"], &changed);
+    assert_eq!(out.code, 1, "differences found: {out:?}");
+    assert!(out.stdout.contains("+    ttl: 2h0m0s"), "{}", out.stdout);
+    let nab = emu.nab("n1");
+    assert!(
+        nab["spec"]["backupSpec"].get("ttl").is_none(),
+        "dry run persisted nothing: {nab}"
+    );
+    assert_eq!(nab["metadata"]["generation"], 1);
+    let out = emu.kubectl_stdin("alice", &["diff", "-f", "-"], &nab_yaml("n1", BASIC_SPEC));
+    assert_eq!(out.code, 0, "no differences: {out:?}");
+
+    // replace with a stale resourceVersion: 409 Conflict.
+    let mut stale = emu.nab("n1");
+    emu.kubectl("alice", &["label", "nab", "n1", "-n", "team-a", "bump=1"])
+        .ok();
+    stale["spec"]["backupSpec"]["ttl"] = "3h0m0s".into();
+    let out = emu.kubectl_stdin("alice", &["replace", "-f", "-"], &stale.to_string());
+    assert_eq!(
+        out.fails(1).trim(),
+        r#"Error from server (Conflict): error when replacing "STDIN": Operation cannot be fulfilled on nonadminbackups.oadp.openshift.io "n1": the object has been modified; please apply your changes to the latest version and try again"#
+    );
+    let mut fresh = emu.nab("n1");
+    fresh["spec"]["backupSpec"]["ttl"] = "3h0m0s".into();
+    let out = emu.kubectl_stdin("alice", &["replace", "-f", "-"], &fresh.to_string());
+    assert_eq!(
+        out.ok().trim(),
+        "nonadminbackup.oadp.openshift.io/n1 replaced"
+    );
+    let nab = emu.nab("n1");
+    assert_eq!(nab["spec"]["backupSpec"]["ttl"], "3h0m0s");
+    assert_eq!(nab["metadata"]["labels"]["bump"], "1");
+    assert_eq!(nab["metadata"]["generation"], 2);
+
+    // explain reads the CRD schema through /openapi/v3.
+    let out = emu.kubectl("alice", &["explain", "nab.spec.backupSpec.ttl"]);
+    let text = out.ok();
+    assert!(text.contains("KIND:       NonAdminBackup"), "{text}");
+    assert!(text.contains("FIELD: ttl <string>"), "{text}");
+
+    // generateName.
+    let generated = "apiVersion: oadp.openshift.io/v1alpha1\nkind: NonAdminBackup\nmetadata:\n  generateName: nightly-\n  namespace: team-a\nspec:\n  backupSpec: {}\n";
+    let out = emu.kubectl_stdin("alice", &["create", "-f", "-"], generated);
+    let line = out.ok().trim().to_string();
+    let name = line
+        .strip_prefix("nonadminbackup.oadp.openshift.io/nightly-")
+        .and_then(|rest| rest.strip_suffix(" created"))
+        .unwrap_or_else(|| panic!("generated name: {line}"));
+    assert_eq!(name.len(), 5, "five random characters: {line}");
+    assert!(
+        name.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
+        "{line}"
+    );
+
+    // delete --all.
+    let out = emu.kubectl("alice", &["delete", "nab", "--all", "-n", "team-a"]);
+    assert_eq!(
+        out.ok().lines().filter(|l| l.ends_with(" deleted")).count(),
+        4,
+        "{}",
+        out.stdout
+    );
+    let out = emu.kubectl("alice", &["get", "nab", "-n", "team-a", "-o", "name"]);
+    assert_eq!(out.ok().trim(), "");
+}

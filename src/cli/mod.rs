@@ -33,6 +33,48 @@ pub enum Command {
 pub enum SimCommand {
     /// Serve the Kubernetes API emulator.
     Apiserver(ApiserverArgs),
+    /// Play Velero 1.18 against a cluster that has Velero's CRDs (the emulator or a real one).
+    Velero(VeleroArgs),
+}
+
+/// Knobs of the Velero simulator, shared by `nac sim velero` and `nac demo`.
+#[derive(Debug, Args, Clone)]
+pub struct SimulatorArgs {
+    /// Velero's `--concurrent-backups`.
+    #[arg(long, default_value_t = 1)]
+    pub concurrent_backups: usize,
+    /// Simulated time spent on each backed-up or restored item, in milliseconds (makes queues form).
+    #[arg(long, value_name = "MS")]
+    pub item_delay_ms: Option<u64>,
+    /// Run the simulator's clock this many times faster than real time (TTLs, schedules, URL expiry).
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
+    /// Outcome of backups and restores without the sim.velero.nac.openshift.io/outcome annotation:
+    /// succeed, fail, partially-fail, hang or slow.
+    #[arg(long, default_value = "succeed")]
+    pub outcome: String,
+    /// Address of the simulator's object-store download endpoint (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub download_listen: SocketAddr,
+    /// How often BackupStorageLocations are validated and synced, in seconds (Velero: 60).
+    #[arg(long, default_value_t = 60)]
+    pub bsl_interval_secs: u64,
+}
+
+/// Options of `nac sim velero`.
+#[derive(Debug, Args)]
+pub struct VeleroArgs {
+    /// Kubeconfig of an identity with Velero's permissions (default: $KUBECONFIG or ~/.kube/config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The Velero namespace to watch.
+    #[arg(long, default_value = "openshift-adp")]
+    pub namespace: String,
+    /// Where buckets of the local object-store provider (nac.openshift.io/local) live.
+    #[arg(long)]
+    pub object_store_root: PathBuf,
+    #[command(flatten)]
+    pub simulator: SimulatorArgs,
 }
 
 /// Options of `nac crds`.
@@ -46,9 +88,6 @@ pub struct CrdsArgs {
 /// Options shared by the commands that serve the emulator.
 #[derive(Debug, Args, Clone)]
 pub struct EmulatorArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:6443")]
-    pub listen: SocketAddr,
     /// Serve plain HTTP instead of HTTPS.
     #[arg(long)]
     pub plain_http: bool,
@@ -60,6 +99,9 @@ pub struct EmulatorArgs {
 /// Options of `nac sim apiserver`.
 #[derive(Debug, Args)]
 pub struct ApiserverArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
     #[command(flatten)]
     pub emulator: EmulatorArgs,
     /// Where state, certificates and kubeconfigs are kept.
@@ -73,11 +115,17 @@ pub struct ApiserverArgs {
 /// Options of `nac demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// Address of the emulated Kubernetes API server (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub apiserver_listen: SocketAddr,
     #[command(flatten)]
     pub emulator: EmulatorArgs,
-    /// Where the demo keeps its state and kubeconfigs (kept across restarts).
-    #[arg(long, default_value = ".nac-demo")]
-    pub data_dir: PathBuf,
+    /// Where the demo keeps its state, object store and kubeconfigs, kept across restarts
+    /// (default: $XDG_DATA_HOME/nac/demo, else ~/.local/share/nac/demo).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub simulator: SimulatorArgs,
 }
 
 /// Entry point of the binary.

@@ -1,11 +1,21 @@
 //! Runs the parsed subcommands.
 use std::path::Path;
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
 use crate::api::crds;
 use crate::sim::apiserver::{ApiServer, EmulatorConfig, kubeconfig, persist, tls};
 use crate::sim::demo;
+use crate::sim::velero::engine::VeleroSimulator;
+use crate::sim::velero::options::{Outcome, SimulatorOptions};
+use crate::sim::velero::signed_url::UrlSigner;
 
-use super::{ApiserverArgs, Command, CrdsArgs, DemoArgs, EmulatorArgs, SimCommand};
+use super::{
+    ApiserverArgs, Command, CrdsArgs, DemoArgs, EmulatorArgs, SimCommand, SimulatorArgs, VeleroArgs,
+};
 
 /// Errors a command ends with.
 #[derive(Debug, thiserror::Error)]
@@ -30,12 +40,19 @@ pub enum CliError {
     User(String),
     #[error("demo set-up failed: {0}")]
     Demo(#[from] demo::DemoError),
+    #[error("invalid --outcome {0:?}: expected succeed, fail, partially-fail, hang or slow")]
+    Outcome(String),
+    #[error("cannot connect to the cluster: {0}")]
+    Kube(String),
+    #[error("no data directory: set --data-dir (neither XDG_DATA_HOME nor HOME is set)")]
+    NoDataDir,
 }
 
 pub(super) async fn run(command: Command) -> Result<(), CliError> {
     match command {
         Command::Crds(args) => crds_command(&args),
         Command::Sim(SimCommand::Apiserver(args)) => apiserver_command(args).await,
+        Command::Sim(SimCommand::Velero(args)) => velero_command(args).await,
         Command::Demo(args) => demo_command(args).await,
     }
 }
@@ -71,20 +88,24 @@ struct Served {
     task: tokio::task::JoinHandle<()>,
 }
 
-async fn serve_emulator(args: &EmulatorArgs, data_dir: &Path) -> Result<Served, CliError> {
+async fn serve_emulator(
+    listen: SocketAddr,
+    args: &EmulatorArgs,
+    data_dir: &Path,
+) -> Result<Served, CliError> {
     let server = ApiServer::new(EmulatorConfig {
         data_dir: Some(data_dir.to_path_buf()),
         audit_log: args.audit_log.clone(),
         ..EmulatorConfig::default()
     })?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|source| CliError::Listen {
-            addr: args.listen,
+            addr: listen,
             source,
         })?;
     let addr = listener.local_addr().map_err(|source| CliError::Listen {
-        addr: args.listen,
+        addr: listen,
         source,
     })?;
     let router = server.router();
@@ -152,7 +173,7 @@ async fn apiserver_command(args: ApiserverArgs) -> Result<(), CliError> {
         .iter()
         .map(|u| parse_user(u))
         .collect::<Result<Vec<_>, _>>()?;
-    let served = serve_emulator(&args.emulator, &args.data_dir).await?;
+    let served = serve_emulator(args.listen, &args.emulator, &args.data_dir).await?;
     write_kubeconfig(
         &served,
         &args.data_dir,
@@ -172,17 +193,151 @@ async fn apiserver_command(args: ApiserverArgs) -> Result<(), CliError> {
     wait_for_shutdown(served).await
 }
 
-async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
-    std::fs::create_dir_all(&args.data_dir).map_err(|source| CliError::Write {
-        path: args.data_dir.clone(),
+/// Where `nac demo` keeps its state when not told.
+fn default_data_dir() -> Result<PathBuf, CliError> {
+    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(xdg).join("nac").join("demo"));
+    }
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|home| PathBuf::from(home).join(".local/share/nac/demo"))
+        .ok_or(CliError::NoDataDir)
+}
+
+fn simulator_options(
+    args: &SimulatorArgs,
+    namespace: &str,
+    local_root: PathBuf,
+    download_base: url::Url,
+    default_item_delay: Duration,
+) -> Result<SimulatorOptions, CliError> {
+    let mut options = SimulatorOptions::new(namespace, local_root, download_base);
+    options.concurrent_backups = args.concurrent_backups.max(1);
+    options.item_delay = args
+        .item_delay_ms
+        .map(Duration::from_millis)
+        .unwrap_or(default_item_delay);
+    options.time_scale = args.time_scale;
+    options.default_outcome =
+        Outcome::parse(&args.outcome).ok_or_else(|| CliError::Outcome(args.outcome.clone()))?;
+    options.bsl_validation_interval = Duration::from_secs(args.bsl_interval_secs.max(1));
+    options.backup_sync_interval = Duration::from_secs(args.bsl_interval_secs.max(1));
+    Ok(options)
+}
+
+/// Binds the simulator's download endpoint and returns its base URL and serving task.
+async fn serve_downloads(
+    simulator_args: &SimulatorArgs,
+) -> Result<(tokio::net::TcpListener, url::Url), CliError> {
+    let addr = simulator_args.download_listen;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| CliError::Listen { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| CliError::Listen { addr, source })?;
+    let base =
+        url::Url::parse(&format!("http://{bound}/")).map_err(|e| CliError::Kube(e.to_string()))?;
+    Ok((listener, base))
+}
+
+fn start_simulator(
+    client: kube::Client,
+    options: SimulatorOptions,
+    listener: tokio::net::TcpListener,
+) {
+    let simulator = VeleroSimulator::new(client, options, Arc::new(UrlSigner::random()));
+    let router = simulator.download_router();
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "download endpoint stopped");
+        }
+    });
+    tokio::spawn(simulator.run());
+}
+
+async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
+    let config = match &args.kubeconfig {
+        Some(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| CliError::Kube(e.to_string()))?;
+            kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|e| CliError::Kube(e.to_string()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| CliError::Kube(e.to_string()))?,
+    };
+    let client = kube::Client::try_from(config).map_err(|e| CliError::Kube(e.to_string()))?;
+    std::fs::create_dir_all(&args.object_store_root).map_err(|source| CliError::Write {
+        path: args.object_store_root.clone(),
         source,
     })?;
-    let data_dir = std::fs::canonicalize(&args.data_dir).unwrap_or_else(|_| args.data_dir.clone());
-    let args = DemoArgs { data_dir, ..args };
-    let served = serve_emulator(&args.emulator, &args.data_dir).await?;
+    let (listener, base) = serve_downloads(&args.simulator).await?;
+    let options = simulator_options(
+        &args.simulator,
+        &args.namespace,
+        args.object_store_root.clone(),
+        base.clone(),
+        Duration::ZERO,
+    )?;
+    start_simulator(client, options, listener);
+    println!(
+        "nac velero simulator watching namespace {} (downloads at {base}, local buckets in {})",
+        args.namespace,
+        args.object_store_root.display()
+    );
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| CliError::Kube(e.to_string()))?;
+    Ok(())
+}
+
+/// A long-lived token for a service account of the demo.
+async fn service_account_token(
+    admin: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<String, CliError> {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let api: kube::Api<ServiceAccount> = kube::Api::namespaced(admin.clone(), namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: Vec::new(),
+            expiration_seconds: Some(365 * 24 * 3600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let issued = api
+        .create_token_request(name, &kube::api::PostParams::default(), &request)
+        .await
+        .map_err(|e| CliError::Kube(e.to_string()))?;
+    issued
+        .status
+        .map(|s| s.token)
+        .ok_or_else(|| CliError::Kube("the API server issued no token".into()))
+}
+
+async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
+    let data_dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => default_data_dir()?,
+    };
+    std::fs::create_dir_all(&data_dir).map_err(|source| CliError::Write {
+        path: data_dir.clone(),
+        source,
+    })?;
+    let data_dir = std::fs::canonicalize(&data_dir).unwrap_or(data_dir);
+    let served = serve_emulator(args.apiserver_listen, &args.emulator, &data_dir).await?;
     write_kubeconfig(
         &served,
-        &args.data_dir,
+        &data_dir,
         "admin",
         &served.server.admin_token(),
         "default",
@@ -192,38 +347,76 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let mut lines = Vec::new();
     for tenant in demo::TENANTS {
         let token = served.server.add_user(tenant.user, &[]);
-        write_kubeconfig(
-            &served,
-            &args.data_dir,
-            tenant.user,
-            &token,
-            tenant.namespace,
-        )?;
+        write_kubeconfig(&served, &data_dir, tenant.user, &token, tenant.namespace)?;
         lines.push(format!(
-            "  {:<6} owns namespace {:<7} KUBECONFIG={}",
+            "  {:<7} admin of {:<7}   KUBECONFIG={}",
             tenant.user,
             tenant.namespace,
-            args.data_dir
+            data_dir
                 .join(format!("kubeconfig-{}", tenant.user))
                 .display()
         ));
     }
+    let ci = demo::CI_BOT;
+    let ci_token = service_account_token(&admin, ci.namespace, ci.user).await?;
+    write_kubeconfig(&served, &data_dir, ci.user, &ci_token, ci.namespace)?;
+    lines.push(format!(
+        "  {:<7} CI in {:<7}      KUBECONFIG={}",
+        ci.user,
+        ci.namespace,
+        data_dir.join(format!("kubeconfig-{}", ci.user)).display()
+    ));
+
+    let velero_token =
+        service_account_token(&admin, demo::OADP_NAMESPACE, demo::VELERO_SERVICE_ACCOUNT).await?;
+    let object_store = data_dir.join("object-store");
+    std::fs::create_dir_all(&object_store).map_err(|source| CliError::Write {
+        path: object_store.clone(),
+        source,
+    })?;
+    let (listener, download_base) = serve_downloads(&args.simulator).await?;
+    let options = simulator_options(
+        &args.simulator,
+        demo::OADP_NAMESPACE,
+        object_store.clone(),
+        download_base.clone(),
+        Duration::from_millis(100),
+    )?;
+    start_simulator(served.server.client(&velero_token), options, listener);
     served.server.save()?;
-    println!("NAC demo cluster ready at {}", served.url);
+
+    println!("NAC demo is running:");
+    println!("  Kubernetes API (emulated)   {}", served.url);
     println!(
-        "  admin  (cluster-admin)         KUBECONFIG={}",
-        args.data_dir.join("kubeconfig-admin").display()
+        "  Velero 1.18 (simulated)     namespace {}, default BackupStorageLocation on {}",
+        demo::OADP_NAMESPACE,
+        object_store.display()
+    );
+    println!("  object-store downloads      {download_base}");
+    println!("Users:");
+    println!(
+        "  admin   cluster-admin         KUBECONFIG={}",
+        data_dir.join("kubeconfig-admin").display()
     );
     for l in lines {
         println!("{l}");
     }
+    println!("Try:");
     println!(
-        "Try: KUBECONFIG={} kubectl get nab",
-        args.data_dir.join("kubeconfig-alice").display()
+        "  export KUBECONFIG={}",
+        data_dir.join("kubeconfig-admin").display()
+    );
+    println!(
+        "  kubectl -n {} create -f - <<< '{{\"apiVersion\":\"velero.io/v1\",\"kind\":\"Backup\",\"metadata\":{{\"name\":\"team-a-1\"}},\"spec\":{{\"includedNamespaces\":[\"team-a\"]}}}}'",
+        demo::OADP_NAMESPACE
+    );
+    println!(
+        "  kubectl -n {} get backups.velero.io -w",
+        demo::OADP_NAMESPACE
     );
     println!(
         "Press Ctrl-C to stop; state is kept in {}.",
-        args.data_dir.display()
+        data_dir.display()
     );
     wait_for_shutdown(served).await
 }

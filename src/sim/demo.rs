@@ -1,16 +1,22 @@
 //! Demo seeding: what `nac demo` installs into a fresh emulated cluster — NAC's and Velero's CRDs,
-//! the OADP namespace, tenant namespaces with their owners' RBAC, and sample workloads to back up.
+//! the tenant RBAC of `deploy/rbac/`, the OADP namespace with Velero's service account and a
+//! default BackupStorageLocation on the local object store, tenant namespaces with their owners'
+//! bindings, a CI service account, and sample workloads to back up.
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service};
-use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use kube::core::NamespaceResourceScope;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::api::crds;
+use crate::api::velero::BackupStorageLocation;
+use crate::sim::velero::storage::LOCAL_PROVIDER;
 
 /// The namespace where the admin's OADP/Velero objects live.
 pub const OADP_NAMESPACE: &str = "openshift-adp";
@@ -34,10 +40,32 @@ pub const TENANTS: &[Tenant] = &[
     },
 ];
 
-/// Name of the ClusterRole that gives namespace admins/editors the non-admin resources.
-pub const TENANT_EDIT_ROLE: &str = "nac-nonadmin-edit";
-/// Name of the ClusterRole that gives namespace viewers read access to them.
-pub const TENANT_VIEW_ROLE: &str = "nac-nonadmin-view";
+/// The CI service account (namespace/name) allowed to create NonAdminBackups in team-a.
+pub const CI_BOT: Tenant = Tenant {
+    user: "ci-bot",
+    namespace: "team-a",
+};
+/// The service account Velero (here: the simulator) runs as.
+pub const VELERO_SERVICE_ACCOUNT: &str = "velero";
+/// The admin's default BackupStorageLocation.
+pub const DEFAULT_LOCATION: &str = "default";
+/// Its bucket on the local object store.
+pub const DEFAULT_BUCKET: &str = "velero";
+
+/// The tenant ClusterRoles shipped in `deploy/rbac/` (aggregated into admin/edit/view).
+const TENANT_ROLES_YAML: &str = include_str!("../../deploy/rbac/nonadmin-tenant-roles.yaml");
+
+/// Parses the ClusterRoles of `deploy/rbac/`.
+pub fn tenant_cluster_roles() -> Result<Vec<ClusterRole>, DemoError> {
+    serde_yaml::Deserializer::from_str(TENANT_ROLES_YAML)
+        .map(|doc| {
+            ClusterRole::deserialize(doc).map_err(|e| DemoError::Manifest {
+                what: "deploy/rbac/nonadmin-tenant-roles.yaml".into(),
+                reason: e.to_string(),
+            })
+        })
+        .collect()
+}
 
 /// Demo set-up failures.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +77,8 @@ pub enum DemoError {
         what: String,
         source: serde_json::Error,
     },
+    #[error("reading {what}: {reason}")]
+    Manifest { what: String, reason: String },
 }
 
 fn build<T: DeserializeOwned>(what: &str, value: serde_json::Value) -> Result<T, DemoError> {
@@ -103,37 +133,63 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
         ensure(&ns_api, &format!("namespace {ns}"), &object).await?;
     }
     let roles: Api<ClusterRole> = Api::all(admin.clone());
-    let resources = [
-        "nonadminbackups",
-        "nonadminrestores",
-        "nonadminbackupstoragelocations",
-        "nonadmindownloadrequests",
-        "nonadminschedules",
-    ];
-    let status: Vec<String> = resources.iter().map(|r| format!("{r}/status")).collect();
-    let edit: ClusterRole = build(
-        "edit role",
+    for role in tenant_cluster_roles()? {
+        let name = role.metadata.name.clone().unwrap_or_default();
+        ensure(&roles, &format!("cluster role {name}"), &role).await?;
+    }
+    // Velero runs as a service account with cluster-admin, as OADP installs it.
+    ensure_namespaced::<ServiceAccount>(
+        admin,
+        OADP_NAMESPACE,
+        "velero service account",
+        json!({"metadata": {"name": VELERO_SERVICE_ACCOUNT, "namespace": OADP_NAMESPACE}}),
+    )
+    .await?;
+    let cluster_bindings: Api<ClusterRoleBinding> = Api::all(admin.clone());
+    let velero_binding: ClusterRoleBinding = build(
+        "velero binding",
         json!({
-            "metadata": {"name": TENANT_EDIT_ROLE, "labels": {
-                "rbac.authorization.k8s.io/aggregate-to-admin": "true",
-                "rbac.authorization.k8s.io/aggregate-to-edit": "true"}},
-            "rules": [
-                {"apiGroups": ["oadp.openshift.io"], "resources": resources,
-                 "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
-                {"apiGroups": ["oadp.openshift.io"], "resources": status, "verbs": ["get"]}
-            ]
+            "metadata": {"name": "velero"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": VELERO_SERVICE_ACCOUNT, "namespace": OADP_NAMESPACE}]
         }),
     )?;
-    ensure(&roles, "edit role", &edit).await?;
-    let view: ClusterRole = build(
-        "view role",
+    ensure(&cluster_bindings, "velero binding", &velero_binding).await?;
+    let locations: Api<BackupStorageLocation> = Api::namespaced(admin.clone(), OADP_NAMESPACE);
+    let default_location: BackupStorageLocation = build(
+        "default backup storage location",
         json!({
-            "metadata": {"name": TENANT_VIEW_ROLE, "labels": {
-                "rbac.authorization.k8s.io/aggregate-to-view": "true"}},
-            "rules": [{"apiGroups": ["oadp.openshift.io"], "resources": resources, "verbs": ["get", "list", "watch"]}]
+            "apiVersion": "velero.io/v1", "kind": "BackupStorageLocation",
+            "metadata": {"name": DEFAULT_LOCATION, "namespace": OADP_NAMESPACE},
+            "spec": {"provider": LOCAL_PROVIDER, "default": true,
+                     "objectStorage": {"bucket": DEFAULT_BUCKET, "prefix": "velero"}}
         }),
     )?;
-    ensure(&roles, "view role", &view).await?;
+    ensure(
+        &locations,
+        "default backup storage location",
+        &default_location,
+    )
+    .await?;
+    // A CI pipeline's identity in team-a that may start backups there and nothing else.
+    ensure_namespaced::<ServiceAccount>(
+        admin,
+        CI_BOT.namespace,
+        "ci-bot service account",
+        json!({"metadata": {"name": CI_BOT.user, "namespace": CI_BOT.namespace}}),
+    )
+    .await?;
+    ensure_namespaced::<RoleBinding>(
+        admin,
+        CI_BOT.namespace,
+        "ci-bot binding",
+        json!({
+            "metadata": {"name": "ci-bot-backup-creator", "namespace": CI_BOT.namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "nac-nonadmin-backup-creator"},
+            "subjects": [{"kind": "ServiceAccount", "name": CI_BOT.user, "namespace": CI_BOT.namespace}]
+        }),
+    )
+    .await?;
     for t in TENANTS {
         let ns = t.namespace;
         ensure_namespaced::<RoleBinding>(

@@ -2,3 +2,4 @@
 //! No production path imports this module; only the `demo`/`sim` commands and tests wire it in.
 pub mod apiserver;
 pub mod demo;
+pub mod velero;

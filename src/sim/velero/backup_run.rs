@@ -1,0 +1,430 @@
+//! Runs one backup as Velero does once it is ReadyToStart: validation (FailedValidation with
+//! Velero's messages), InProgress with start time and expiration, collection of the selected
+//! objects through the API, progress as items are backed up, and Velero's object-store layout
+//! written to the location's bucket — tarball, resource list, logs, results, metadata.
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams};
+use serde_json::{Value, json};
+
+use super::cluster::{list_objects, served_resources};
+use super::engine::{Inner, SimError, as_json, timestamp};
+use super::options::Outcome;
+use super::selection::{BackupSelection, cohabiting_resource_key, object_labels};
+use super::tarball::{BackupItem, gzip, resource_list, write_backup_tarball};
+use super::validation::{
+    BackupValidationContext, BslState, DEFAULT_BACKUP_STORAGE_LOCATION, choose_storage_location,
+    effective_backup_ttl, validate_backup,
+};
+use crate::api::velero::labels::STORAGE_LOCATION;
+
+/// Label that keeps a namespace out of every backup.
+const EXCLUDE_FROM_BACKUP: &str = "velero.io/exclude-from-backup";
+/// Velero's backup format version.
+const FORMAT_VERSION: &str = "1.1.0";
+
+/// Velero's log lines (logrus text format).
+pub(super) struct LogWriter {
+    lines: Vec<String>,
+    context: String,
+}
+
+impl LogWriter {
+    pub(super) fn new(context: String) -> Self {
+        LogWriter {
+            lines: Vec::new(),
+            context,
+        }
+    }
+
+    pub(super) fn log(
+        &mut self,
+        now: chrono::DateTime<chrono::Utc>,
+        level: &str,
+        msg: &str,
+        fields: &[(&str, &str)],
+    ) {
+        let mut line = format!(
+            "time=\"{}\" level={level} msg={:?} {}",
+            timestamp(now),
+            msg,
+            self.context
+        );
+        for (k, v) in fields {
+            line.push_str(&format!(" {k}={v}"));
+        }
+        self.lines.push(line);
+    }
+
+    pub(super) fn gzipped(&self) -> Vec<u8> {
+        let mut text = self.lines.join("\n");
+        text.push('\n');
+        gzip(text.as_bytes())
+    }
+}
+
+/// Velero's results file: errors and warnings by scope.
+pub(super) fn results_json(
+    errors: &[(Option<String>, String)],
+    warnings: &[(Option<String>, String)],
+) -> Value {
+    fn scoped(entries: &[(Option<String>, String)]) -> Value {
+        let mut velero = Vec::new();
+        let mut namespaces = serde_json::Map::new();
+        for (ns, msg) in entries {
+            match ns {
+                Some(ns) => {
+                    let list = namespaces.entry(ns.clone()).or_insert_with(|| json!([]));
+                    if let Some(a) = list.as_array_mut() {
+                        a.push(json!(msg));
+                    }
+                }
+                None => velero.push(json!(msg)),
+            }
+        }
+        let mut out = json!({});
+        if !velero.is_empty() {
+            out["velero"] = json!(velero);
+        }
+        if !namespaces.is_empty() {
+            out["namespaces"] = Value::Object(namespaces);
+        }
+        out
+    }
+    json!({"errors": scoped(errors), "warnings": scoped(warnings)})
+}
+
+/// Runs backup `name` to its end.
+pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
+    let backups = inner.backups();
+    let backup = backups.get(name).await?;
+    let locations = inner.locations().list(&ListParams::default()).await?.items;
+    let choice = choose_storage_location(&backup.spec, &locations, DEFAULT_BACKUP_STORAGE_LOCATION);
+    let location = locations
+        .iter()
+        .find(|l| l.metadata.name.as_deref() == Some(choice.name.as_str()));
+    let namespace_objects: Vec<Value> = Api::<Namespace>::all(inner.client.clone())
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .map(as_json)
+        .collect();
+    let excluded_by_label: Vec<String> = namespace_objects
+        .iter()
+        .filter(|n| {
+            object_labels(n)
+                .get(EXCLUDE_FROM_BACKUP)
+                .is_some_and(|v| v == "true")
+        })
+        .filter_map(|n| {
+            n.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    let context = BackupValidationContext {
+        namespaces_excluded_by_label: &excluded_by_label,
+        volume_snapshot_locations: &[],
+    };
+    let mut errors = validate_backup(&backup.spec, &choice, BslState::of(location), &context);
+    let ttl = match effective_backup_ttl(&backup.spec) {
+        Ok(t) => t,
+        Err(e) => {
+            errors.push(format!("invalid TTL: {e}"));
+            Duration::ZERO
+        }
+    };
+    let (Some(location), true) = (location, errors.is_empty()) else {
+        inner
+            .patch(
+                &backups,
+                name,
+                json!({"status": {"phase": "FailedValidation", "validationErrors": errors, "version": 1,
+                                  "formatVersion": FORMAT_VERSION, "queuePosition": null}}),
+            )
+            .await?;
+        return Ok(());
+    };
+    let started = inner.clock.now();
+    let expiration = started + chrono::Duration::from_std(ttl).unwrap_or_default();
+    let mut spec_patch = json!({});
+    if choice.server_specified {
+        spec_patch["storageLocation"] = json!(choice.name);
+    }
+    inner
+        .patch(
+            &backups,
+            name,
+            json!({
+                "metadata": {"labels": {STORAGE_LOCATION: choice.name}},
+                "spec": spec_patch,
+                "status": {"phase": "InProgress", "startTimestamp": timestamp(started), "expiration": timestamp(expiration),
+                           "version": 1, "formatVersion": FORMAT_VERSION, "queuePosition": null, "progress": {}}
+            }),
+        )
+        .await?;
+    let outcome = Outcome::of(&as_json(&backup), inner.options.default_outcome);
+    if outcome == Outcome::Hang {
+        tracing::info!(backup = %name, "simulating a hung backup: it stays InProgress");
+        return Ok(());
+    }
+
+    let mut log = LogWriter::new(format!("backup={}/{name}", inner.options.namespace));
+    log.log(started, "info", "Setting up backup temp file", &[]);
+    log.log(started, "info", "Starting backup", &[]);
+    let items = collect(&inner, &backup.spec, &namespace_objects, &mut log).await?;
+    let total = items.len() as i64;
+    inner
+        .patch(
+            &backups,
+            name,
+            json!({"status": {"progress": {"totalItems": total, "itemsBackedUp": 0}}}),
+        )
+        .await?;
+    let delay = match outcome {
+        Outcome::Slow => inner.options.item_delay * 10,
+        _ => inner.options.item_delay,
+    };
+    let mut last_report = Instant::now();
+    for (done, item) in items.iter().enumerate() {
+        if !delay.is_zero() {
+            inner.clock.sleep(delay).await;
+        }
+        log.log(
+            inner.clock.now(),
+            "info",
+            "Backed up item",
+            &[
+                ("name", &item.name),
+                ("namespace", item.namespace.as_deref().unwrap_or("")),
+                ("resource", &item.group_resource()),
+            ],
+        );
+        let finished = done + 1 == items.len();
+        if finished || last_report.elapsed() >= Duration::from_millis(250) {
+            last_report = Instant::now();
+            inner
+                .patch(
+                    &backups,
+                    name,
+                    json!({"status": {"progress": {"totalItems": total, "itemsBackedUp": done as i64 + 1}}}),
+                )
+                .await?;
+        }
+    }
+
+    let store = inner.store_for(location).await?;
+    let layout = store.layout().clone();
+    if outcome == Outcome::Fail {
+        let reason = "simulated failure (sim.velero.nac.openshift.io/outcome=fail)";
+        log.log(inner.clock.now(), "error", reason, &[]);
+        store
+            .put(&layout.backup_log_key(name), Bytes::from(log.gzipped()))
+            .await?;
+        inner
+            .patch(
+                &backups,
+                name,
+                json!({"status": {"phase": "Failed", "failureReason": reason, "completionTimestamp": timestamp(inner.clock.now()), "errors": 1}}),
+            )
+            .await?;
+        return Ok(());
+    }
+    let mut item_errors = Vec::new();
+    if outcome == Outcome::PartiallyFail
+        && let Some(first) = items.first()
+    {
+        item_errors.push((
+            first.namespace.clone(),
+            format!(
+                "simulated error backing up {} {}",
+                first.group_resource(),
+                first.name
+            ),
+        ));
+    }
+    let tarball = write_backup_tarball(&items).map_err(|e| SimError::Other(e.to_string()))?;
+    let list =
+        serde_json::to_vec(&resource_list(&items)).map_err(|e| SimError::Other(e.to_string()))?;
+    inner
+        .patch(&backups, name, json!({"status": {"phase": "Finalizing"}}))
+        .await?;
+    store
+        .put(&layout.backup_contents_key(name), Bytes::from(tarball))
+        .await?;
+    store
+        .put(
+            &layout.backup_resource_list_key(name),
+            Bytes::from(gzip(&list)),
+        )
+        .await?;
+    let completed = inner.clock.now();
+    log.log(completed, "info", "Backup completed", &[]);
+    store
+        .put(&layout.backup_log_key(name), Bytes::from(log.gzipped()))
+        .await?;
+    let results = serde_json::to_vec(&results_json(&item_errors, &[]))
+        .map_err(|e| SimError::Other(e.to_string()))?;
+    store
+        .put(
+            &layout.backup_results_key(name),
+            Bytes::from(gzip(&results)),
+        )
+        .await?;
+    let phase = if item_errors.is_empty() {
+        "Completed"
+    } else {
+        "PartiallyFailed"
+    };
+    let final_status = json!({
+        "phase": phase, "completionTimestamp": timestamp(completed), "errors": item_errors.len(), "warnings": 0,
+        "progress": {"totalItems": total, "itemsBackedUp": total}
+    });
+    // velero-backup.json carries the backup as it ends, so a sync elsewhere recreates it whole.
+    let mut metadata = as_json(&backups.get(name).await?);
+    merge(&mut metadata["status"], &final_status);
+    if let Some(m) = metadata.get_mut("metadata").and_then(Value::as_object_mut) {
+        for f in [
+            "uid",
+            "resourceVersion",
+            "managedFields",
+            "generation",
+            "creationTimestamp",
+        ] {
+            m.remove(f);
+        }
+    }
+    let metadata = serde_json::to_vec(&metadata).map_err(|e| SimError::Other(e.to_string()))?;
+    store
+        .put(&layout.backup_metadata_key(name), Bytes::from(metadata))
+        .await?;
+    inner
+        .patch(&backups, name, json!({"status": final_status}))
+        .await?;
+    Ok(())
+}
+
+fn merge(target: &mut Value, patch: &Value) {
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let (Some(t), Some(p)) = (target.as_object_mut(), patch.as_object()) {
+        for (k, v) in p {
+            t.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Reads every selected object through the API, as Velero's item collector does.
+async fn collect(
+    inner: &Inner,
+    spec: &crate::api::velero::BackupSpec,
+    namespace_objects: &[Value],
+    log: &mut LogWriter,
+) -> Result<Vec<BackupItem>, SimError> {
+    let resources = served_resources(&inner.client).await?;
+    let infos: Vec<_> = resources.iter().map(|r| r.info.clone()).collect();
+    let selection = BackupSelection::new(spec, namespace_objects, &infos)
+        .map_err(|e| SimError::Other(e.to_string()))?;
+    let namespaces: Vec<String> = namespace_objects
+        .iter()
+        .filter_map(|n| n.pointer("/metadata/name").and_then(Value::as_str))
+        .filter(|n| selection.includes_namespace(n))
+        .map(str::to_string)
+        .collect();
+    let mut items = Vec::new();
+    let mut cohabiting_seen = BTreeSet::new();
+    let mut namespace_resource = None;
+    for resource in &resources {
+        if !resource.listable {
+            continue;
+        }
+        if resource.info.is_namespaces() {
+            namespace_resource = Some(resource);
+            continue;
+        }
+        if !selection.includes_resource(&resource.info) {
+            continue;
+        }
+        if let Some(key) = cohabiting_resource_key(&resource.info)
+            && !cohabiting_seen.insert(key)
+        {
+            continue;
+        }
+        let scopes: Vec<Option<&str>> = if resource.info.namespaced {
+            namespaces.iter().map(|n| Some(n.as_str())).collect()
+        } else {
+            vec![None]
+        };
+        for scope in scopes {
+            let objects = match list_objects(&inner.client, resource, scope).await {
+                Ok(o) => o,
+                Err(e) => {
+                    log.log(
+                        inner.clock.now(),
+                        "warning",
+                        &format!("cannot list {}: {e}", resource.info.plural),
+                        &[],
+                    );
+                    continue;
+                }
+            };
+            for object in objects {
+                if !selection.includes_object(&resource.info, &object) {
+                    continue;
+                }
+                items.push(item_of(&resource.info, object));
+            }
+        }
+    }
+    if let Some(ns_resource) = namespace_resource
+        && selection.includes_resource(&ns_resource.info)
+    {
+        let with_items: BTreeSet<String> =
+            items.iter().filter_map(|i| i.namespace.clone()).collect();
+        let wanted = selection.namespaces_to_back_up(namespace_objects, &with_items);
+        for object in namespace_objects {
+            let n = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if wanted.contains(n) {
+                let mut object = object.clone();
+                object["apiVersion"] = json!("v1");
+                object["kind"] = json!("Namespace");
+                items.push(item_of(&ns_resource.info, object));
+            }
+        }
+    }
+    Ok(items)
+}
+
+fn item_of(info: &super::selection::ApiResourceInfo, object: Value) -> BackupItem {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let namespace = if info.namespaced {
+        object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    } else {
+        None
+    };
+    BackupItem {
+        group: info.group.clone(),
+        version: info.version.clone(),
+        kind: info.kind.clone(),
+        resource: info.plural.clone(),
+        namespace,
+        name,
+        object,
+    }
+}

@@ -34,6 +34,16 @@ else
   echo "==> kubectl not found: the kubectl suite will skip with a printed reason"
 fi
 
+# tests/velero_storage_s3.rs runs the simulator's object storage against s3s-fs, a real
+# S3-compatible server from crates.io (0.15+ needs a newer rustc than ours). `cargo install`
+# puts it in ~/.cargo/bin; it is built once and reused on later runs.
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v s3s-fs >/dev/null 2>&1; then
+  echo "==> installing s3s-fs 0.14.1 (cargo install, a few minutes once)"
+  # Its own temporary target dir: no release build of s3s in the project's shared one.
+  env -u CARGO_TARGET_DIR cargo install --locked s3s-fs@0.14.1 --features binary
+fi
+
 echo "==> cargo test"
 cargo test --lib --bins --tests -- --test-threads=2
 

@@ -395,7 +395,7 @@ mod tests {
     fn padded_key_is_plain_hmac_sha256() {
         let key = [9u8; 32];
         let query = UrlSigner::with_key(key).sign("b", "k", at(100));
-        let mut reference = HmacSha256::new_from_slice(&key).unwrap();
+        let mut reference = <HmacSha256 as Mac>::new_from_slice(&key).unwrap();
         for part in ["nac-sim-download-v1", "1", "b", "1", "k", "100"] {
             reference.update(part.as_bytes());
             reference.update(b"\n");

@@ -1,0 +1,576 @@
+//! End-to-end behaviour of the Velero simulator on the in-process emulator: backups that really
+//! copy objects and restores that bring them back, the backup queue, DeleteBackupRequests,
+//! signed download URLs, storage-location validation and sync, schedules and TTL expiry.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Client;
+use kube::api::{Api, DeleteParams, PostParams};
+use nac::api::velero::{
+    Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
+};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, OADP_NAMESPACE};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::{OUTCOME_ANNOTATION, SimulatorOptions};
+use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::velero::tarball::gunzip;
+use serde_json::{Value, json};
+
+struct Env {
+    admin: Client,
+    object_store: tempfile::TempDir,
+    _server: ApiServer,
+}
+
+async fn env_with(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    let object_store = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    let mut options =
+        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
+    options.resync_interval = Duration::from_millis(100);
+    options.bsl_validation_interval = Duration::from_millis(500);
+    options.backup_sync_interval = Duration::from_millis(500);
+    configure(&mut options);
+    let simulator = VeleroSimulator::new(admin.clone(), options, Arc::new(UrlSigner::random()));
+    let router = simulator.download_router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    tokio::spawn(simulator.run());
+    Env {
+        admin,
+        object_store,
+        _server: server,
+    }
+}
+
+async fn env() -> Env {
+    env_with(|_| {}).await
+}
+
+fn api<K>(c: &Client) -> Api<K>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+{
+    Api::namespaced(c.clone(), OADP_NAMESPACE)
+}
+
+async fn create<K>(c: &Client, object: Value) -> K
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let typed: K = serde_json::from_value(object).unwrap();
+    api::<K>(c)
+        .create(&PostParams::default(), &typed)
+        .await
+        .unwrap()
+}
+
+fn backup(name: &str, namespaces: &[&str]) -> Value {
+    json!({"apiVersion": "velero.io/v1", "kind": "Backup",
+           "metadata": {"name": name, "namespace": OADP_NAMESPACE},
+           "spec": {"includedNamespaces": namespaces}})
+}
+
+/// Polls `get` until `done` holds for its JSON, or fails after `secs`.
+async fn wait_for<K>(c: &Client, name: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut last = Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(o) = api::<K>(c).get_opt(name).await.unwrap() {
+            last = serde_json::to_value(&o).unwrap();
+            if done(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {name}; last seen: {last}");
+}
+
+async fn wait_gone<K>(c: &Client, name: &str, secs: u64)
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if api::<K>(c).get_opt(name).await.unwrap().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{name} still exists after {secs}s");
+}
+
+fn phase(v: &Value) -> &str {
+    v.pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// A plain HTTP GET (status, body) without pulling an HTTP client crate into the tests.
+async fn http_get(url: &str) -> (u16, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let parsed = url::Url::parse(url).unwrap();
+    let addr = format!("{}:{}", parsed.host_str().unwrap(), parsed.port().unwrap());
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let path = match parsed.query() {
+        Some(q) => format!("{}?{q}", parsed.path()),
+        None => parsed.path().to_string(),
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, body)
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") else {
+            break;
+        };
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16)
+                .unwrap();
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[line_end + 2 + size + 2..];
+    }
+    out
+}
+
+#[tokio::test]
+async fn backup_then_restore_brings_deleted_objects_back() {
+    let e = env().await;
+    create::<Backup>(&e.admin, backup("b1", &["team-a"])).await;
+    let done = wait_for::<Backup>(&e.admin, "b1", 20, |b| phase(b) == "Completed").await;
+    let total = done
+        .pointer("/status/progress/totalItems")
+        .and_then(Value::as_i64)
+        .unwrap();
+    assert!(
+        total >= 6,
+        "configmap, secret, pvc, deployment, service, service accounts, namespace: {done}"
+    );
+    assert_eq!(
+        done.pointer("/status/progress/itemsBackedUp")
+            .and_then(Value::as_i64),
+        Some(total)
+    );
+    assert_eq!(
+        done.pointer("/metadata/labels/velero.io~1storage-location")
+            .and_then(Value::as_str),
+        Some("default")
+    );
+    assert!(
+        done.pointer("/status/expiration").is_some()
+            && done.pointer("/status/startTimestamp").is_some()
+    );
+    let dir = e.object_store.path().join("velero/velero/backups/b1");
+    for file in [
+        "velero-backup.json",
+        "b1.tar.gz",
+        "b1-resource-list.json.gz",
+        "b1-logs.gz",
+        "b1-results.gz",
+    ] {
+        assert!(dir.join(file).exists(), "{file} written");
+    }
+    // Nothing of team-b was taken.
+    let list: Value = serde_json::from_slice(
+        &gunzip(&std::fs::read(dir.join("b1-resource-list.json.gz")).unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        list["v1/ConfigMap"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("team-a/web-config"))
+    );
+    assert!(!list.to_string().contains("team-b"), "{list}");
+
+    let cms: Api<ConfigMap> = Api::namespaced(e.admin.clone(), "team-a");
+    let deployments: Api<Deployment> = Api::namespaced(e.admin.clone(), "team-a");
+    cms.delete("web-config", &DeleteParams::default())
+        .await
+        .unwrap();
+    deployments
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    create::<Restore>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Restore", "metadata": {"name": "r1", "namespace": OADP_NAMESPACE},
+               "spec": {"backupName": "b1"}}),
+    )
+    .await;
+    let restored = wait_for::<Restore>(&e.admin, "r1", 20, |r| phase(r) == "Completed").await;
+    assert!(
+        restored
+            .pointer("/status/progress/itemsRestored")
+            .and_then(Value::as_i64)
+            .unwrap()
+            > 0
+    );
+    let cm = cms.get("web-config").await.unwrap();
+    let labels = cm.metadata.labels.unwrap();
+    assert_eq!(labels["velero.io/backup-name"], "b1");
+    assert_eq!(labels["velero.io/restore-name"], "r1");
+    assert_eq!(cm.data.unwrap()["greeting"], "hello from team-a");
+    assert!(deployments.get("web").await.is_ok());
+    assert!(
+        e.object_store
+            .path()
+            .join("velero/velero/restores/r1/restore-r1-logs.gz")
+            .exists()
+    );
+
+    // namespaceMapping restores into a new namespace.
+    create::<Restore>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Restore", "metadata": {"name": "r2", "namespace": OADP_NAMESPACE},
+               "spec": {"backupName": "b1", "namespaceMapping": {"team-a": "team-a-copy"}, "includedResources": ["configmaps"]}}),
+    )
+    .await;
+    wait_for::<Restore>(&e.admin, "r2", 20, |r| phase(r) == "Completed").await;
+    let copy: Api<ConfigMap> = Api::namespaced(e.admin.clone(), "team-a-copy");
+    assert_eq!(
+        copy.get("web-config")
+            .await
+            .unwrap()
+            .metadata
+            .namespace
+            .as_deref(),
+        Some("team-a-copy")
+    );
+    assert!(
+        Api::<Deployment>::namespaced(e.admin.clone(), "team-a-copy")
+            .get_opt("web")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn queue_positions_follow_creation_order_and_namespace_overlap() {
+    let e = env_with(|o| {
+        o.concurrent_backups = 2;
+        o.item_delay = Duration::from_millis(150);
+    })
+    .await;
+    create::<Backup>(&e.admin, backup("q1", &["team-a"])).await;
+    wait_for::<Backup>(&e.admin, "q1", 10, |b| phase(b) == "InProgress").await;
+    create::<Backup>(&e.admin, backup("q2", &["team-a"])).await;
+    create::<Backup>(&e.admin, backup("q3", &["team-b"])).await;
+    // q2 overlaps the running q1 and waits first in the queue; q3 does not and starts.
+    let q2 = wait_for::<Backup>(&e.admin, "q2", 10, |b| phase(b) == "Queued").await;
+    assert_eq!(
+        q2.pointer("/status/queuePosition").and_then(Value::as_i64),
+        Some(1)
+    );
+    wait_for::<Backup>(&e.admin, "q3", 10, |b| {
+        matches!(phase(b), "InProgress" | "Completed")
+    })
+    .await;
+    // When q1 finishes, q2 runs.
+    wait_for::<Backup>(&e.admin, "q1", 20, |b| phase(b) == "Completed").await;
+    wait_for::<Backup>(&e.admin, "q2", 20, |b| phase(b) == "Completed").await;
+
+    // With one slot, later backups queue behind in creation order and move up.
+    let e = env_with(|o| o.item_delay = Duration::from_millis(100)).await;
+    for (name, ns) in [("s1", "team-a"), ("s2", "team-b"), ("s3", "team-b")] {
+        create::<Backup>(&e.admin, backup(name, &[ns])).await;
+    }
+    let s3 = wait_for::<Backup>(&e.admin, "s3", 10, |b| {
+        b.pointer("/status/queuePosition").and_then(Value::as_i64) == Some(2)
+    })
+    .await;
+    assert_eq!(phase(&s3), "Queued");
+    wait_for::<Backup>(&e.admin, "s3", 20, |b| {
+        b.pointer("/status/queuePosition").and_then(Value::as_i64) == Some(1)
+    })
+    .await;
+    wait_for::<Backup>(&e.admin, "s3", 30, |b| phase(b) == "Completed").await;
+}
+
+#[tokio::test]
+async fn delete_backup_request_removes_data_restores_and_the_backup() {
+    let e = env().await;
+    create::<Backup>(&e.admin, backup("d1", &["team-a"])).await;
+    wait_for::<Backup>(&e.admin, "d1", 20, |b| phase(b) == "Completed").await;
+    create::<Restore>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Restore", "metadata": {"name": "d1-restore", "namespace": OADP_NAMESPACE},
+               "spec": {"backupName": "d1"}}),
+    )
+    .await;
+    wait_for::<Restore>(&e.admin, "d1-restore", 20, |r| phase(r) == "Completed").await;
+    let dir = e.object_store.path().join("velero/velero/backups/d1");
+    assert!(dir.join("d1.tar.gz").exists());
+    create::<DeleteBackupRequest>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "DeleteBackupRequest",
+               "metadata": {"name": "del-d1", "namespace": OADP_NAMESPACE}, "spec": {"backupName": "d1"}}),
+    )
+    .await;
+    let processed =
+        wait_for::<DeleteBackupRequest>(&e.admin, "del-d1", 20, |r| phase(r) == "Processed").await;
+    assert!(processed.pointer("/status/errors").is_none(), "{processed}");
+    wait_gone::<Backup>(&e.admin, "d1", 10).await;
+    wait_gone::<Restore>(&e.admin, "d1-restore", 10).await;
+    assert!(!dir.join("d1.tar.gz").exists());
+
+    // A running backup cannot be deleted.
+    let mut hung = backup("d2", &["team-a"]);
+    hung["metadata"]["annotations"] = json!({OUTCOME_ANNOTATION: "hang"});
+    create::<Backup>(&e.admin, hung).await;
+    wait_for::<Backup>(&e.admin, "d2", 10, |b| phase(b) == "InProgress").await;
+    create::<DeleteBackupRequest>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "DeleteBackupRequest",
+               "metadata": {"name": "del-d2", "namespace": OADP_NAMESPACE}, "spec": {"backupName": "d2"}}),
+    )
+    .await;
+    let refused =
+        wait_for::<DeleteBackupRequest>(&e.admin, "del-d2", 10, |r| phase(r) == "Processed").await;
+    assert_eq!(
+        refused.pointer("/status/errors/0").and_then(Value::as_str),
+        Some("backup is still in progress")
+    );
+    assert!(
+        api::<Backup>(&e.admin)
+            .get_opt("d2")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn download_requests_serve_signed_urls_and_refuse_tampering_and_expiry() {
+    // Ten simulated minutes pass in about two real seconds.
+    let e = env_with(|o| o.time_scale = 300.0).await;
+    create::<Backup>(&e.admin, backup("dl", &["team-a"])).await;
+    wait_for::<Backup>(&e.admin, "dl", 20, |b| phase(b) == "Completed").await;
+    create::<DownloadRequest>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "DownloadRequest", "metadata": {"name": "dl-log", "namespace": OADP_NAMESPACE},
+               "spec": {"target": {"kind": "BackupLog", "name": "dl"}}}),
+    )
+    .await;
+    let processed =
+        wait_for::<DownloadRequest>(&e.admin, "dl-log", 10, |r| phase(r) == "Processed").await;
+    let url = processed
+        .pointer("/status/downloadURL")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_string();
+    let (status, body) = http_get(&url).await;
+    assert_eq!(status, 200);
+    let log = String::from_utf8(gunzip(&body).unwrap()).unwrap();
+    assert!(log.contains("Backed up item"), "{log}");
+    assert!(log.contains("backup=openshift-adp/dl"));
+    // Tampered: another object under the same signature.
+    let tampered = url.replace("dl-logs.gz", "dl-results.gz");
+    assert_eq!(http_get(&tampered).await.0, 403);
+    let sig_pos = url.find("signature=").unwrap() + "signature=".len();
+    let mut bad_sig = url.clone();
+    let flipped = if &url[sig_pos..sig_pos + 1] == "0" {
+        "1"
+    } else {
+        "0"
+    };
+    bad_sig.replace_range(sig_pos..sig_pos + 1, flipped);
+    assert_eq!(http_get(&bad_sig).await.0, 403);
+    // Expired after ten simulated minutes; the request object is deleted too.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(http_get(&url).await.0, 403);
+    wait_gone::<DownloadRequest>(&e.admin, "dl-log", 10).await;
+}
+
+#[tokio::test]
+async fn unavailable_or_missing_location_fails_validation() {
+    let e = env().await;
+    create::<BackupStorageLocation>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "BackupStorageLocation",
+               "metadata": {"name": "broken", "namespace": OADP_NAMESPACE},
+               "spec": {"provider": "aws", "objectStorage": {"bucket": "nowhere"},
+                        "config": {"region": "us-east-1", "s3Url": "http://127.0.0.1:9", "s3ForcePathStyle": "true"}}}),
+    )
+    .await;
+    let bsl =
+        wait_for::<BackupStorageLocation>(&e.admin, "broken", 20, |l| phase(l) == "Unavailable")
+            .await;
+    assert!(
+        bsl.pointer("/status/message")
+            .and_then(Value::as_str)
+            .unwrap()
+            .contains("broken")
+    );
+    let mut b = backup("to-broken", &["team-a"]);
+    b["spec"]["storageLocation"] = json!("broken");
+    create::<Backup>(&e.admin, b).await;
+    let failed = wait_for::<Backup>(&e.admin, "to-broken", 10, |b| {
+        phase(b) == "FailedValidation"
+    })
+    .await;
+    assert_eq!(
+        failed.pointer("/status/validationErrors").unwrap(),
+        &json!([
+            "backup can't be created because BackupStorageLocation broken is in Unavailable status."
+        ])
+    );
+    let mut m = backup("to-missing", &["team-a"]);
+    m["spec"]["storageLocation"] = json!("missing");
+    create::<Backup>(&e.admin, m).await;
+    let failed = wait_for::<Backup>(&e.admin, "to-missing", 10, |b| {
+        phase(b) == "FailedValidation"
+    })
+    .await;
+    assert!(
+        failed
+            .pointer("/status/validationErrors")
+            .unwrap()
+            .to_string()
+            .contains("not found")
+    );
+}
+
+#[tokio::test]
+async fn sync_recreates_backups_missing_from_the_cluster() {
+    let e = env().await;
+    create::<Backup>(&e.admin, backup("kept", &["team-a"])).await;
+    wait_for::<Backup>(&e.admin, "kept", 20, |b| phase(b) == "Completed").await;
+    api::<Backup>(&e.admin)
+        .delete("kept", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone::<Backup>(&e.admin, "kept", 5).await;
+    let back = wait_for::<Backup>(&e.admin, "kept", 20, |b| phase(b) == "Completed").await;
+    assert_eq!(
+        back.pointer("/metadata/labels/velero.io~1storage-location")
+            .and_then(Value::as_str),
+        Some("default")
+    );
+    assert!(back.pointer("/status/completionTimestamp").is_some());
+}
+
+#[tokio::test]
+async fn schedules_create_named_backups_and_ttl_expiry_deletes_them() {
+    // An hour of simulated time per real second.
+    let e = env_with(|o| o.time_scale = 3600.0).await;
+    create::<Schedule>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Schedule", "metadata": {"name": "nightly", "namespace": OADP_NAMESPACE},
+               "spec": {"schedule": "0 * * * *", "template": {"includedNamespaces": ["team-b"], "ttl": "2h0m0s"}}}),
+    )
+    .await;
+    let schedule = wait_for::<Schedule>(&e.admin, "nightly", 10, |s| {
+        s.pointer("/status/lastBackup").is_some()
+    })
+    .await;
+    assert_eq!(phase(&schedule), "Enabled");
+    let backups = api::<Backup>(&e.admin);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut names: Vec<String>;
+    loop {
+        names = backups
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|b| {
+                b.metadata.labels.as_ref().is_some_and(|l| {
+                    l.get("velero.io/schedule-name").map(String::as_str) == Some("nightly")
+                })
+            })
+            .map(|b| b.metadata.name.unwrap())
+            .collect();
+        if names.len() >= 2 || tokio::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        names.len() >= 2,
+        "hourly runs happen every simulated hour: {names:?}"
+    );
+    for n in &names {
+        assert!(
+            n.starts_with("nightly-") && n.len() == "nightly-".len() + 14,
+            "{n}"
+        );
+    }
+    // Each expires two simulated hours after it started and is deleted through a request.
+    let first = names.iter().min().unwrap().clone();
+    wait_gone::<Backup>(&e.admin, &first, 20).await;
+    let requests = api::<DeleteBackupRequest>(&e.admin)
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert!(requests.items.iter().any(|r| r.spec.backup_name == first));
+
+    // Invalid cron is reported on the schedule.
+    create::<Schedule>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Schedule", "metadata": {"name": "bad", "namespace": OADP_NAMESPACE},
+               "spec": {"schedule": "not a cron", "template": {}}}),
+    )
+    .await;
+    let bad = wait_for::<Schedule>(&e.admin, "bad", 10, |s| phase(s) == "FailedValidation").await;
+    assert!(bad.pointer("/status/validationErrors/0").is_some());
+}
+
+#[tokio::test]
+async fn failure_injection_by_annotation() {
+    let e = env().await;
+    let mut failing = backup("f1", &["team-a"]);
+    failing["metadata"]["annotations"] = json!({OUTCOME_ANNOTATION: "fail"});
+    create::<Backup>(&e.admin, failing).await;
+    let failed = wait_for::<Backup>(&e.admin, "f1", 20, |b| phase(b) == "Failed").await;
+    assert!(failed.pointer("/status/failureReason").is_some());
+    let mut partial = backup("f2", &["team-a"]);
+    partial["metadata"]["annotations"] = json!({OUTCOME_ANNOTATION: "partially-fail"});
+    create::<Backup>(&e.admin, partial).await;
+    let p = wait_for::<Backup>(&e.admin, "f2", 20, |b| phase(b) == "PartiallyFailed").await;
+    assert_eq!(p.pointer("/status/errors").and_then(Value::as_i64), Some(1));
+}

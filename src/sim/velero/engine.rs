@@ -180,14 +180,6 @@ fn backup_phase(b: &Backup) -> Option<BackupPhase> {
     b.status.as_ref().and_then(|s| s.phase.clone())
 }
 
-fn is_new_backup(b: &Backup) -> bool {
-    match backup_phase(b) {
-        None | Some(BackupPhase::New) => true,
-        Some(BackupPhase::Other(p)) => p.is_empty(),
-        _ => false,
-    }
-}
-
 fn restore_phase(r: &Restore) -> Option<RestorePhase> {
     r.status.as_ref().and_then(|s| s.phase.clone())
 }
@@ -706,7 +698,6 @@ impl VeleroSimulator {
                 inner.finish_backup(&name);
             });
         }
-        let _ = is_new_backup;
         Ok(())
     }
 
@@ -775,6 +766,22 @@ impl VeleroSimulator {
                 continue;
             }
             let name = name_of(&request.metadata);
+            // Velero labels the request with its backup and marks it InProgress before working.
+            let backup_name = request.spec.backup_name.clone();
+            let has_label = request.metadata.labels.as_ref().and_then(|l| l.get(BACKUP_NAME)) == Some(&backup_name);
+            if !has_label {
+                inner
+                    .patch(&inner.delete_requests(), &name, json!({"metadata": {"labels": {BACKUP_NAME: backup_name}}}))
+                    .await?;
+            }
+            match inner
+                .delete_requests()
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "InProgress"}})))
+                .await
+            {
+                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
             let outcome = delete_backup(inner, &request.spec.backup_name).await;
             let errors: Vec<String> = match outcome {
                 Ok(errs) => errs,

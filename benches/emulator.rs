@@ -42,10 +42,10 @@ impl Sizes {
     fn quick() -> Sizes {
         Sizes {
             label: "quick",
-            objects: 200,
-            list_sizes: vec![10, 100, 500],
+            objects: 500,
+            list_sizes: vec![10, 100, 1000],
             list_reps: 20,
-            watch_events: 50,
+            watch_events: 200,
             watchers: vec![1, 10, 100],
             writers: 8,
         }
@@ -54,10 +54,10 @@ impl Sizes {
     fn full() -> Sizes {
         Sizes {
             label: "full",
-            objects: 2000,
-            list_sizes: vec![10, 100, 1000, 5000],
+            objects: 5000,
+            list_sizes: vec![10, 100, 1000, 10_000],
             list_reps: 50,
-            watch_events: 500,
+            watch_events: 1000,
             watchers: vec![1, 10, 100],
             writers: 8,
         }

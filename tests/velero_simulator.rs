@@ -159,10 +159,7 @@ async fn http_get(url: &str) -> (u16, Vec<u8>) {
 
 fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
         let size =
             usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16)
                 .unwrap();

@@ -67,6 +67,9 @@ pub enum ApiError {
     },
     #[error("too old resource version")]
     Gone(String),
+    /// A 422 without field causes (a JSON patch that cannot be applied).
+    #[error("{0}")]
+    Unprocessable(String),
     #[error("method not allowed")]
     MethodNotAllowed(String),
     #[error("unsupported media type")]
@@ -90,7 +93,7 @@ impl ApiError {
             ApiError::AlreadyExists(_) | ApiError::Conflict { .. } => 409,
             ApiError::Gone(_) => 410,
             ApiError::UnsupportedMediaType(_) => 415,
-            ApiError::Invalid { .. } => 422,
+            ApiError::Invalid { .. } | ApiError::Unprocessable(_) => 422,
             ApiError::Internal { code, .. } => *code,
         }
     }
@@ -167,6 +170,8 @@ impl ApiError {
                 )
             }
             ApiError::Gone(m) => ("Expired", m.clone(), None),
+            // kube's NewGenericServerResponse(422) carries reason Invalid and no causes.
+            ApiError::Unprocessable(m) => ("Invalid", m.clone(), None),
             ApiError::MethodNotAllowed(m) => ("MethodNotAllowed", m.clone(), None),
             ApiError::NotAcceptable(m) => ("NotAcceptable", m.clone(), None),
             ApiError::UnsupportedMediaType(m) => ("UnsupportedMediaType", m.clone(), None),

@@ -795,24 +795,13 @@ impl State {
         let mut current = self.present(info, version, (*old).clone());
         match kind {
             PatchKind::Merge => {
-                if !patch_body.is_object() {
-                    return Err(ApiError::BadRequest(
-                        "a merge patch must be a JSON object".into(),
-                    ));
-                }
+                patch::check_merge_patch(patch_body).map_err(patch_error)?;
                 patch::merge_patch(&mut current, patch_body);
             }
-            PatchKind::Json => {
-                patch::json_patch(&mut current, patch_body).map_err(|e| ApiError::Invalid {
-                    target: target(info, name),
-                    errors: vec![validation::invalid("", "", &e.to_string())],
-                })?
+            PatchKind::Json => patch::json_patch(&mut current, patch_body).map_err(patch_error)?,
+            PatchKind::Strategic => {
+                patch::strategic_merge_patch(&mut current, patch_body).map_err(patch_error)?
             }
-            PatchKind::Strategic => patch::strategic_merge_patch(&mut current, patch_body)
-                .map_err(|e| ApiError::Invalid {
-                    target: target(info, name),
-                    errors: vec![validation::invalid("", "", &e.to_string())],
-                })?,
         }
         self.normalize_body(info, version, namespace, &mut current)?;
         if meta_str(&current, "name") != Some(name) {
@@ -1398,6 +1387,19 @@ impl State {
             object["kind"] = json!(info.kind);
         }
         object
+    }
+}
+
+/// kube's answers to patches that are malformed (400), cannot be applied (422) or break the
+/// strategic merge (500).
+fn patch_error(e: patch::PatchError) -> ApiError {
+    match e {
+        patch::PatchError::BadRequest(m) => ApiError::BadRequest(m),
+        patch::PatchError::Unprocessable(m) => ApiError::Unprocessable(m),
+        patch::PatchError::Internal(m) => ApiError::Internal {
+            code: 500,
+            message: m,
+        },
     }
 }
 

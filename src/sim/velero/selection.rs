@@ -300,11 +300,59 @@ fn single_token_matches(token: &GlobToken, c: char) -> bool {
 // Include/exclude sets
 // ---------------------------------------------------------------------------------------------
 
+/// A set of glob patterns, compiled once (Velero's `globStringSet`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct GlobSet {
+    /// Sorted and deduplicated, as `sets.String.List()` returns them.
+    patterns: BTreeSet<String>,
+    /// The compiled patterns in the same order; `None` for one that does not compile.
+    compiled: Vec<Option<Glob>>,
+}
+
+impl FromIterator<String> for GlobSet {
+    fn from_iter<T: IntoIterator<Item = String>>(iter: T) -> Self {
+        let patterns: BTreeSet<String> = iter.into_iter().collect();
+        let compiled = patterns
+            .iter()
+            .map(|pattern| Glob::compile(pattern).ok())
+            .collect();
+        Self { patterns, compiled }
+    }
+}
+
+impl GlobSet {
+    fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.patterns.len()
+    }
+
+    /// Whether this exact pattern is in the set (`sets.String.Has`).
+    fn contains(&self, pattern: &str) -> bool {
+        self.patterns.contains(pattern)
+    }
+
+    /// `globStringSet.match`: patterns are tried in sorted order and, as in Velero, a pattern
+    /// that does not compile ends the search with "no match".
+    fn matches(&self, item: &str) -> bool {
+        for glob in &self.compiled {
+            match glob {
+                Some(glob) if glob.matches(item) => return true,
+                Some(_) => {}
+                None => return false,
+            }
+        }
+        false
+    }
+}
+
 /// Velero's `IncludesExcludes`: two sets of glob patterns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct IncludesExcludes {
-    includes: BTreeSet<String>,
-    excludes: BTreeSet<String>,
+    includes: GlobSet,
+    excludes: GlobSet,
 }
 
 impl IncludesExcludes {
@@ -322,12 +370,10 @@ impl IncludesExcludes {
     /// `ShouldInclude`: not matched by an exclude, and the includes are empty, contain `*`, or
     /// match.
     fn should_include(&self, item: &str) -> bool {
-        if glob_set_matches(&self.excludes, item) {
+        if self.excludes.matches(item) {
             return false;
         }
-        self.includes.is_empty()
-            || self.includes.contains("*")
-            || glob_set_matches(&self.includes, item)
+        self.includes.is_empty() || self.includes.contains("*") || self.includes.matches(item)
     }
 
     /// `IncludeEverything`: no excludes, and the includes are empty or exactly `["*"]`.
@@ -336,19 +382,6 @@ impl IncludesExcludes {
             && (self.includes.is_empty()
                 || (self.includes.len() == 1 && self.includes.contains("*")))
     }
-}
-
-/// `globStringSet.match`: patterns are tried in sorted order and, as in Velero, a pattern that
-/// does not compile ends the search with "no match".
-fn glob_set_matches(patterns: &BTreeSet<String>, item: &str) -> bool {
-    for pattern in patterns {
-        match Glob::compile(pattern) {
-            Ok(glob) if glob.matches(item) => return true,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-    }
-    false
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -774,17 +807,15 @@ impl BackupSelection {
                 cluster,
             } => {
                 if resource.namespaced {
-                    if namespaced.excludes.contains("*")
-                        || glob_set_matches(&namespaced.excludes, &type_name)
+                    if namespaced.excludes.contains("*") || namespaced.excludes.matches(&type_name)
                     {
                         return false;
                     }
                     return namespaced.includes.is_empty()
                         || namespaced.includes.contains("*")
-                        || glob_set_matches(&namespaced.includes, &type_name);
+                        || namespaced.includes.matches(&type_name);
                 }
-                if cluster.excludes.contains("*") || glob_set_matches(&cluster.excludes, &type_name)
-                {
+                if cluster.excludes.contains("*") || cluster.excludes.matches(&type_name) {
                     return false;
                 }
                 if cluster.includes.is_empty()
@@ -795,7 +826,7 @@ impl BackupSelection {
                     return true;
                 }
                 cluster.includes.contains("*")
-                    || glob_set_matches(&cluster.includes, &type_name)
+                    || cluster.includes.matches(&type_name)
                     || resource.is_namespaces()
             }
         }
@@ -1302,6 +1333,9 @@ mod tests {
         assert!(globs.should_include("team-a"));
         assert!(!globs.should_include("team-b"));
         assert!(!globs.should_include("other"));
+        // As globStringSet.match does, a pattern that does not compile ends the search.
+        let broken = IncludesExcludes::new(["a[".to_owned(), "b*".to_owned()], []);
+        assert!(!broken.should_include("bx"));
     }
 
     #[test]

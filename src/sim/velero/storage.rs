@@ -26,7 +26,7 @@ use object_store::{
 };
 
 use super::layout::ObjectLayout;
-use super::signed_url::{UrlSigner, download_url};
+use super::signed_url::{DownloadUrlError, UrlSigner, download_url};
 use crate::api::velero::BackupStorageLocationSpec;
 
 /// The simulator's zero-setup provider: the bucket is a directory under the local root.
@@ -104,6 +104,9 @@ pub enum StorageError {
         #[source]
         source: object_store::Error,
     },
+    /// A local download URL cannot be built (the endpoint's base URL takes no path).
+    #[error(transparent)]
+    DownloadUrl(#[from] DownloadUrlError),
     /// The local provider's directory cannot be created or read.
     #[error("local object store {}: {source}", path.display())]
     LocalIo {
@@ -411,8 +414,14 @@ impl BackupStore {
             return Ok(url);
         }
         let full_key = self.object_key(key)?;
-        download_url(local_base, local_signer, &self.bucket, &full_key, ttl, now)
-            .map_err(|error| StorageError::InvalidConfig(error.to_string()))
+        Ok(download_url(
+            local_base,
+            local_signer,
+            &self.bucket,
+            &full_key,
+            ttl,
+            now,
+        )?)
     }
 
     fn path(&self, key: &str) -> Result<ObjectPath, StorageError> {

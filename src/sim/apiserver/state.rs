@@ -419,6 +419,25 @@ impl State {
         policy
     }
 
+    /// The key and current value of an object that must exist (404 otherwise).
+    fn existing(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(ObjectKey, Arc<Value>), ApiError> {
+        let key = ObjectKey::new(
+            &info.key(),
+            if info.namespaced { namespace } else { "" },
+            name,
+        );
+        let current = self
+            .store
+            .get(&key)
+            .ok_or_else(|| ApiError::NotFound(target(info, name)))?;
+        Ok((key, current))
+    }
+
     /// Reads one object.
     pub fn get(
         &self,
@@ -738,15 +757,7 @@ impl State {
                 "the name of the object ({body_name}) does not match the name on the URL ({name})"
             )));
         }
-        let key = ObjectKey::new(
-            &info.key(),
-            if info.namespaced { namespace } else { "" },
-            name,
-        );
-        let old = self
-            .store
-            .get(&key)
-            .ok_or_else(|| ApiError::NotFound(target(info, name)))?;
+        let (key, old) = self.existing(info, namespace, name)?;
         match meta_str(&body, "resourceVersion").filter(|s| !s.is_empty()) {
             Some(rv) if Some(rv) != meta_str(&old, "resourceVersion") => {
                 return Err(ApiError::Conflict {
@@ -783,15 +794,7 @@ impl State {
         part: Part,
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
-        let key = ObjectKey::new(
-            &info.key(),
-            if info.namespaced { namespace } else { "" },
-            name,
-        );
-        let old = self
-            .store
-            .get(&key)
-            .ok_or_else(|| ApiError::NotFound(target(info, name)))?;
+        let (key, old) = self.existing(info, namespace, name)?;
         let mut current = self.present(info, version, (*old).clone());
         match kind {
             PatchKind::Merge => {
@@ -979,15 +982,7 @@ impl State {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<Deleted, ApiError> {
-        let key = ObjectKey::new(
-            &info.key(),
-            if info.namespaced { namespace } else { "" },
-            name,
-        );
-        let old = self
-            .store
-            .get(&key)
-            .ok_or_else(|| ApiError::NotFound(target(info, name)))?;
+        let (key, old) = self.existing(info, namespace, name)?;
         if let Some(uid) = &options.precondition_uid
             && Some(uid.as_str()) != uid_of(&old)
         {

@@ -3,4 +3,5 @@
 
 pub mod api;
 pub mod cli;
+pub mod queue;
 pub mod sim;

@@ -1450,7 +1450,17 @@ impl Drop for Watch {
 }
 
 impl Watch {
+    /// A watch printing JSON documents (`-o json`), each delivered parsed.
     fn start(emu: &Emulator, user: &str, args: &[&str]) -> Watch {
+        Watch::spawn(emu, user, args, false)
+    }
+
+    /// A watch printing a table, each line delivered as a JSON string.
+    fn start_lines(emu: &Emulator, user: &str, args: &[&str]) -> Watch {
+        Watch::spawn(emu, user, args, true)
+    }
+
+    fn spawn(emu: &Emulator, user: &str, args: &[&str], lines: bool) -> Watch {
         let mut command = emu.command(user, args);
         command
             .stdin(Stdio::null())
@@ -1461,6 +1471,15 @@ impl Watch {
         let stderr = drain(child.stderr.take().expect("stderr is piped"));
         let (tx, events) = mpsc::channel();
         std::thread::spawn(move || {
+            if lines {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(Value::String(line)).is_err() {
+                        break;
+                    }
+                }
+                return;
+            }
             let stream =
                 serde_json::Deserializer::from_reader(BufReader::new(stdout)).into_iter::<Value>();
             for value in stream {
@@ -1648,6 +1667,48 @@ fn watch_sees_added_modified_deleted_in_order() {
         ("DELETED".into(), "before".into()),
         "{left}"
     );
+
+    // The human-readable watch: server-side printed Table rows with an EVENT column.
+    let mut table = Watch::start_lines(
+        &emu,
+        "alice",
+        &["get", "nab", "-n", "team-a", "-w", "--output-watch-events"],
+    );
+    let mut row = |what: &str| -> Vec<String> {
+        let line = table.next(what);
+        line.as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        row("table header"),
+        ["EVENT", "NAME", "REQUEST-PHASE", "VELERO-PHASE", "AGE"]
+    );
+    assert_eq!(row("ADDED before")[..2], ["ADDED", "before"]);
+    emu.kubectl_stdin("alice", &["create", "-f", "-"], &nab_yaml("t", BASIC_SPEC))
+        .ok();
+    emu.kubectl(
+        "admin",
+        &[
+            "patch",
+            "nab",
+            "t",
+            "-n",
+            "team-a",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"phase":"Created"}}"#,
+        ],
+    )
+    .ok();
+    emu.kubectl("alice", &["delete", "nab", "t", "-n", "team-a"])
+        .ok();
+    assert_eq!(row("ADDED t")[..2], ["ADDED", "t"]);
+    assert_eq!(row("MODIFIED t")[..3], ["MODIFIED", "t", "Created"]);
+    assert_eq!(row("DELETED t")[..3], ["DELETED", "t", "Created"]);
 }
 
 #[test]

@@ -288,17 +288,29 @@ fn decode_message(bytes: &[u8], fields: &[Field]) -> Result<Value, ProtoError> {
         };
         let name = field.name.to_string();
         match (field.ty, wire) {
+            // Go's generated marshallers write zero values that its JSON omits (`omitempty`):
+            // drop them, as the JSON kube-apiserver stores never carries them.
             (Ty::Str, Wire::Bytes(b)) => {
-                out.insert(name, json!(text(b)?));
+                let value = text(b)?;
+                if !value.is_empty() {
+                    out.insert(name, json!(value));
+                }
             }
             (Ty::Int, Wire::Varint(v)) => {
-                out.insert(name, json!(v as i64));
+                if v != 0 {
+                    out.insert(name, json!(v as i64));
+                }
             }
             (Ty::Bool, Wire::Varint(v)) => {
-                out.insert(name, json!(v != 0));
+                if v != 0 {
+                    out.insert(name, json!(true));
+                }
             }
             (Ty::Msg(inner), Wire::Bytes(b)) => {
-                out.insert(name, decode_message(b, inner)?);
+                let message = decode_message(b, inner)?;
+                if message.as_object().is_some_and(|m| !m.is_empty()) {
+                    out.insert(name, message);
+                }
             }
             (Ty::RepeatedStr, Wire::Bytes(b)) => {
                 let list = out.entry(name).or_insert_with(|| json!([]));
@@ -447,6 +459,19 @@ mod tests {
         assert_eq!(v["metadata"]["labels"]["app"], "web");
         assert_eq!(v["data"]["k"], "dg==");
         assert_eq!(v["type"], "Opaque");
+    }
+
+    #[test]
+    fn zero_values_are_dropped_like_go_omitempty() {
+        let mut meta = Vec::new();
+        bytes_field(1, b"s", &mut meta);
+        bytes_field(2, b"", &mut meta);
+        let mut raw = Vec::new();
+        bytes_field(1, &meta, &mut raw);
+        bytes_field(3, b"", &mut raw);
+        let v = decode(&envelope("v1", "Secret", &raw)).unwrap();
+        assert!(v["metadata"].get("generateName").is_none(), "{v}");
+        assert!(v.get("type").is_none(), "{v}");
     }
 
     #[test]

@@ -284,6 +284,107 @@ fn bearer_token(headers: &HeaderMap) -> Option<String> {
         .then(|| token.trim().to_string())
 }
 
+/// Applies `Impersonate-*` headers as kube-apiserver does: the caller must be allowed the
+/// `impersonate` verb on each user, group, uid and extra it asks for; the request then runs as
+/// the impersonated identity.
+fn impersonate(
+    server: &ApiServer,
+    caller: UserInfo,
+    headers: &HeaderMap,
+) -> Result<UserInfo, ApiError> {
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect()
+    };
+    let user = values("impersonate-user").into_iter().next();
+    let groups = values("impersonate-group");
+    let uid = values("impersonate-uid").into_iter().next();
+    let mut extra: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (name, value) in headers {
+        if let Some(key) = name.as_str().strip_prefix("impersonate-extra-")
+            && let Ok(v) = value.to_str()
+        {
+            let key = percent_encoding::percent_decode_str(key)
+                .decode_utf8_lossy()
+                .to_string();
+            extra.entry(key).or_default().push(v.to_string());
+        }
+    }
+    let Some(username) = user else {
+        if groups.is_empty() && uid.is_none() && extra.is_empty() {
+            return Ok(caller);
+        }
+        return Err(ApiError::BadRequest(
+            "impersonating groups, uid or extra requires impersonating a user (Impersonate-User)"
+                .into(),
+        ));
+    };
+    let policy = server.lock().rbac_policy();
+    let check =
+        |group: &str, resource: &str, subresource: &str, name: &str, namespace: Option<String>| {
+            let attrs = RequestAttributes {
+                user: caller.clone(),
+                verb: "impersonate".into(),
+                namespace,
+                api_group: group.into(),
+                resource: resource.into(),
+                subresource: subresource.into(),
+                name: name.into(),
+                non_resource_path: None,
+            };
+            if rbac::authorize(&policy, &attrs).allowed {
+                Ok(())
+            } else {
+                Err(ApiError::Forbidden {
+                    target: ErrorTarget {
+                        group: group.into(),
+                        resource: resource.into(),
+                        kind: String::new(),
+                        name: name.into(),
+                    },
+                    message: rbac::forbidden_message(&attrs),
+                })
+            }
+        };
+    let mut implied_groups = Vec::new();
+    match username
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+    {
+        Some((ns, sa)) => {
+            check("", "serviceaccounts", "", sa, Some(ns.to_string()))?;
+            implied_groups.push("system:serviceaccounts".to_string());
+            implied_groups.push(format!("system:serviceaccounts:{ns}"));
+        }
+        None => check("", "users", "", &username, None)?,
+    }
+    for g in &groups {
+        check("", "groups", "", g, None)?;
+    }
+    if let Some(u) = &uid {
+        check("authentication.k8s.io", "uids", "", u, None)?;
+    }
+    for (key, vals) in &extra {
+        for v in vals {
+            check("authentication.k8s.io", "userextras", key, v, None)?;
+        }
+    }
+    let mut all_groups = groups;
+    all_groups.extend(implied_groups);
+    if username != "system:anonymous" && !all_groups.iter().any(|g| g == "system:authenticated") {
+        all_groups.push("system:authenticated".into());
+    }
+    Ok(UserInfo {
+        username,
+        uid: uid.unwrap_or_default(),
+        groups: all_groups,
+        extra,
+    })
+}
+
 fn anonymous() -> UserInfo {
     UserInfo {
         username: "system:anonymous".into(),
@@ -348,9 +449,11 @@ async fn handle(AxumState(server): AxumState<ApiServer>, req: Request) -> Respon
             String::new(),
         ),
     };
+    let user = user.map(|u| impersonate(&server, u, &headers));
     let response = match user {
         None => ApiError::Unauthorized.into_response(),
-        Some(user) => {
+        Some(Err(e)) => e.into_response(),
+        Some(Ok(user)) => {
             let body = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES).await;
             match body {
                 Err(_) => ApiError::Internal {

@@ -1432,7 +1432,14 @@ fn fold_string_data(info: &ResourceInfo, object: &mut Value, name: &str) -> Resu
             }
         }
     }
-    map.entry("type").or_insert_with(|| json!("Opaque"));
+    // kube defaults a missing or empty type.
+    if map
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        map.insert("type".into(), json!("Opaque"));
+    }
     Ok(())
 }
 

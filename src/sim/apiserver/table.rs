@@ -71,7 +71,18 @@ fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
     }
     let extra: &[(&str, &str, &str)] = match (info.group.as_str(), info.plural.as_str()) {
         ("", "namespaces") => &[("Status", "string", ".status.phase")],
-        ("", "secrets") => &[("Type", "string", ".type")],
+        ("", "secrets") => &[
+            ("Type", "string", ".type"),
+            ("Data", "integer", "count(.data)"),
+        ],
+        ("", "configmaps") => &[("Data", "integer", "count(.data)")],
+        ("", "serviceaccounts") => &[("Secrets", "integer", "count(.secrets)")],
+        ("rbac.authorization.k8s.io", "roles" | "clusterroles") => {
+            &[("Created At", "string", ".metadata.creationTimestamp")]
+        }
+        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
+            &[("Role", "string", "roleref()")]
+        }
         ("", "persistentvolumeclaims") => &[("Status", "string", ".status.phase")],
         ("coordination.k8s.io", "leases") => &[("Holder", "string", ".spec.holderIdentity")],
         _ => &[],
@@ -86,6 +97,11 @@ fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
             path: Some((*path).into()),
         });
     }
+    if info.group == "rbac.authorization.k8s.io"
+        && matches!(info.plural.as_str(), "roles" | "clusterroles")
+    {
+        return cols;
+    }
     cols.push(Column {
         name: "Age".into(),
         kind: "date".into(),
@@ -95,7 +111,60 @@ fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
         priority: 0,
         path: Some(".metadata.creationTimestamp".into()),
     });
+    if info.group == "rbac.authorization.k8s.io"
+        && matches!(info.plural.as_str(), "rolebindings" | "clusterrolebindings")
+    {
+        for (name, kind) in [
+            ("Users", "User"),
+            ("Groups", "Group"),
+            ("ServiceAccounts", "ServiceAccount"),
+        ] {
+            cols.push(Column {
+                name: name.into(),
+                kind: "string".into(),
+                format: String::new(),
+                description: String::new(),
+                priority: 1,
+                path: Some(format!("subjects({kind})")),
+            });
+        }
+    }
     cols
+}
+
+/// Columns kube computes rather than reads: a binding's role, its subjects of one kind.
+fn computed_cell(path: &str, object: &Value) -> Option<Value> {
+    if path == "roleref()" {
+        let kind = object
+            .pointer("/roleRef/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = object
+            .pointer("/roleRef/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return Some(json!(format!("{kind}/{name}")));
+    }
+    let kind = path.strip_prefix("subjects(")?.strip_suffix(')')?;
+    let names: Vec<String> = object
+        .get("subjects")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|s| s.get("kind").and_then(Value::as_str) == Some(kind))
+        .map(|s| {
+            let name = s.get("name").and_then(Value::as_str).unwrap_or_default();
+            match s
+                .get("namespace")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty() && kind == "ServiceAccount")
+            {
+                Some(ns) => format!("{ns}/{name}"),
+                None => name.to_string(),
+            }
+        })
+        .collect();
+    Some(json!(names.join(", ")))
 }
 
 /// Evaluates the simple JSONPath forms printer columns use (`.a.b`, `.a[0].b`, `.a['x.y']`).
@@ -210,6 +279,22 @@ fn row(
     let cells: Vec<Value> = cols
         .iter()
         .map(|c| {
+            if let Some(v) = c.path.as_deref().and_then(|p| computed_cell(p, object)) {
+                return v;
+            }
+            if let Some(inner) = c
+                .path
+                .as_deref()
+                .and_then(|p| p.strip_prefix("count("))
+                .and_then(|p| p.strip_suffix(')'))
+            {
+                // Columns like kubectl's DATA count the entries of a map or list.
+                return json!(simple_json_path(object, inner).map_or(0, |v| match v {
+                    Value::Object(m) => m.len(),
+                    Value::Array(a) => a.len(),
+                    _ => 0,
+                }));
+            }
             cell(
                 c.path.as_deref().and_then(|p| simple_json_path(object, p)),
                 &c.kind,

@@ -3,5 +3,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod controllers;
+pub mod policy;
 pub mod queue;
 pub mod sim;

@@ -21,6 +21,8 @@ pub enum Command {
     /// Run the whole system on this machine: a Kubernetes API emulator with NAC's and Velero's
     /// CRDs, demo tenants with their own kubeconfigs, and sample workloads.
     Demo(DemoArgs),
+    /// Run NAC's reconcilers against a cluster (turns tenants' non-admin objects into Velero's).
+    Controller(ControllerArgs),
     /// Print the CustomResourceDefinitions (NAC's; with --velero also Velero's) as YAML.
     Crds(CrdsArgs),
     /// Simulators for machines without a cluster.
@@ -59,6 +61,18 @@ pub struct SimulatorArgs {
     /// How often BackupStorageLocations are validated and synced, in seconds (Velero: 60).
     #[arg(long, default_value_t = 60)]
     pub bsl_interval_secs: u64,
+}
+
+/// Options of `nac controller`.
+#[derive(Debug, Args)]
+pub struct ControllerArgs {
+    /// Kubeconfig of the controller's identity (default: $KUBECONFIG, ~/.kube/config or the
+    /// in-cluster service account).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The OADP namespace, where Velero and NAC's admin-side objects live.
+    #[arg(long, default_value = "openshift-adp")]
+    pub oadp_namespace: String,
 }
 
 /// Options of `nac sim velero`.

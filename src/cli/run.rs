@@ -14,7 +14,8 @@ use crate::sim::velero::options::{Outcome, SimulatorOptions};
 use crate::sim::velero::signed_url::UrlSigner;
 
 use super::{
-    ApiserverArgs, Command, CrdsArgs, DemoArgs, EmulatorArgs, SimCommand, SimulatorArgs, VeleroArgs,
+    ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, SimCommand,
+    SimulatorArgs, VeleroArgs,
 };
 
 /// Errors a command ends with.
@@ -53,6 +54,7 @@ pub(super) async fn run(command: Command) -> Result<(), CliError> {
         Command::Crds(args) => crds_command(&args),
         Command::Sim(SimCommand::Apiserver(args)) => apiserver_command(args).await,
         Command::Sim(SimCommand::Velero(args)) => velero_command(args).await,
+        Command::Controller(args) => controller_command(args).await,
         Command::Demo(args) => demo_command(args).await,
     }
 }
@@ -256,8 +258,9 @@ fn start_simulator(
     tokio::spawn(simulator.run());
 }
 
-async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
-    let config = match &args.kubeconfig {
+/// A client from `--kubeconfig`, or the usual places (KUBECONFIG, ~/.kube/config, in-cluster).
+async fn client_from(kubeconfig: Option<&Path>) -> Result<kube::Client, CliError> {
+    let config = match kubeconfig {
         Some(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(path)
                 .map_err(|e| CliError::Kube(e.to_string()))?;
@@ -272,7 +275,28 @@ async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
             .await
             .map_err(|e| CliError::Kube(e.to_string()))?,
     };
-    let client = kube::Client::try_from(config).map_err(|e| CliError::Kube(e.to_string()))?;
+    kube::Client::try_from(config).map_err(|e| CliError::Kube(e.to_string()))
+}
+
+async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
+    let client = client_from(args.kubeconfig.as_deref()).await?;
+    let context = Arc::new(crate::controllers::Context::new(
+        client,
+        &args.oadp_namespace,
+    ));
+    println!(
+        "nac controller running (OADP namespace {})",
+        args.oadp_namespace
+    );
+    tokio::select! {
+        _ = crate::controllers::run(context) => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    Ok(())
+}
+
+async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
+    let client = client_from(args.kubeconfig.as_deref()).await?;
     std::fs::create_dir_all(&args.object_store_root).map_err(|source| CliError::Write {
         path: args.object_store_root.clone(),
         source,
@@ -383,6 +407,17 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         Duration::from_millis(100),
     )?;
     start_simulator(served.server.client(&velero_token), options, listener);
+    let controller_token = service_account_token(
+        &admin,
+        demo::OADP_NAMESPACE,
+        demo::CONTROLLER_SERVICE_ACCOUNT,
+    )
+    .await?;
+    let context = Arc::new(crate::controllers::Context::new(
+        served.server.client(&controller_token),
+        demo::OADP_NAMESPACE,
+    ));
+    tokio::spawn(crate::controllers::run(context));
     served.server.save()?;
 
     println!("NAC demo is running:");
@@ -393,6 +428,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         object_store.display()
     );
     println!("  object-store downloads      {download_base}");
+    println!(
+        "  NAC controllers             NonAdminBackup → Velero Backup (as openshift-adp/nac-controller)"
+    );
     println!("Users:");
     println!(
         "  admin   cluster-admin         KUBECONFIG={}",

@@ -5,7 +5,7 @@
 //! gateway (422 field errors): every refusal is a [`PolicyViolation`] carrying the field path
 //! the tenant has to change and the exact message shown to them.
 //!
-//! - [`nacuuid`]: names of the Velero objects made for a tenant object (upstream's
+//! - [`mod@nacuuid`]: names of the Velero objects made for a tenant object (upstream's
 //!   `GenerateNacObjectUUID`).
 //! - [`origin`]: the labels and annotations tying a Velero object to its tenant object, and
 //!   reading them back (sync, adoption, garbage collection).
@@ -30,9 +30,7 @@ pub mod rules;
 pub mod selector;
 
 pub use backup::{build_velero_backup_spec, validate_backup_spec};
-pub use bsl::{
-    build_velero_bsl_spec, check_bsl_credential, validate_bsl_spec, velero_bsl_prefix,
-};
+pub use bsl::{build_velero_bsl_spec, check_bsl_credential, validate_bsl_spec, velero_bsl_prefix};
 pub use config::{
     EffectivePolicy, GlobalSettings, NacPolicy, POLICY_CONFIGMAP_KEY, PolicyConfigError,
 };

@@ -122,7 +122,10 @@ impl Origin {
 pub fn nac_labels() -> BTreeMap<String, String> {
     BTreeMap::from([
         (labels::OADP.to_owned(), labels::OADP_VALUE.to_owned()),
-        (labels::MANAGED_BY.to_owned(), labels::MANAGED_BY_VALUE.to_owned()),
+        (
+            labels::MANAGED_BY.to_owned(),
+            labels::MANAGED_BY_VALUE.to_owned(),
+        ),
     ])
 }
 
@@ -220,12 +223,18 @@ mod tests {
         let origin = backup_origin();
         let labels = origin.labels();
         assert_eq!(labels["openshift.io/oadp"], "True");
-        assert_eq!(labels["app.kubernetes.io/managed-by"], "oadp-nac-controller");
+        assert_eq!(
+            labels["app.kubernetes.io/managed-by"],
+            "oadp-nac-controller"
+        );
         assert_eq!(labels["openshift.io/oadp-nab-origin-nacuuid"], UUID);
         assert_eq!(labels.len(), 3);
         let annotations = origin.annotations();
         assert_eq!(annotations["openshift.io/oadp-nab-origin-name"], "nightly");
-        assert_eq!(annotations["openshift.io/oadp-nab-origin-namespace"], "team-a");
+        assert_eq!(
+            annotations["openshift.io/oadp-nab-origin-namespace"],
+            "team-a"
+        );
     }
 
     #[test]
@@ -266,14 +275,21 @@ mod tests {
 
         let mut labels = origin.labels();
         labels.insert(labels::OADP.into(), "true".into());
-        assert_eq!(origin_of(&labels, &annotations), None, "value is case-sensitive");
+        assert_eq!(
+            origin_of(&labels, &annotations),
+            None,
+            "value is case-sensitive"
+        );
     }
 
     #[test]
     fn incomplete_metadata_has_no_origin() {
         let origin = backup_origin();
         let mut annotations = origin.annotations();
-        annotations.insert(labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.into(), String::new());
+        annotations.insert(
+            labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.into(),
+            String::new(),
+        );
         assert_eq!(origin_of(&origin.labels(), &annotations), None);
 
         let mut annotations = origin.annotations();
@@ -290,7 +306,10 @@ mod tests {
         let origin = backup_origin();
         for forged in ["../kube-system", "Team-A", "team a", "team-a/other"] {
             let mut annotations = origin.annotations();
-            annotations.insert(labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.into(), forged.into());
+            annotations.insert(
+                labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.into(),
+                forged.into(),
+            );
             assert_eq!(origin_of(&origin.labels(), &annotations), None, "{forged}");
         }
         let mut annotations = origin.annotations();

@@ -298,7 +298,10 @@ mod tests {
             };
             let entry = Entry::from_backup(&backup).unwrap();
             assert_eq!(entry.velero_queue_position, None);
-            assert_eq!(entry.resource_version, None, "non-integer version is unknown");
+            assert_eq!(
+                entry.resource_version, None,
+                "non-integer version is unknown"
+            );
         }
     }
 

@@ -253,7 +253,11 @@ mod tests {
         index.upsert(backup("done", 1, Some(BackupPhase::Completed)));
         index.upsert(backup("invalid", 2, Some(BackupPhase::FailedValidation)));
         index.upsert(backup("running", 3, Some(BackupPhase::InProgress)));
-        index.upsert(backup("waiting", 4, Some(BackupPhase::WaitingForPluginOperations)));
+        index.upsert(backup(
+            "waiting",
+            4,
+            Some(BackupPhase::WaitingForPluginOperations),
+        ));
         index.upsert(backup("a-new", 5, None));
         index.upsert(backup("b-new", 5, Some(BackupPhase::New)));
         index.upsert(restore("r", 1, None));
@@ -323,7 +327,11 @@ mod tests {
         let revision = index.revision();
         assert_eq!(index.upsert(v5.clone()), UpsertOutcome::Unchanged);
         assert_eq!(index.upsert(v3), UpsertOutcome::Stale);
-        assert_eq!(index.revision(), revision, "no-ops do not bump the revision");
+        assert_eq!(
+            index.revision(),
+            revision,
+            "no-ops do not bump the revision"
+        );
         assert_eq!(index.position(QueueKind::Backup, "b"), None);
         assert_eq!(index.active_len(QueueKind::Backup), 0);
 
@@ -369,11 +377,11 @@ mod tests {
         assert_eq!(index.position(QueueKind::Backup, "a"), Some(2));
         assert_eq!(index.position(QueueKind::Backup, "b"), Some(1));
         assert_eq!(index.active_len(QueueKind::Backup), 2);
-        let restored = Entry {
+        let failed = Entry {
             phase: VeleroPhase::Backup(Some(BackupPhase::Failed)),
             ..backup("a", 0, None)
         };
-        index.upsert(restored);
+        index.upsert(failed);
         assert_eq!(index.active_len(QueueKind::Backup), 1);
         assert_eq!(index.position(QueueKind::Backup, "b"), Some(1));
     }

@@ -43,7 +43,7 @@
 //! no-ops, and a completed re-list replaces a whole kind ([`QueueIndex::replace_kind`]).
 //!
 //! [`PositionWriter`] decides which tenant objects get a status write, so that one finished
-//! backup does not cause a write to every queued NAB (see its module for the rules).
+//! backup does not cause a write to every queued NAB (its documentation gives the rules).
 
 mod entry;
 mod index;

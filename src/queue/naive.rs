@@ -1,35 +1,36 @@
-//! The upstream algorithm, kept as the benchmark baseline and as a record of what NAC fixes.
-//!
-//! Upstream OADP non-admin (`migtools/oadp-non-admin`, `internal/common/function/function.go`,
-//! `GetBackupQueueInfo` and its copy `GetRestoreQueueInfo`) computes `estimatedQueuePosition`
-//! on every reconcile of a NAB or NAR, like this:
-//!
-//! 1. the target has no `creationTimestamp` → no position (0);
-//! 2. the target has a `status.completionTimestamp` → 0 ("already served");
-//! 3. otherwise it **lists every Backup (Restore) of the Velero namespace** and returns
-//!    1 + the number of those without a `completionTimestamp` whose `creationTimestamp` is
-//!    strictly before the target's.
-//!
-//! It never looks at the phase, which is where its flaws come from:
-//! - Velero never sets `completionTimestamp` on a FailedValidation backup, so every backup
-//!   that ever failed validation is counted **forever** by everything created after it, and a
-//!   FailedValidation target itself keeps a position forever;
-//! - a Deleting backup that never completed (e.g. deleted after failing validation) counts too;
-//! - ties are not broken: backups created in the same second (timestamps have one-second
-//!   resolution) do not count each other and all report the same position;
-//! - Velero's own `queuePosition` (Velero ≥ 1.17 reorders its queue around namespace
-//!   conflicts) is ignored;
-//! - each query is a full list and scan, O(n), repeated for every NAB/NAR on every reconcile,
-//!   and a finished backup does not trigger any refresh of the others — upstream's restore
-//!   positions are never refreshed at all.
-//!
-//! Here the scan runs over a slice of [`Entry`] instead of an API list, and upstream's
-//! "0 = no position" is returned as `None`.
+//! The upstream algorithm, kept as the benchmark baseline and as a record of what NAC fixes
+//! (see [`naive_position`]).
 
 use super::entry::{Entry, QueueKind};
 
 /// Upstream's queue position for the object `kind`/`name` among `entries`: a full scan,
 /// O(n) per query. `None` where upstream writes 0 and for an object not in `entries`.
+///
+/// Upstream OADP non-admin (`migtools/oadp-non-admin`, `internal/common/function/function.go`,
+/// `GetBackupQueueInfo` and its copy `GetRestoreQueueInfo`) computes `estimatedQueuePosition`
+/// on every reconcile of a NAB or NAR, like this:
+///
+/// 1. the target has no `creationTimestamp` → no position (0);
+/// 2. the target has a `status.completionTimestamp` → 0 ("already served");
+/// 3. otherwise it **lists every Backup (Restore) of the Velero namespace** and returns
+///    1 + the number of those without a `completionTimestamp` whose `creationTimestamp` is
+///    strictly before the target's.
+///
+/// It never looks at the phase, which is where its flaws come from:
+/// - Velero never sets `completionTimestamp` on a FailedValidation backup, so every backup
+///   that ever failed validation is counted **forever** by everything created after it, and a
+///   FailedValidation target itself keeps a position forever;
+/// - a Deleting backup that never completed (e.g. deleted after failing validation) counts too;
+/// - ties are not broken: backups created in the same second (timestamps have one-second
+///   resolution) do not count each other and all report the same position;
+/// - Velero's own `queuePosition` (Velero ≥ 1.17 reorders its queue around namespace
+///   conflicts) is ignored;
+/// - each query is a full list and scan, O(n), repeated for every NAB/NAR on every reconcile,
+///   and a finished backup does not trigger any refresh of the others — upstream's restore
+///   positions are never refreshed at all.
+///
+/// Here the scan runs over a slice of [`Entry`] instead of an API list, and upstream's
+/// "0 = no position" is returned as `None`.
 pub fn naive_position(entries: &[Entry], kind: QueueKind, name: &str) -> Option<u64> {
     let target = entries
         .iter()

@@ -168,9 +168,9 @@ fn run(seed: u64, steps: usize, names: u64, seconds: u64) {
                 if generator.random.below(50) == 0 {
                     // A re-list: some objects vanished while the watch was down.
                     let kind = generator.kind();
-                    model
-                        .entries
-                        .retain(|(held_kind, _), _| *held_kind != kind || generator.random.below(2) == 0);
+                    model.entries.retain(|(held_kind, _), _| {
+                        *held_kind != kind || generator.random.below(2) == 0
+                    });
                     let survivors: Vec<Entry> = model
                         .snapshot()
                         .into_iter()

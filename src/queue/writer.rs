@@ -1,31 +1,10 @@
-//! Deciding which tenant objects get their `queueInfo.estimatedQueuePosition` written, and when.
-//!
-//! When the backup at the head of a queue of N finishes, N−1 positions change at once.
-//! Writing them all would be N−1 API writes for one event — a write storm with thousands of
-//! queued NABs, most of which is wasted because the next completion changes them again. The
-//! [`PositionWriter`] therefore splits changes in two:
-//!
-//! - **transitions to or from "no position"** (an object enters the queue, finishes, or its
-//!   status holds an unknown value) are published at the next tick, unthrottled: each is caused
-//!   by a change of that very object, which the reconciler is writing the status of anyway, so
-//!   their number follows the number of objects that changed, never the queue length;
-//! - **moves** (a position changing from one number to another) are published at most once per
-//!   `min_interval` per object, and at most `max_moves_per_tick` per tick, least recently
-//!   written first, so every object is eventually refreshed (no starvation) and the write rate
-//!   is bounded whatever the queue does.
-//!
-//! Pure: time comes in as `now` arguments, the positions from a [`QueueIndex`]; the caller
-//! performs the writes and reports failures with [`PositionWriter::write_failed`].
-//!
-//! Cost of [`PositionWriter::plan`]: nothing when neither the index nor the writer's own state
-//! changed and no deferred write is due; otherwise O(m log n) for the m tracked objects that can
-//! still have a position (objects whose Velero object finished and whose status already says so
-//! are set aside and never looked at again), plus sorting the eligible moves.
+//! Deciding which tenant objects get their `queueInfo.estimatedQueuePosition` written, and when
+//! (see [`PositionWriter`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::entry::{Activity, QueueKind};
+use super::entry::QueueKind;
 use super::index::QueueIndex;
 
 /// How positions are coalesced.
@@ -115,15 +94,35 @@ struct Record {
     written_at: Option<Instant>,
 }
 
-/// Coalesces queue position writes (see the module documentation).
+/// Decides which tenant objects get their `queueInfo.estimatedQueuePosition` written, and
+/// when.
+///
+/// When the backup at the head of a queue of N finishes, N−1 positions change at once.
+/// Writing them all would be N−1 API writes for one event — a write storm with thousands of
+/// queued NABs, most of which is wasted because the next completion changes them again. The
+/// writer therefore splits changes in two:
+///
+/// - **transitions to or from "no position"** (an object enters the queue, finishes, or its
+///   status holds an unknown value) are published at the next tick, unthrottled: each is caused
+///   by a change of that very object, which the reconciler is writing the status of anyway, so
+///   their number follows the number of objects that changed, never the queue length;
+/// - **moves** (a position changing from one number to another) are published at most once per
+///   `min_interval` per object, and at most `max_moves_per_tick` per tick, least recently
+///   written first, so every object is eventually refreshed (no starvation) and the write rate
+///   is bounded whatever the queue does.
+///
+/// Pure: time comes in as `now` arguments, the positions from a [`QueueIndex`]; the caller
+/// performs the writes and reports failures with [`PositionWriter::write_failed`].
+///
+/// Cost of [`PositionWriter::plan`]: nothing when neither the index nor the writer's own state
+/// changed and no deferred write is due; otherwise one index query per tracked object —
+/// O(log n) for an active one, a single hash lookup for a finished one — plus sorting the
+/// eligible moves.
 #[derive(Debug, Clone)]
 pub struct PositionWriter {
     config: WriterConfig,
-    /// Objects that may still need a write.
-    live: HashMap<TrackedObject, Record>,
-    /// Objects whose Velero object finished and whose status says "no position": nothing
-    /// will ever change for them (a NACUUID is never reused), so they are not rescanned.
-    settled: HashSet<TrackedObject>,
+    /// What each tracked object's status holds.
+    tracked: HashMap<TrackedObject, Record>,
     /// Index revision at the last full scan.
     scanned_revision: Option<u64>,
     /// Set when tracked state changed since the last scan.
@@ -137,8 +136,7 @@ impl PositionWriter {
     pub fn new(config: WriterConfig) -> Self {
         Self {
             config,
-            live: HashMap::new(),
-            settled: HashSet::new(),
+            tracked: HashMap::new(),
             scanned_revision: None,
             dirty: false,
             next_check: None,
@@ -155,10 +153,10 @@ impl PositionWriter {
     /// when the object is already tracked: the writer's own record is then more recent than
     /// a possibly stale read.
     pub fn track(&mut self, object: TrackedObject, published: Option<u64>) -> bool {
-        if self.live.contains_key(&object) || self.settled.contains(&object) {
+        if self.tracked.contains_key(&object) {
             return false;
         }
-        self.live.insert(
+        self.tracked.insert(
             object,
             Record {
                 published: Published::Value(published),
@@ -171,31 +169,21 @@ impl PositionWriter {
 
     /// Stops tracking an object (the tenant object is gone). True when it was tracked.
     pub fn untrack(&mut self, object: &TrackedObject) -> bool {
-        self.live.remove(object).is_some() || self.settled.remove(object)
+        self.tracked.remove(object).is_some()
     }
 
     /// Reports that a planned write did not happen: the object's status is now unknown and
     /// the next plan writes its current position regardless of the interval.
     pub fn write_failed(&mut self, object: &TrackedObject) {
-        if self.settled.remove(object) {
-            self.live.insert(
-                object.clone(),
-                Record {
-                    published: Published::Unknown,
-                    written_at: None,
-                },
-            );
-        } else if let Some(record) = self.live.get_mut(object) {
+        if let Some(record) = self.tracked.get_mut(object) {
             record.published = Published::Unknown;
-        } else {
-            return;
+            self.dirty = true;
         }
-        self.dirty = true;
     }
 
     /// Number of tracked objects.
     pub fn tracked_len(&self) -> usize {
-        self.live.len() + self.settled.len()
+        self.tracked.len()
     }
 
     /// Decides the writes due at `now` against the positions in `index`, and records them as
@@ -212,7 +200,7 @@ impl PositionWriter {
         let mut transitions: Vec<PositionWrite> = Vec::new();
         let mut moves: Vec<(Option<Instant>, u64, &TrackedObject)> = Vec::new();
         let mut next_check: Option<Instant> = None;
-        for (object, record) in &self.live {
+        for (object, record) in &self.tracked {
             let current = index.position(object.kind, &object.name);
             let reason = match (record.published, current) {
                 (Published::Value(published), current) if published == current => continue,
@@ -261,35 +249,15 @@ impl PositionWriter {
         );
 
         for write in &writes {
-            if let Some(record) = self.live.get_mut(&write.object) {
+            if let Some(record) = self.tracked.get_mut(&write.object) {
                 record.published = Published::Value(write.position);
                 record.written_at = Some(now);
             }
         }
-        self.settle(index);
         self.scanned_revision = Some(index.revision());
         self.dirty = false;
         self.next_check = next_check;
         WritePlan { writes, next_check }
-    }
-
-    /// Sets aside objects that can never need a write again.
-    fn settle(&mut self, index: &QueueIndex) {
-        let finished: Vec<TrackedObject> = self
-            .live
-            .iter()
-            .filter(|(object, record)| {
-                record.published == Published::Value(None)
-                    && index
-                        .get(object.kind, &object.name)
-                        .is_some_and(|entry| entry.activity() == Activity::Finished)
-            })
-            .map(|(object, _)| object.clone())
-            .collect();
-        for object in finished {
-            self.live.remove(&object);
-            self.settled.insert(object);
-        }
     }
 }
 
@@ -468,14 +436,18 @@ mod tests {
     }
 
     #[test]
-    fn finished_objects_are_set_aside_until_a_write_fails() {
+    fn finished_objects_are_rewritten_only_after_a_failed_write() {
         let mut writer = PositionWriter::new(WriterConfig::default());
         let start = Instant::now();
         let mut index = queue_of(0, &mut writer, start);
         index.upsert(backup("head", 0, Some(BackupPhase::Completed)));
-        writer.plan(&index, start);
-        assert_eq!(writer.settled.len(), 1);
-        assert!(writer.live.is_empty());
+        let plan = writer.plan(&index, start);
+        assert_eq!(
+            summary(&plan),
+            vec![("head".to_owned(), None, WriteReason::Left)]
+        );
+        index.upsert(backup("other", 1, None));
+        assert_eq!(writer.plan(&index, start).writes, Vec::new());
         writer.write_failed(&object("head"));
         let plan = writer.plan(&index, start);
         assert_eq!(
@@ -501,6 +473,7 @@ mod tests {
         let mut last_move: HashMap<String, Instant> = HashMap::new();
         let start = Instant::now();
         let mut now = start;
+        let (mut total_moves, mut total_transitions) = (0, 0);
         let phases = [
             None,
             Some(BackupPhase::Queued),
@@ -528,6 +501,8 @@ mod tests {
                 .filter(|write| write.reason == WriteReason::Moved)
                 .count();
             assert!(moves <= budget, "round {round}: {moves} moves");
+            total_moves += moves;
+            total_transitions += plan.writes.len() - moves;
             for write in &plan.writes {
                 let name = &write.object.name;
                 assert_eq!(write.position, index.position(QueueKind::Backup, name));
@@ -555,5 +530,8 @@ mod tests {
         for (name, value) in &published {
             assert_eq!(*value, index.position(QueueKind::Backup, name), "{name}");
         }
+        // The workload really exercised both paths.
+        assert!(total_moves > 500, "{total_moves} moves");
+        assert!(total_transitions > 500, "{total_transitions} transitions");
     }
 }

@@ -6,9 +6,9 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount,
 };
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
 use kube::core::NamespaceResourceScope;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -55,16 +55,56 @@ pub const DEFAULT_BUCKET: &str = "velero";
 /// The tenant ClusterRoles shipped in `deploy/rbac/` (aggregated into admin/edit/view).
 const TENANT_ROLES_YAML: &str = include_str!("../../deploy/rbac/nonadmin-tenant-roles.yaml");
 
-/// Parses the ClusterRoles of `deploy/rbac/`.
-pub fn tenant_cluster_roles() -> Result<Vec<ClusterRole>, DemoError> {
-    serde_yaml::Deserializer::from_str(TENANT_ROLES_YAML)
-        .map(|doc| {
-            ClusterRole::deserialize(doc).map_err(|e| DemoError::Manifest {
-                what: "deploy/rbac/nonadmin-tenant-roles.yaml".into(),
-                reason: e.to_string(),
-            })
-        })
-        .collect()
+/// The controller's service account and least-privilege RBAC (`deploy/rbac/`).
+const CONTROLLER_RBAC_YAML: &str = include_str!("../../deploy/rbac/controller.yaml");
+/// The service account the NAC controller runs as.
+pub const CONTROLLER_SERVICE_ACCOUNT: &str = "nac-controller";
+
+/// Creates every object of a multi-document manifest that does not exist yet.
+pub async fn apply_manifests(
+    client: &kube::Client,
+    what: &str,
+    yaml: &str,
+) -> Result<(), DemoError> {
+    for doc in serde_yaml::Deserializer::from_str(yaml) {
+        let value = serde_json::Value::deserialize(doc).map_err(|e| DemoError::Manifest {
+            what: what.to_string(),
+            reason: e.to_string(),
+        })?;
+        if value.is_null() {
+            continue;
+        }
+        let object: DynamicObject =
+            serde_json::from_value(value).map_err(|source| DemoError::Build {
+                what: what.to_string(),
+                source,
+            })?;
+        let types = object.types.clone().unwrap_or_default();
+        let gvk = GroupVersionKind::try_from(&types).map_err(|e| DemoError::Manifest {
+            what: what.to_string(),
+            reason: e.to_string(),
+        })?;
+        let (resource, caps) =
+            kube::discovery::pinned_kind(client, &gvk)
+                .await
+                .map_err(|source| DemoError::Create {
+                    what: format!("{what}: {}", gvk.kind),
+                    source,
+                })?;
+        let api: Api<DynamicObject> = match (&caps.scope, object.metadata.namespace.as_deref()) {
+            (kube::discovery::Scope::Namespaced, Some(ns)) => {
+                Api::namespaced_with(client.clone(), ns, &resource)
+            }
+            _ => Api::all_with(client.clone(), &resource),
+        };
+        let label = format!(
+            "{what}: {} {}",
+            gvk.kind,
+            object.metadata.name.as_deref().unwrap_or_default()
+        );
+        ensure(&api, &label, &object).await?;
+    }
+    Ok(())
 }
 
 /// Demo set-up failures.
@@ -132,11 +172,13 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
         let object: Namespace = build("namespace", json!({"metadata": {"name": ns}}))?;
         ensure(&ns_api, &format!("namespace {ns}"), &object).await?;
     }
-    let roles: Api<ClusterRole> = Api::all(admin.clone());
-    for role in tenant_cluster_roles()? {
-        let name = role.metadata.name.clone().unwrap_or_default();
-        ensure(&roles, &format!("cluster role {name}"), &role).await?;
-    }
+    apply_manifests(
+        admin,
+        "deploy/rbac/nonadmin-tenant-roles.yaml",
+        TENANT_ROLES_YAML,
+    )
+    .await?;
+    apply_manifests(admin, "deploy/rbac/controller.yaml", CONTROLLER_RBAC_YAML).await?;
     // Velero runs as a service account with cluster-admin, as OADP installs it.
     ensure_namespaced::<ServiceAccount>(
         admin,

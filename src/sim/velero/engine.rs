@@ -768,15 +768,28 @@ impl VeleroSimulator {
             let name = name_of(&request.metadata);
             // Velero labels the request with its backup and marks it InProgress before working.
             let backup_name = request.spec.backup_name.clone();
-            let has_label = request.metadata.labels.as_ref().and_then(|l| l.get(BACKUP_NAME)) == Some(&backup_name);
+            let has_label = request
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(BACKUP_NAME))
+                == Some(&backup_name);
             if !has_label {
                 inner
-                    .patch(&inner.delete_requests(), &name, json!({"metadata": {"labels": {BACKUP_NAME: backup_name}}}))
+                    .patch(
+                        &inner.delete_requests(),
+                        &name,
+                        json!({"metadata": {"labels": {BACKUP_NAME: backup_name}}}),
+                    )
                     .await?;
             }
             match inner
                 .delete_requests()
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "InProgress"}})))
+                .patch_status(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"status": {"phase": "InProgress"}})),
+                )
                 .await
             {
                 Ok(_) | Err(kube::Error::Api(_)) => {}

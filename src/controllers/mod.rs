@@ -1,0 +1,140 @@
+//! NAC's reconcilers (kube-runtime controllers): each turns a tenant's non-admin object into
+//! Velero objects in the OADP namespace and mirrors their status back. Decisions live in pure
+//! `*_decision` modules; the controller files only observe, apply the decided step and report.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::Api;
+use rand::Rng;
+
+use crate::policy::NacPolicy;
+use crate::queue::QueueIndex;
+
+pub mod nab;
+pub mod nab_decision;
+pub mod policy_source;
+pub mod queue_feed;
+
+/// Failures of one reconcile; each is retried with per-object exponential backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("Kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What every reconciler shares.
+pub struct Context {
+    pub client: kube::Client,
+    /// Where Velero and NAC's admin-side objects live.
+    pub oadp_namespace: String,
+    /// The admin policy (reloaded when its ConfigMap changes).
+    pub policy: Arc<RwLock<NacPolicy>>,
+    /// Queue positions of Velero Backups and Restores.
+    pub queue: Arc<RwLock<QueueIndex>>,
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("oadp_namespace", &self.oadp_namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// A context acting through `client` on `oadp_namespace`.
+    pub fn new(client: kube::Client, oadp_namespace: &str) -> Self {
+        Context {
+            client,
+            oadp_namespace: oadp_namespace.to_string(),
+            policy: Arc::new(RwLock::new(NacPolicy::default())),
+            queue: Arc::new(RwLock::new(QueueIndex::new())),
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Exponential backoff with jitter for an object's `attempt`-th consecutive failure:
+    /// 0.5 s doubling up to 5 minutes, times a random factor in [0.5, 1.5) so retries of many
+    /// objects that failed together spread out.
+    pub fn backoff(&self, key: &str) -> Duration {
+        let attempt = {
+            let Ok(mut f) = self.failures.lock() else {
+                return Duration::from_secs(5);
+            };
+            let n = f.entry(key.to_string()).or_insert(0);
+            *n = n.saturating_add(1);
+            *n
+        };
+        backoff_for(attempt, rand::rng().random_range(0.5..1.5))
+    }
+
+    /// Forgets an object's failures after a successful reconcile.
+    pub fn succeeded(&self, key: &str) {
+        if let Ok(mut f) = self.failures.lock() {
+            f.remove(key);
+        }
+    }
+
+    /// The policy that applies in `namespace` (its labels select per-namespace rules).
+    pub async fn effective_policy(
+        &self,
+        namespace: &str,
+    ) -> Result<crate::policy::EffectivePolicy, ControllerError> {
+        let labels = Api::<Namespace>::all(self.client.clone())
+            .get_opt(namespace)
+            .await?
+            .and_then(|n| n.metadata.labels)
+            .unwrap_or_default();
+        let policy = self
+            .policy
+            .read()
+            .map_err(|_| ControllerError::Invalid("policy lock poisoned".into()))?;
+        Ok(policy.for_namespace(&labels))
+    }
+
+    /// Reads the NAC policy ConfigMap now (start-up, and tests).
+    pub async fn load_policy(&self) -> Result<(), ControllerError> {
+        let config: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.oadp_namespace);
+        let map = config.get_opt(policy_source::POLICY_CONFIG_MAP).await?;
+        policy_source::install(&self.policy, map.as_ref());
+        Ok(())
+    }
+}
+
+/// Backoff for the `attempt`-th failure (1-based) scaled by `jitter`.
+pub fn backoff_for(attempt: u32, jitter: f64) -> Duration {
+    let base = Duration::from_millis(500).saturating_mul(1u32 << attempt.saturating_sub(1).min(10));
+    base.min(Duration::from_secs(300)).mul_f64(jitter)
+}
+
+/// Runs every controller until the task is dropped.
+pub async fn run(context: Arc<Context>) {
+    if let Err(e) = context.load_policy().await {
+        tracing::warn!(error = %e, "could not read the NAC policy; using defaults");
+    }
+    tokio::join!(
+        policy_source::watch(context.clone()),
+        queue_feed::run(context.clone()),
+        nab::run(context.clone()),
+    );
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_then_caps_and_jitters() {
+        assert_eq!(backoff_for(1, 1.0), Duration::from_millis(500));
+        assert_eq!(backoff_for(2, 1.0), Duration::from_secs(1));
+        assert_eq!(backoff_for(5, 1.0), Duration::from_secs(8));
+        assert_eq!(backoff_for(30, 1.0), Duration::from_secs(300));
+        assert_eq!(backoff_for(1, 0.5), Duration::from_millis(250));
+    }
+}

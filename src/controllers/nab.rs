@@ -1,0 +1,374 @@
+//! The NonAdminBackup controller: observes a NAB (read fresh), its Velero Backup and
+//! DeleteBackupRequest (found by the NACUUID label in the OADP namespace) and the policy's
+//! verdict, asks [`nab_decision::decide`] for the next step, and applies it.
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use serde_json::json;
+
+use super::nab_decision::{self, NabObservation, NabStep};
+use super::{Context, ControllerError};
+use crate::api::nonadmin::conditions::{reasons, types};
+use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore};
+use crate::api::velero::{Backup, BackupSpec, DeleteBackupRequest};
+use crate::queue::QueueKind;
+
+/// Message when the Velero backup vanished without the tenant asking.
+pub const VANISHED_MESSAGE: &str = "the Velero Backup no longer exists (expired or deleted by the administrator); the NonAdminBackup follows it";
+
+fn key(nab: &NonAdminBackup) -> String {
+    format!(
+        "nab/{}/{}",
+        nab.metadata.namespace.as_deref().unwrap_or_default(),
+        nab.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The tenant object a NAC-made Velero object was created for, from its origin annotations.
+fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminBackup>> {
+    let a = meta.annotations.as_ref()?;
+    let name = a.get(labels::NAB_ORIGIN_NAME_ANNOTATION)?;
+    let namespace = a.get(labels::NAB_ORIGIN_NAMESPACE_ANNOTATION)?;
+    Some(ObjectRef::new(name).within(namespace))
+}
+
+/// Runs the controller until the task is dropped.
+pub async fn run(context: Arc<Context>) {
+    let client = context.client.clone();
+    let nabs: Api<NonAdminBackup> = Api::all(client.clone());
+    let backups: Api<Backup> = Api::namespaced(client.clone(), &context.oadp_namespace);
+    let requests: Api<DeleteBackupRequest> =
+        Api::namespaced(client.clone(), &context.oadp_namespace);
+    // Only NAC's own Velero objects matter, so the watches are scoped by label.
+    let ours =
+        watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
+    Controller::new(nabs, watcher::Config::default())
+        .watches(backups, ours.clone(), |b: Backup| origin_ref(&b.metadata))
+        .watches(requests, ours, |r: DeleteBackupRequest| {
+            origin_ref(&r.metadata)
+        })
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "nonadminbackup reconcile error");
+            }
+        })
+        .await;
+}
+
+fn error_policy(
+    nab: Arc<NonAdminBackup>,
+    error: &ControllerError,
+    context: Arc<Context>,
+) -> Action {
+    let wait = context.backoff(&key(&nab));
+    tracing::warn!(nab = %key(&nab), error = %error, retry_in = ?wait, "reconcile failed");
+    Action::requeue(wait)
+}
+
+/// The Velero spec for a NAB, or the message refusing it.
+pub async fn verdict(
+    context: &Context,
+    nab: &NonAdminBackup,
+) -> Result<Result<BackupSpec, String>, ControllerError> {
+    let namespace = nab.metadata.namespace.clone().unwrap_or_default();
+    let policy = context.effective_policy(&namespace).await?;
+    if let Err(violations) =
+        crate::policy::validate_backup_spec(&namespace, &nab.spec.backup_spec, &policy)
+    {
+        return Ok(Err(crate::policy::violations_message(&violations)));
+    }
+    let location = match nab
+        .spec
+        .backup_spec
+        .storage_location
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        None => None,
+        Some(name) => match storage_location(context, &namespace, name).await? {
+            Ok(velero_name) => Some(velero_name),
+            Err(message) => return Ok(Err(message)),
+        },
+    };
+    Ok(crate::policy::build_velero_backup_spec(
+        &namespace,
+        &nab.spec.backup_spec,
+        &policy,
+        location,
+    )
+    .map_err(|violation| violation.message))
+}
+
+/// Maps a NABSL name to its Velero BSL: it must be in this namespace, approved, Created, and
+/// its BSL Available.
+async fn storage_location(
+    context: &Context,
+    namespace: &str,
+    name: &str,
+) -> Result<Result<String, String>, ControllerError> {
+    let api: Api<NonAdminBackupStorageLocation> =
+        Api::namespaced(context.client.clone(), namespace);
+    let field = "spec.backupSpec.storageLocation";
+    let Some(nabsl) = api.get_opt(name).await? else {
+        return Ok(Err(format!(
+            "{field}: NonAdminBackupStorageLocation {name:?} not found in namespace {namespace}"
+        )));
+    };
+    let status = nabsl.status.unwrap_or_default();
+    let created = status
+        .phase
+        .map(|p| p.as_str() == "Created")
+        .unwrap_or(false);
+    let approved = status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == types::CLUSTER_ADMIN_APPROVED && c.status == "True");
+    let velero = status.velero_backup_storage_location.unwrap_or_default();
+    let available = velero
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_ref())
+        .is_some_and(|p| p.as_str() == "Available");
+    match (created && approved, available, velero.name) {
+        (true, true, Some(velero_name)) => Ok(Ok(velero_name)),
+        (false, _, _) => Ok(Err(format!(
+            "{field}: NonAdminBackupStorageLocation {name:?} is not approved and created yet"
+        ))),
+        _ => Ok(Err(format!(
+            "{field}: the BackupStorageLocation of NonAdminBackupStorageLocation {name:?} is not Available"
+        ))),
+    }
+}
+
+/// One reconcile: observe, decide, apply.
+pub async fn reconcile(
+    nab: Arc<NonAdminBackup>,
+    context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let namespace = nab.metadata.namespace.clone().unwrap_or_default();
+    let name = nab.metadata.name.clone().unwrap_or_default();
+    let api: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
+    // Every decision starts from a fresh read (the cache may be behind our own last write).
+    let Some(nab) = api.get_opt(&name).await? else {
+        return Ok(Action::await_change());
+    };
+    let nacuuid = nab
+        .status
+        .as_ref()
+        .and_then(|s| s.velero_backup.as_ref())
+        .and_then(|v| v.nacuuid.clone())
+        .filter(|u| !u.is_empty());
+    let backups: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let requests: Api<DeleteBackupRequest> =
+        Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let (velero_backup, delete_request) = match &nacuuid {
+        Some(id) => {
+            let selector =
+                ListParams::default().labels(&format!("{}={id}", labels::NAB_ORIGIN_NACUUID));
+            let vb = backups.list(&selector).await?.items.into_iter().next();
+            let dbr = requests.list(&selector).await?.items.into_iter().next();
+            (vb, dbr)
+        }
+        None => (None, None),
+    };
+    let verdict = if velero_backup.is_none() && nab.spec.delete_backup != Some(true) {
+        verdict(&context, &nab).await?
+    } else {
+        Ok(BackupSpec::default())
+    };
+    let queue_position = velero_backup.as_ref().and_then(|vb| {
+        let name = vb.metadata.name.as_deref()?;
+        context.queue.read().ok()?.position(QueueKind::Backup, name)
+    });
+    let observation = NabObservation {
+        nab: &nab,
+        velero_backup: velero_backup.as_ref(),
+        delete_request: delete_request.as_ref(),
+        verdict,
+        queue_position,
+        oadp_namespace: &context.oadp_namespace,
+        fresh_uuid: uuid::Uuid::new_v4(),
+        now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        ),
+    };
+    let step = nab_decision::decide(&observation);
+    tracing::debug!(nab = %key(&nab), ?step, "reconcile step");
+    let action = apply(&context, &api, &nab, step).await?;
+    context.succeeded(&key(&nab));
+    Ok(action)
+}
+
+const SOON: Duration = Duration::from_millis(20);
+
+async fn apply(
+    context: &Context,
+    api: &Api<NonAdminBackup>,
+    nab: &NonAdminBackup,
+    step: NabStep,
+) -> Result<Action, ControllerError> {
+    let name = nab.metadata.name.clone().unwrap_or_default();
+    let namespace = nab.metadata.namespace.clone().unwrap_or_default();
+    let params = PatchParams::default();
+    match step {
+        NabStep::WriteStatus(status) => {
+            write_status(api, nab, *status).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NabStep::AddFinalizer => {
+            let mut list = nab.metadata.finalizers.clone().unwrap_or_default();
+            list.push(finalizers::NON_ADMIN_BACKUP.to_string());
+            // The resourceVersion makes this a compare-and-swap: no finalizer of others is lost.
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nab.metadata.resource_version}});
+            api.patch(&name, &params, &Patch::Merge(patch)).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NabStep::RemoveFinalizer => {
+            let list: Vec<String> = nab
+                .metadata
+                .finalizers
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f != finalizers::NON_ADMIN_BACKUP)
+                .collect();
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nab.metadata.resource_version}});
+            match api.patch(&name, &params, &Patch::Merge(patch)).await {
+                Ok(_) => Ok(Action::await_change()),
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
+                Err(e) => Err(e.into()),
+            }
+        }
+        NabStep::CreateVeleroBackup(backup) => {
+            let backups: Api<Backup> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            match backups.create(&PostParams::default(), &backup).await {
+                Ok(_) => {}
+                // Another replica or an earlier attempt made it: the next pass finds it by label.
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Action::requeue(SOON))
+        }
+        NabStep::DeleteVeleroBackup(velero_name) => {
+            let backups: Api<Backup> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            match backups.delete(&velero_name, &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Action::requeue(SOON))
+        }
+        NabStep::DeleteDeleteBackupRequests => {
+            let requests: Api<DeleteBackupRequest> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            let nacuuid = nab
+                .status
+                .as_ref()
+                .and_then(|s| s.velero_backup.as_ref())
+                .and_then(|v| v.nacuuid.clone())
+                .unwrap_or_default();
+            let selector =
+                ListParams::default().labels(&format!("{}={nacuuid}", labels::NAB_ORIGIN_NACUUID));
+            let retrying = nab.spec.delete_backup == Some(true);
+            for r in requests.list(&selector).await?.items {
+                let rname = r.metadata.name.clone().unwrap_or_default();
+                match requests.delete(&rname, &DeleteParams::default()).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            if retrying {
+                // A failed permanent deletion is retried with a fresh request after a pause.
+                Ok(Action::requeue(
+                    context.backoff(&format!("{}/delete", key(nab))),
+                ))
+            } else {
+                Ok(Action::requeue(SOON))
+            }
+        }
+        NabStep::CreateDeleteBackupRequest(request) => {
+            let requests: Api<DeleteBackupRequest> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            match requests.create(&PostParams::default(), &request).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Action::requeue(nab_decision::DELETION_POLL))
+        }
+        NabStep::DeleteSelf => {
+            // Restores made from this backup go with it.
+            let restores: Api<NonAdminRestore> =
+                Api::namespaced(context.client.clone(), &namespace);
+            for r in restores.list(&ListParams::default()).await?.items {
+                if r.spec.restore_spec.backup_name.as_deref() == Some(name.as_str()) {
+                    let rname = r.metadata.name.clone().unwrap_or_default();
+                    match restores.delete(&rname, &DeleteParams::default()).await {
+                        Ok(_) => {}
+                        Err(kube::Error::Api(s)) if s.code == 404 => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            delete_nab(api, &name).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NabStep::FollowVanishedBackup => {
+            let mut status = nab.status.clone().unwrap_or_default();
+            let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            );
+            nab_decision::set_condition(
+                &mut status.conditions,
+                types::DELETING,
+                true,
+                reasons::DELETION_PENDING,
+                VANISHED_MESSAGE,
+                &now,
+            );
+            status.phase = Some(crate::api::nonadmin::NonAdminPhase::Deleting);
+            write_status(api, nab, status).await?;
+            delete_nab(api, &name).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NabStep::AwaitChange => Ok(Action::await_change()),
+        NabStep::RequeueAfter(d) => Ok(Action::requeue(d)),
+    }
+}
+
+/// Replaces the status (PUT on /status with the resourceVersion just read): fields that vanished
+/// from the Velero object vanish here too, and a concurrent change makes this fail with a
+/// conflict instead of being overwritten.
+async fn write_status(
+    api: &Api<NonAdminBackup>,
+    nab: &NonAdminBackup,
+    status: crate::api::nonadmin::NonAdminBackupStatus,
+) -> Result<(), ControllerError> {
+    let mut next = nab.clone();
+    next.status = Some(status);
+    api.replace_status(
+        nab.metadata.name.as_deref().unwrap_or_default(),
+        &PostParams::default(),
+        &next,
+    )
+    .await?;
+    Ok(())
+}
+
+async fn delete_nab(api: &Api<NonAdminBackup>, name: &str) -> Result<(), ControllerError> {
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

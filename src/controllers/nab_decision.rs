@@ -1,0 +1,794 @@
+//! The NonAdminBackup reconcile decision, pure: from what was observed (the NAB, its Velero
+//! Backup and DeleteBackupRequest, the policy verdict, the queue position) to the ONE next step,
+//! following seed 004's flowchart. The controller applies the step and reconciles again, so a
+//! crash between any two steps resumes where it stopped and never yields two Velero Backups:
+//! the NACUUID is in the status before the Backup is created, and the Backup is looked up by it.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use uuid::Uuid;
+
+use crate::api::nonadmin::conditions::{reasons, types};
+use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::{
+    NonAdminBackup, NonAdminBackupStatus, NonAdminPhase, QueueInfo, RelatedVeleroBackup,
+    RelatedVeleroDeleteBackupRequest,
+};
+use crate::api::velero::{
+    Backup, BackupPhase, BackupSpec, DeleteBackupRequest, DeleteBackupRequestPhase,
+};
+use crate::policy::nacuuid::nacuuid;
+
+/// Message of the Accepted condition when the spec is valid.
+pub const ACCEPTED_MESSAGE: &str = "backup accepted";
+/// Message of the Queued condition once the Velero Backup exists.
+pub const QUEUED_MESSAGE: &str = "Created Velero Backup object";
+/// Deleting condition when the NAB was deleted through the API (data stays in storage).
+pub const API_DELETE_MESSAGE: &str =
+    "permanent backup deletion requires setting spec.deleteBackup to true";
+/// Deleting condition for `spec.deleteBackup: true`.
+pub const DELETE_BACKUP_MESSAGE: &str = "backup accepted for deletion";
+/// How long to wait before retrying a DeleteBackupRequest that ended with errors.
+pub const DELETE_RETRY_BACKOFF: Duration = Duration::from_secs(30);
+/// How often to look again while Velero deletes a backup.
+pub const DELETION_POLL: Duration = Duration::from_secs(2);
+
+/// Everything the decision depends on.
+#[derive(Debug, Clone)]
+pub struct NabObservation<'a> {
+    /// The NAB as just read from the API server.
+    pub nab: &'a NonAdminBackup,
+    /// The Velero Backup carrying this NAB's NACUUID label, if any.
+    pub velero_backup: Option<&'a Backup>,
+    /// The DeleteBackupRequest for that backup, if any.
+    pub delete_request: Option<&'a DeleteBackupRequest>,
+    /// The policy's verdict: the Velero spec to create, or the reason the spec is refused.
+    pub verdict: Result<BackupSpec, String>,
+    /// Estimated queue position of the Velero Backup (None when it has none).
+    pub queue_position: Option<u64>,
+    /// The OADP namespace where Velero objects live.
+    pub oadp_namespace: &'a str,
+    /// A fresh UUID, used only when a NACUUID must be generated.
+    pub fresh_uuid: Uuid,
+    /// Now, for condition transition times.
+    pub now: Time,
+}
+
+/// The one step to take next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NabStep {
+    /// Write this status (then reconcile again).
+    WriteStatus(Box<NonAdminBackupStatus>),
+    /// Add the NAB finalizer.
+    AddFinalizer,
+    /// Create this Velero Backup.
+    CreateVeleroBackup(Box<Backup>),
+    /// Delete the Velero Backup of that name.
+    DeleteVeleroBackup(String),
+    /// Delete the DeleteBackupRequests of this NAB.
+    DeleteDeleteBackupRequests,
+    /// Create this DeleteBackupRequest.
+    CreateDeleteBackupRequest(Box<DeleteBackupRequest>),
+    /// Delete the NonAdminRestores made from this NAB, then the NAB itself (spec.deleteBackup).
+    DeleteSelf,
+    /// The Velero Backup went away without the tenant asking (TTL expiry, admin): follow it.
+    FollowVanishedBackup,
+    /// Remove the NAB finalizer: nothing of it is left in the OADP namespace.
+    RemoveFinalizer,
+    /// Nothing to do until something changes (an invalid spec waits for the tenant).
+    AwaitChange,
+    /// Nothing to do now; look again after this long.
+    RequeueAfter(Duration),
+}
+
+fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.type_ == y.type_
+                && x.status == y.status
+                && x.reason == y.reason
+                && x.message == y.message
+        })
+}
+
+/// Sets a condition, keeping its transition time when its status does not change.
+pub fn set_condition(
+    conditions: &mut Vec<Condition>,
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) {
+    let status = if status { "True" } else { "False" }.to_string();
+    match conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) => {
+            if c.status != status {
+                c.last_transition_time = now.clone();
+            }
+            c.status = status;
+            c.reason = reason.to_string();
+            c.message = message.to_string();
+        }
+        None => conditions.push(Condition {
+            type_: type_.to_string(),
+            status,
+            reason: reason.to_string(),
+            message: message.to_string(),
+            last_transition_time: now.clone(),
+            observed_generation: None,
+        }),
+    }
+}
+
+/// Whether two statuses differ in anything but condition transition times (writes are skipped
+/// when they do not).
+pub fn status_changed(old: Option<&NonAdminBackupStatus>, new: &NonAdminBackupStatus) -> bool {
+    let empty = NonAdminBackupStatus::default();
+    let old = old.unwrap_or(&empty);
+    let mut a = old.clone();
+    let mut b = new.clone();
+    let conditions_same = same_conditions(&a.conditions, &b.conditions);
+    a.conditions.clear();
+    b.conditions.clear();
+    a != b || !conditions_same
+}
+
+fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
+    match p {
+        None => 0,
+        Some(NonAdminPhase::New) => 1,
+        Some(NonAdminPhase::BackingOff) => 2,
+        Some(NonAdminPhase::Created) => 3,
+        Some(NonAdminPhase::Deleting) => 4,
+    }
+}
+
+/// Phases only move forward.
+fn advance(status: &mut NonAdminBackupStatus, to: NonAdminPhase) {
+    if phase_rank(Some(to)) > phase_rank(status.phase) {
+        status.phase = Some(to);
+    }
+}
+
+fn has_finalizer(nab: &NonAdminBackup) -> bool {
+    nab.metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|x| x == finalizers::NON_ADMIN_BACKUP))
+}
+
+/// The Velero Backup NAC creates for `nab` under `nacuuid`.
+pub fn velero_backup_for(
+    nab: &NonAdminBackup,
+    nacuuid: &str,
+    oadp_namespace: &str,
+    spec: BackupSpec,
+) -> Backup {
+    let mut backup = Backup::new(nacuuid, spec);
+    backup.metadata.namespace = Some(oadp_namespace.to_string());
+    let mut l = BTreeMap::new();
+    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l.insert(labels::NAB_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
+    backup.metadata.labels = Some(l);
+    let mut a = BTreeMap::new();
+    a.insert(
+        labels::NAB_ORIGIN_NAME_ANNOTATION.to_string(),
+        nab.metadata.name.clone().unwrap_or_default(),
+    );
+    a.insert(
+        labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
+        nab.metadata.namespace.clone().unwrap_or_default(),
+    );
+    backup.metadata.annotations = Some(a);
+    backup
+}
+
+/// The DeleteBackupRequest for `backup` (labelled as Velero's CLI labels it, plus origin).
+pub fn delete_request_for(
+    backup: &Backup,
+    nacuuid: &str,
+    nab: &NonAdminBackup,
+) -> DeleteBackupRequest {
+    let name = backup.metadata.name.clone().unwrap_or_default();
+    let mut request: DeleteBackupRequest = DeleteBackupRequest::new(
+        &name,
+        crate::api::velero::DeleteBackupRequestSpec {
+            backup_name: name.clone(),
+            ..Default::default()
+        },
+    );
+    request.metadata.namespace = backup.metadata.namespace.clone();
+    let mut l = BTreeMap::new();
+    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l.insert(labels::NAB_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
+    l.insert(crate::api::velero::labels::BACKUP_NAME.to_string(), name);
+    if let Some(uid) = &backup.metadata.uid {
+        l.insert(
+            crate::api::velero::labels::BACKUP_UID.to_string(),
+            uid.clone(),
+        );
+    }
+    request.metadata.labels = Some(l);
+    let mut a = BTreeMap::new();
+    a.insert(
+        labels::NAB_ORIGIN_NAME_ANNOTATION.to_string(),
+        nab.metadata.name.clone().unwrap_or_default(),
+    );
+    a.insert(
+        labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
+        nab.metadata.namespace.clone().unwrap_or_default(),
+    );
+    request.metadata.annotations = Some(a);
+    request
+}
+
+fn velero_phase(backup: &Backup) -> Option<&BackupPhase> {
+    backup.status.as_ref().and_then(|s| s.phase.as_ref())
+}
+
+/// Mirrors the Velero Backup into the NAB status: spec, status, queue position.
+fn mirror(status: &mut NonAdminBackupStatus, backup: &Backup, queue_position: Option<u64>) {
+    let related = status
+        .velero_backup
+        .get_or_insert_with(RelatedVeleroBackup::default);
+    related.spec = Some(backup.spec.clone());
+    related.status = backup.status.clone();
+    let terminal = velero_phase(backup).is_some_and(BackupPhase::is_terminal);
+    let position = if terminal {
+        0
+    } else {
+        queue_position.unwrap_or(0)
+    };
+    status.queue_info = Some(QueueInfo {
+        estimated_queue_position: position as i64,
+    });
+}
+
+/// Decides the next step for a NonAdminBackup.
+pub fn decide(obs: &NabObservation<'_>) -> NabStep {
+    let nab = obs.nab;
+    let current = nab.status.clone();
+    let mut status = current.clone().unwrap_or_default();
+    let deleting = nab.metadata.deletion_timestamp.is_some();
+    let delete_backup = nab.spec.delete_backup == Some(true);
+
+    if delete_backup {
+        return decide_permanent_delete(obs, status, current.as_ref(), deleting);
+    }
+    if deleting {
+        return decide_api_delete(obs, status, current.as_ref());
+    }
+
+    // Create/update path.
+    let vb_exists = obs.velero_backup.is_some();
+    if !vb_exists {
+        if status.phase.is_none() {
+            status.phase = Some(NonAdminPhase::New);
+        }
+        let observed_before = status
+            .velero_backup
+            .as_ref()
+            .is_some_and(|v| v.status.is_some());
+        if observed_before && has_finalizer(nab) {
+            // Velero removed the backup (TTL expiry or an admin): the NAB follows it away
+            // instead of recreating it or backing off.
+            return NabStep::FollowVanishedBackup;
+        }
+        match &obs.verdict {
+            Err(message) => {
+                advance(&mut status, NonAdminPhase::BackingOff);
+                set_condition(
+                    &mut status.conditions,
+                    types::ACCEPTED,
+                    false,
+                    reasons::INVALID_BACKUP_SPEC,
+                    message,
+                    &obs.now,
+                );
+                if status_changed(current.as_ref(), &status) {
+                    return NabStep::WriteStatus(Box::new(status));
+                }
+                return NabStep::AwaitChange;
+            }
+            Ok(spec) => {
+                set_condition(
+                    &mut status.conditions,
+                    types::ACCEPTED,
+                    true,
+                    reasons::BACKUP_ACCEPTED,
+                    ACCEPTED_MESSAGE,
+                    &obs.now,
+                );
+                let has_uuid = status
+                    .velero_backup
+                    .as_ref()
+                    .and_then(|v| v.nacuuid.as_ref())
+                    .is_some_and(|u| !u.is_empty());
+                if !has_uuid {
+                    let id = nacuuid(
+                        nab.metadata.namespace.as_deref().unwrap_or_default(),
+                        nab.metadata.name.as_deref().unwrap_or_default(),
+                        &obs.fresh_uuid,
+                    );
+                    status.velero_backup = Some(RelatedVeleroBackup {
+                        nacuuid: Some(id.clone()),
+                        name: Some(id),
+                        namespace: Some(obs.oadp_namespace.to_string()),
+                        ..Default::default()
+                    });
+                }
+                if status_changed(current.as_ref(), &status) {
+                    // The NACUUID is persisted before anything is created.
+                    return NabStep::WriteStatus(Box::new(status));
+                }
+                if !has_finalizer(nab) {
+                    return NabStep::AddFinalizer;
+                }
+                let id = status
+                    .velero_backup
+                    .as_ref()
+                    .and_then(|v| v.nacuuid.clone())
+                    .unwrap_or_default();
+                return NabStep::CreateVeleroBackup(Box::new(velero_backup_for(
+                    nab,
+                    &id,
+                    obs.oadp_namespace,
+                    spec.clone(),
+                )));
+            }
+        }
+    }
+
+    // The Velero Backup exists: Created, Queued, and mirror it.
+    let Some(backup) = obs.velero_backup else {
+        return NabStep::AwaitChange;
+    };
+    if !has_finalizer(nab) {
+        return NabStep::AddFinalizer;
+    }
+    advance(&mut status, NonAdminPhase::Created);
+    if !status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == types::ACCEPTED && c.status == "True")
+    {
+        set_condition(
+            &mut status.conditions,
+            types::ACCEPTED,
+            true,
+            reasons::BACKUP_ACCEPTED,
+            ACCEPTED_MESSAGE,
+            &obs.now,
+        );
+    }
+    set_condition(
+        &mut status.conditions,
+        types::QUEUED,
+        true,
+        reasons::BACKUP_SCHEDULED,
+        QUEUED_MESSAGE,
+        &obs.now,
+    );
+    mirror(&mut status, backup, obs.queue_position);
+    if status_changed(current.as_ref(), &status) {
+        return NabStep::WriteStatus(Box::new(status));
+    }
+    let terminal = velero_phase(backup).is_some_and(BackupPhase::is_terminal);
+    if terminal {
+        NabStep::AwaitChange
+    } else {
+        NabStep::RequeueAfter(Duration::from_secs(30))
+    }
+}
+
+fn decide_api_delete(
+    obs: &NabObservation<'_>,
+    mut status: NonAdminBackupStatus,
+    current: Option<&NonAdminBackupStatus>,
+) -> NabStep {
+    advance(&mut status, NonAdminPhase::Deleting);
+    // A NAB following its vanished backup already says why it is deleting.
+    if !status.conditions.iter().any(|c| c.type_ == types::DELETING) {
+        set_condition(
+            &mut status.conditions,
+            types::DELETING,
+            true,
+            reasons::DELETION_PENDING,
+            API_DELETE_MESSAGE,
+            &obs.now,
+        );
+    }
+    if status_changed(current, &status) {
+        return NabStep::WriteStatus(Box::new(status));
+    }
+    if let Some(backup) = obs.velero_backup {
+        if backup.metadata.deletion_timestamp.is_none() {
+            return NabStep::DeleteVeleroBackup(backup.metadata.name.clone().unwrap_or_default());
+        }
+        return NabStep::RequeueAfter(DELETION_POLL);
+    }
+    if obs.delete_request.is_some() {
+        return NabStep::DeleteDeleteBackupRequests;
+    }
+    if has_finalizer(obs.nab) {
+        return NabStep::RemoveFinalizer;
+    }
+    NabStep::AwaitChange
+}
+
+fn decide_permanent_delete(
+    obs: &NabObservation<'_>,
+    mut status: NonAdminBackupStatus,
+    current: Option<&NonAdminBackupStatus>,
+    deleting: bool,
+) -> NabStep {
+    advance(&mut status, NonAdminPhase::Deleting);
+    set_condition(
+        &mut status.conditions,
+        types::DELETING,
+        true,
+        reasons::DELETION_PENDING,
+        DELETE_BACKUP_MESSAGE,
+        &obs.now,
+    );
+    if let Some(request) = obs.delete_request {
+        status.velero_delete_backup_request = Some(RelatedVeleroDeleteBackupRequest {
+            nacuuid: status
+                .velero_backup
+                .as_ref()
+                .and_then(|v| v.nacuuid.clone()),
+            name: request.metadata.name.clone(),
+            namespace: request.metadata.namespace.clone(),
+            status: request.status.clone(),
+        });
+    }
+    if let Some(backup) = obs.velero_backup {
+        mirror(&mut status, backup, obs.queue_position);
+    }
+    if status_changed(current, &status) {
+        return NabStep::WriteStatus(Box::new(status));
+    }
+    if !deleting {
+        return NabStep::DeleteSelf;
+    }
+    if !has_finalizer(obs.nab) {
+        return NabStep::AwaitChange;
+    }
+    let Some(backup) = obs.velero_backup else {
+        return NabStep::RemoveFinalizer;
+    };
+    match obs.delete_request {
+        None => {
+            let id = status
+                .velero_backup
+                .as_ref()
+                .and_then(|v| v.nacuuid.clone())
+                .unwrap_or_default();
+            NabStep::CreateDeleteBackupRequest(Box::new(delete_request_for(backup, &id, obs.nab)))
+        }
+        Some(request) => {
+            let processed = request
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.as_ref())
+                .is_some_and(|p| *p == DeleteBackupRequestPhase::Processed);
+            let failed = request
+                .status
+                .as_ref()
+                .and_then(|s| s.errors.as_ref())
+                .is_some_and(|e| !e.is_empty());
+            if processed && failed {
+                // Velero gave up; a fresh request retries after a pause (the errors stay visible
+                // in the status meanwhile).
+                return NabStep::DeleteDeleteBackupRequests;
+            }
+            NabStep::RequeueAfter(DELETION_POLL)
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn time() -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap())
+    }
+
+    fn nab(value: serde_json::Value) -> NonAdminBackup {
+        let mut base = json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": "nightly", "namespace": "team-a", "uid": "u-1"},
+            "spec": {"backupSpec": {}}
+        });
+        crate::sim::apiserver::patch::merge_patch(&mut base, &value);
+        serde_json::from_value(base).unwrap()
+    }
+
+    fn obs<'a>(
+        n: &'a NonAdminBackup,
+        vb: Option<&'a Backup>,
+        verdict: Result<BackupSpec, String>,
+    ) -> NabObservation<'a> {
+        NabObservation {
+            nab: n,
+            velero_backup: vb,
+            delete_request: None,
+            verdict,
+            queue_position: Some(3),
+            oadp_namespace: "openshift-adp",
+            fresh_uuid: Uuid::from_u128(0x1234),
+            now: time(),
+        }
+    }
+
+    fn valid() -> Result<BackupSpec, String> {
+        Ok(BackupSpec {
+            included_namespaces: Some(vec!["team-a".into()]),
+            ..Default::default()
+        })
+    }
+
+    fn status_of(step: NabStep) -> NonAdminBackupStatus {
+        match step {
+            NabStep::WriteStatus(s) => *s,
+            other => panic!("expected a status write, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn new_valid_nab_gets_accepted_and_nacuuid_in_one_write() {
+        let n = nab(json!({}));
+        let s = status_of(decide(&obs(&n, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::New));
+        let accepted = s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == types::ACCEPTED)
+            .unwrap();
+        assert_eq!(
+            (accepted.status.as_str(), accepted.reason.as_str()),
+            ("True", reasons::BACKUP_ACCEPTED)
+        );
+        let vb = s.velero_backup.unwrap();
+        assert_eq!(
+            vb.nacuuid.as_deref(),
+            Some("team-a-nightly-00000000-0000-0000-0000-000000001234")
+        );
+        assert_eq!(vb.namespace.as_deref(), Some("openshift-adp"));
+    }
+
+    #[test]
+    fn invalid_spec_backs_off_and_then_waits() {
+        let n = nab(json!({}));
+        let s = status_of(decide(&obs(
+            &n,
+            None,
+            Err("spec.backupSpec.includedNamespaces: no".into()),
+        )));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        let c = s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == types::ACCEPTED)
+            .unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", reasons::INVALID_BACKUP_SPEC)
+        );
+        assert_eq!(c.message, "spec.backupSpec.includedNamespaces: no");
+        let written = nab(json!({"status": serde_json::to_value(&s).unwrap()}));
+        assert_eq!(
+            decide(&obs(
+                &written,
+                None,
+                Err("spec.backupSpec.includedNamespaces: no".into())
+            )),
+            NabStep::AwaitChange
+        );
+        // A fixed spec moves forward from BackingOff.
+        let fixed = status_of(decide(&obs(&written, None, valid())));
+        assert_eq!(
+            fixed.phase,
+            Some(NonAdminPhase::BackingOff),
+            "phase stays until Created"
+        );
+        assert!(fixed.velero_backup.is_some());
+    }
+
+    #[test]
+    fn finalizer_comes_after_the_nacuuid_and_creation_after_the_finalizer() {
+        let with_uuid = nab(json!({"status": {"phase": "New",
+            "conditions": [{"type": "Accepted", "status": "True", "reason": "BackupAccepted", "message": ACCEPTED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}],
+            "veleroBackup": {"nacuuid": "team-a-nightly-x", "name": "team-a-nightly-x", "namespace": "openshift-adp"}}}));
+        assert_eq!(
+            decide(&obs(&with_uuid, None, valid())),
+            NabStep::AddFinalizer
+        );
+        let mut with_finalizer = with_uuid.clone();
+        with_finalizer.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        match decide(&obs(&with_finalizer, None, valid())) {
+            NabStep::CreateVeleroBackup(b) => {
+                assert_eq!(b.metadata.name.as_deref(), Some("team-a-nightly-x"));
+                assert_eq!(b.metadata.namespace.as_deref(), Some("openshift-adp"));
+                let l = b.metadata.labels.unwrap();
+                assert_eq!(l[labels::NAB_ORIGIN_NACUUID], "team-a-nightly-x");
+                assert_eq!(l[labels::OADP], "True");
+                let a = b.metadata.annotations.unwrap();
+                assert_eq!(a[labels::NAB_ORIGIN_NAMESPACE_ANNOTATION], "team-a");
+                assert_eq!(b.spec.included_namespaces, Some(vec!["team-a".to_string()]));
+            }
+            other => panic!("expected creation, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn existing_velero_backup_is_mirrored_and_unchanged_status_is_not_rewritten() {
+        let mut n = nab(
+            json!({"status": {"phase": "New", "veleroBackup": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp"}}}),
+        );
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        let vb: Backup = serde_json::from_value(json!({"metadata": {"name": "x", "namespace": "openshift-adp"},
+            "spec": {"includedNamespaces": ["team-a"]}, "status": {"phase": "Queued", "queuePosition": 2}})).unwrap();
+        let s = status_of(decide(&obs(&n, Some(&vb), valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+        let q = s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == types::QUEUED)
+            .unwrap();
+        assert_eq!(
+            (q.reason.as_str(), q.message.as_str()),
+            (reasons::BACKUP_SCHEDULED, QUEUED_MESSAGE)
+        );
+        assert_eq!(s.queue_info.as_ref().unwrap().estimated_queue_position, 3);
+        assert_eq!(
+            s.velero_backup
+                .as_ref()
+                .unwrap()
+                .status
+                .as_ref()
+                .unwrap()
+                .phase,
+            Some(BackupPhase::Queued)
+        );
+        let mut written = n.clone();
+        written.status = Some(s);
+        assert!(matches!(
+            decide(&obs(&written, Some(&vb), valid())),
+            NabStep::RequeueAfter(_)
+        ));
+        // Spec validity no longer matters once created: phase never goes back.
+        let mut again = written.clone();
+        again.metadata.generation = Some(5);
+        assert!(matches!(
+            decide(&obs(&again, Some(&vb), Err("now invalid".into()))),
+            NabStep::RequeueAfter(_)
+        ));
+    }
+
+    #[test]
+    fn vanished_backup_is_followed_not_recreated() {
+        let mut n = nab(
+            json!({"status": {"phase": "Created", "veleroBackup": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp", "status": {"phase": "Completed"}}}}),
+        );
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        assert_eq!(
+            decide(&obs(&n, None, valid())),
+            NabStep::FollowVanishedBackup
+        );
+    }
+
+    #[test]
+    fn api_delete_removes_the_velero_backup_then_the_finalizer() {
+        let mut n = nab(
+            json!({"metadata": {"deletionTimestamp": "2023-11-14T22:13:20Z"},
+            "status": {"phase": "Created", "veleroBackup": {"nacuuid": "x", "name": "x"}}}),
+        );
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        let s = status_of(decide(&obs(&n, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::Deleting));
+        assert_eq!(
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == types::DELETING)
+                .unwrap()
+                .message,
+            API_DELETE_MESSAGE
+        );
+        n.status = Some(s);
+        let vb: Backup =
+            serde_json::from_value(json!({"metadata": {"name": "x"}, "spec": {}})).unwrap();
+        assert_eq!(
+            decide(&obs(&n, Some(&vb), valid())),
+            NabStep::DeleteVeleroBackup("x".into())
+        );
+        assert_eq!(decide(&obs(&n, None, valid())), NabStep::RemoveFinalizer);
+    }
+
+    #[test]
+    fn permanent_delete_goes_through_a_delete_backup_request() {
+        let mut n = nab(json!({"spec": {"deleteBackup": true},
+            "status": {"phase": "Created", "veleroBackup": {"nacuuid": "x", "name": "x"}}}));
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        let s = status_of(decide(&obs(&n, None, valid())));
+        assert_eq!(
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == types::DELETING)
+                .unwrap()
+                .message,
+            DELETE_BACKUP_MESSAGE
+        );
+        n.status = Some(s);
+        let vb: Backup = serde_json::from_value(json!({"metadata": {"name": "x", "namespace": "openshift-adp", "uid": "vb-uid"}, "spec": {}})).unwrap();
+        // Not yet deleted through the API: delete the NAB (the finalizer holds it).
+        let mut o = obs(&n, Some(&vb), valid());
+        o.queue_position = None;
+        let step = decide(&o);
+        let n2 = if let NabStep::WriteStatus(s) = step {
+            let mut x = n.clone();
+            x.status = Some(*s);
+            x
+        } else {
+            n.clone()
+        };
+        let mut o = obs(&n2, Some(&vb), valid());
+        o.queue_position = None;
+        assert_eq!(decide(&o), NabStep::DeleteSelf);
+        let mut deleting = n2.clone();
+        deleting.metadata.deletion_timestamp = Some(time());
+        let mut o = obs(&deleting, Some(&vb), valid());
+        o.queue_position = None;
+        match decide(&o) {
+            NabStep::CreateDeleteBackupRequest(r) => {
+                assert_eq!(r.spec.backup_name, "x");
+                let l = r.metadata.labels.unwrap();
+                assert_eq!(l["velero.io/backup-name"], "x");
+                assert_eq!(l["velero.io/backup-uid"], "vb-uid");
+                assert_eq!(l[labels::NAB_ORIGIN_NACUUID], "x");
+            }
+            other => panic!("expected a DBR, got {other:?}"),
+        }
+        let failed: DeleteBackupRequest = serde_json::from_value(
+            json!({"metadata": {"name": "x", "namespace": "openshift-adp"},
+            "spec": {"backupName": "x"}, "status": {"phase": "Processed", "errors": ["boom"]}}),
+        )
+        .unwrap();
+        let mut o = obs(&deleting, Some(&vb), valid());
+        o.queue_position = None;
+        o.delete_request = Some(&failed);
+        let s = status_of(decide(&o));
+        assert_eq!(
+            s.velero_delete_backup_request
+                .as_ref()
+                .unwrap()
+                .status
+                .as_ref()
+                .unwrap()
+                .errors,
+            Some(vec!["boom".to_string()])
+        );
+        let mut with_dbr_status = deleting.clone();
+        with_dbr_status.status = Some(s);
+        let mut o = obs(&with_dbr_status, Some(&vb), valid());
+        o.queue_position = None;
+        o.delete_request = Some(&failed);
+        assert_eq!(decide(&o), NabStep::DeleteDeleteBackupRequests);
+        let mut o = obs(&with_dbr_status, None, valid());
+        o.queue_position = None;
+        assert_eq!(decide(&o), NabStep::RemoveFinalizer);
+    }
+}

@@ -1,0 +1,583 @@
+//! NonAdminBackupStorageLocation: validating `spec.backupStorageLocationSpec`, its credential,
+//! the object-store prefix, and building the Velero `BackupStorageLocationSpec`.
+//!
+//! Upstream (`migtools/oadp-non-admin`, `ValidateBslSpec` and the NABSL controller): no
+//! `default: true`, credential name and key required, the Secret must exist in the tenant's
+//! namespace, admin-enforced fields (`enforceBSLSpec`) filled where unset, the credential
+//! pointed at the copy in the OADP namespace, and the prefix forced to `<namespace>` or
+//! `<namespace>/<prefix>` (`ComputePrefixForObjectStorage`) so backup sync can tell tenants
+//! apart. The backup sync period must stay below NAC's (oadp-operator PR 1638 checks this for
+//! the default location; NAC checks tenant locations too).
+//!
+//! NAC adds, for issue 4: `..`/`.` prefix segments refused (a tenant must never reach another
+//! tenant's prefix); credential files that borrow the Velero pod's cloud identity refused
+//! ([`check_bsl_credential`]); `objectStorage.caCertRef` refused (it names a Secret in the OADP
+//! namespace, which the tenant does not own); `config` keys that make the plugin read the
+//! Velero pod's own files or environment refused ([`POD_IDENTITY_CONFIG_KEYS`]); and endpoint
+//! allow-lists through the policy's `allowed` rules (e.g. `config.s3Url`).
+
+use k8s_openapi::api::core::v1::SecretKeySelector;
+
+use crate::api::common::GoDuration;
+use crate::api::velero::BackupStorageLocationSpec;
+use crate::policy::config::{EffectivePolicy, SpecKind};
+use crate::policy::credentials::pod_identity_markers;
+use crate::policy::rules::as_duration;
+use crate::policy::{PolicyViolation, ViolationReason, into_result};
+
+const PREFIX: &str = "spec.backupStorageLocationSpec";
+const KIND: &str = "NonAdminBackupStorageLocation";
+
+/// BSL `config` keys a tenant may not set, because they make the object-store plugin use
+/// something of the Velero pod's instead of the tenant's credential:
+/// - `credentialsFile` (AWS, GCP, Azure): path of a credentials file on the Velero pod (the
+///   administrator's own credentials live there);
+/// - `customerKeyEncryptionFile` (AWS SSE-C): a key file read from the Velero pod;
+/// - `storageAccountKeyEnvVar` (Azure): names a Velero pod environment variable holding a
+///   storage account key;
+/// - `enableSharedConfig` (AWS): loads the pod's shared AWS configuration (profiles that can
+///   assume roles with the pod's identity).
+pub const POD_IDENTITY_CONFIG_KEYS: &[&str] = &[
+    "credentialsFile",
+    "customerKeyEncryptionFile",
+    "storageAccountKeyEnvVar",
+    "enableSharedConfig",
+];
+
+fn is_pod_identity_config_key(key: &str) -> bool {
+    POD_IDENTITY_CONFIG_KEYS
+        .iter()
+        .any(|refused| refused.eq_ignore_ascii_case(key))
+}
+
+/// The object-store prefix of a tenant's Velero BSL: `<namespace>` or
+/// `<namespace>/<tenant prefix>`, with repeated, leading and trailing slashes removed.
+///
+/// Namespace names cannot contain `/`, so two tenants' prefixes never equal or contain each
+/// other; `.` and `..` segments (which some stores and tools resolve) and backslashes are
+/// refused.
+pub fn velero_bsl_prefix(
+    namespace: &str,
+    tenant_prefix: Option<&str>,
+) -> Result<String, PolicyViolation> {
+    let field = format!("{PREFIX}.objectStorage.prefix");
+    let segments: Vec<&str> = tenant_prefix
+        .unwrap_or_default()
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    for segment in &segments {
+        let refused = *segment == ".."
+            || *segment == "."
+            || segment.contains('\\')
+            || segment.chars().any(char::is_control);
+        if refused {
+            return Err(PolicyViolation::new(
+                ViolationReason::Restricted,
+                &field,
+                format!(
+                    "{KIND} {field} is restricted, can not contain {segment:?} (prefixes always stay under {namespace}/)"
+                ),
+            ));
+        }
+    }
+    Ok(std::iter::once(namespace)
+        .chain(segments)
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
+/// Validates a NonAdminBackupStorageLocation's spec in `namespace`. `secret_exists` tells
+/// whether the credential Secret named by the spec exists in `namespace` (the caller looked).
+/// Returns every violation.
+pub fn validate_bsl_spec(
+    namespace: &str,
+    spec: &BackupStorageLocationSpec,
+    policy: &EffectivePolicy,
+    secret_exists: bool,
+) -> Result<(), Vec<PolicyViolation>> {
+    let mut violations = Vec::new();
+    let missing = |field: &str| {
+        let path = format!("{PREFIX}.{field}");
+        PolicyViolation::new(
+            ViolationReason::Missing,
+            &path,
+            format!("{KIND} {path} is not set"),
+        )
+    };
+
+    if spec.default == Some(true) {
+        violations.push(PolicyViolation::new(
+            ViolationReason::Restricted,
+            format!("{PREFIX}.default"),
+            format!("{KIND} cannot be used as a default BSL"),
+        ));
+    }
+    match &spec.credential {
+        None => violations.push(missing("credential")),
+        Some(credential) if credential.name.is_empty() || credential.key.is_empty() => {
+            if credential.name.is_empty() {
+                violations.push(missing("credential.name"));
+            }
+            if credential.key.is_empty() {
+                violations.push(missing("credential.key"));
+            }
+        }
+        Some(credential) if !secret_exists => violations.push(PolicyViolation::new(
+            ViolationReason::Invalid,
+            format!("{PREFIX}.credential.name"),
+            // Upstream's message, which embeds the API server's not-found text.
+            format!(
+                "BSL credentials secret not found: secrets \"{}\" not found",
+                credential.name
+            ),
+        )),
+        Some(_) => {}
+    }
+    if spec.provider.is_empty() {
+        violations.push(missing("provider"));
+    }
+    if spec.object_storage.bucket.is_empty() {
+        violations.push(missing("objectStorage.bucket"));
+    }
+    if spec.object_storage.ca_cert_ref.is_some() {
+        let path = format!("{PREFIX}.objectStorage.caCertRef");
+        violations.push(PolicyViolation::new(
+            ViolationReason::Restricted,
+            &path,
+            format!("{KIND} {path} is restricted, it names a Secret in the OADP namespace; use objectStorage.caCert"),
+        ));
+    }
+    for key in spec.config.iter().flatten().map(|(key, _)| key) {
+        if is_pod_identity_config_key(key) {
+            let path = format!("{PREFIX}.config.{key}");
+            violations.push(PolicyViolation::new(
+                ViolationReason::Restricted,
+                &path,
+                format!(
+                    "{KIND} {path} is restricted, it makes Velero use the Velero pod's own files, environment or identity"
+                ),
+            ));
+        }
+    }
+
+    let rules = policy.rules(SpecKind::BackupStorageLocation);
+    match serde_json::to_value(spec) {
+        Ok(tenant) => {
+            violations.extend(rules.enforced_differences(&tenant, PREFIX));
+            let mut filled = tenant;
+            rules.fill(&mut filled);
+            violations.extend(rules.limit_violations(&filled, PREFIX));
+            let prefix = filled
+                .pointer("/objectStorage/prefix")
+                .and_then(|prefix| prefix.as_str());
+            if let Err(violation) = velero_bsl_prefix(namespace, prefix) {
+                violations.push(violation);
+            }
+            if let Some(violation) = sync_period_violation(filled.get("backupSyncPeriod"), policy) {
+                violations.push(violation);
+            }
+        }
+        Err(error) => violations.push(unreadable(&error)),
+    }
+    into_result(violations)
+}
+
+/// A tenant location must sync from its bucket more often than NAC's backup sync runs, or
+/// NAC looks for backups Velero has not synced yet. Zero (sync off) on either side is fine.
+fn sync_period_violation(
+    value: Option<&serde_json::Value>,
+    policy: &EffectivePolicy,
+) -> Option<PolicyViolation> {
+    let value = value.filter(|value| !crate::policy::rules::is_unset(value))?;
+    let field = format!("{PREFIX}.backupSyncPeriod");
+    let Some(period) = as_duration(value) else {
+        return Some(PolicyViolation::new(
+            ViolationReason::Invalid,
+            &field,
+            format!(
+                "{KIND} {field} ({}) is not a valid duration",
+                crate::policy::rules::display_value(value)
+            ),
+        ));
+    };
+    let nac = policy.settings.backup_sync_period;
+    if period.is_zero() || nac.is_zero() || period < nac {
+        return None;
+    }
+    Some(PolicyViolation::new(
+        ViolationReason::Invalid,
+        &field,
+        format!(
+            "{KIND} {field} ({}) can not be greater or equal the non-admin backupSyncPeriod ({})",
+            GoDuration::from_std(period),
+            GoDuration::from_std(nac)
+        ),
+    ))
+}
+
+fn unreadable(error: &serde_json::Error) -> PolicyViolation {
+    PolicyViolation::new(
+        ViolationReason::Invalid,
+        PREFIX,
+        format!("{KIND} {PREFIX} could not be checked against the administrator's policy: {error}"),
+    )
+}
+
+/// Checks the content of the tenant's credential (the Secret value under `credential.key`):
+/// refuses files that would use the Velero pod's own cloud identity.
+pub fn check_bsl_credential(secret_text: &str) -> Result<(), PolicyViolation> {
+    let markers = pod_identity_markers(secret_text);
+    if markers.is_empty() {
+        return Ok(());
+    }
+    let found = markers
+        .iter()
+        .map(|marker| marker.description())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(PolicyViolation::new(
+        ViolationReason::Restricted,
+        format!("{PREFIX}.credential"),
+        format!(
+            "{KIND} {PREFIX}.credential is restricted, the credential would use the Velero pod's own cloud identity ({found}); provide long-term credentials of your own"
+        ),
+    ))
+}
+
+/// Builds the Velero `BackupStorageLocationSpec` for a validated tenant location in
+/// `namespace`: administrator values filled in, never the default location, the credential
+/// pointing at NAC's copy `secret_name_in_oadp_namespace` / `key`, the prefix forced under the
+/// namespace, and refused `config` keys and `caCertRef` dropped.
+pub fn build_velero_bsl_spec(
+    namespace: &str,
+    spec: &BackupStorageLocationSpec,
+    policy: &EffectivePolicy,
+    secret_name_in_oadp_namespace: &str,
+    key: &str,
+) -> Result<BackupStorageLocationSpec, PolicyViolation> {
+    let mut document = serde_json::to_value(spec).map_err(|error| unreadable(&error))?;
+    policy
+        .rules(SpecKind::BackupStorageLocation)
+        .fill(&mut document);
+    let mut velero: BackupStorageLocationSpec =
+        serde_json::from_value(document).map_err(|error| unreadable(&error))?;
+
+    velero.default = None;
+    velero.credential = Some(SecretKeySelector {
+        name: secret_name_in_oadp_namespace.to_owned(),
+        key: key.to_owned(),
+        optional: None,
+    });
+    velero.object_storage.prefix = Some(velero_bsl_prefix(
+        namespace,
+        velero.object_storage.prefix.as_deref(),
+    )?);
+    velero.object_storage.ca_cert_ref = None;
+    if let Some(config) = velero.config.as_mut() {
+        config.retain(|key, _| !is_pod_identity_config_key(key));
+    }
+    Ok(velero)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::policy::POLICY_CONFIGMAP_KEY;
+    use crate::policy::config::NacPolicy;
+
+    fn spec(value: Value) -> BackupStorageLocationSpec {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn valid() -> Value {
+        json!({
+            "provider": "aws",
+            "objectStorage": {"bucket": "team-a-backups", "prefix": "velero"},
+            "credential": {"name": "cloud-credentials", "key": "cloud"},
+            "config": {"region": "eu-central-1"}
+        })
+    }
+
+    fn with(patch: Value) -> BackupStorageLocationSpec {
+        let mut value = valid();
+        json_patch_merge(&mut value, patch);
+        spec(value)
+    }
+
+    fn json_patch_merge(target: &mut Value, patch: Value) {
+        match (target, patch) {
+            (Value::Object(target), Value::Object(patch)) => {
+                for (key, value) in patch {
+                    if value.is_null() {
+                        target.remove(&key);
+                    } else {
+                        json_patch_merge(target.entry(key).or_insert(Value::Null), value);
+                    }
+                }
+            }
+            (target, patch) => *target = patch,
+        }
+    }
+
+    fn messages(result: Result<(), Vec<PolicyViolation>>) -> Vec<String> {
+        result
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn none() -> EffectivePolicy {
+        EffectivePolicy::default()
+    }
+
+    fn policy(yaml: &str) -> EffectivePolicy {
+        let data = BTreeMap::from([(POLICY_CONFIGMAP_KEY.to_owned(), yaml.to_owned())]);
+        NacPolicy::from_sources(None, Some(&data))
+            .unwrap()
+            .for_namespace(&BTreeMap::new())
+    }
+
+    #[test]
+    fn valid_location_passes() {
+        assert_eq!(
+            validate_bsl_spec("team-a", &spec(valid()), &none(), true),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn upstream_rules() {
+        assert_eq!(
+            messages(validate_bsl_spec(
+                "team-a",
+                &with(json!({"default": true})),
+                &none(),
+                true
+            )),
+            ["NonAdminBackupStorageLocation cannot be used as a default BSL"]
+        );
+        assert_eq!(
+            messages(validate_bsl_spec(
+                "team-a",
+                &with(json!({"credential": null})),
+                &none(),
+                true
+            )),
+            ["NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential is not set"]
+        );
+        assert_eq!(
+            messages(validate_bsl_spec(
+                "team-a",
+                &with(json!({"credential": {"name": "", "key": ""}})),
+                &none(),
+                true
+            )),
+            [
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential.name is not set",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential.key is not set",
+            ]
+        );
+        assert_eq!(
+            messages(validate_bsl_spec("team-a", &spec(valid()), &none(), false)),
+            ["BSL credentials secret not found: secrets \"cloud-credentials\" not found"]
+        );
+        assert_eq!(
+            messages(validate_bsl_spec(
+                "team-a",
+                &with(json!({"provider": "", "objectStorage": {"bucket": ""}})),
+                &none(),
+                true
+            )),
+            [
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.provider is not set",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.objectStorage.bucket is not set",
+            ]
+        );
+    }
+
+    #[test]
+    fn malicious_prefix_traversal_is_refused() {
+        for prefix in ["../team-b", "a/../../team-b", "./x", "a\\..\\b"] {
+            let attack = with(json!({"objectStorage": {"prefix": prefix}}));
+            let violations = validate_bsl_spec("team-a", &attack, &none(), true).unwrap_err();
+            assert_eq!(violations.len(), 1, "{prefix}");
+            assert_eq!(
+                violations[0].field,
+                "spec.backupStorageLocationSpec.objectStorage.prefix"
+            );
+            assert!(
+                violations[0]
+                    .message
+                    .contains("prefixes always stay under team-a/")
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_is_forced_under_the_namespace() {
+        assert_eq!(velero_bsl_prefix("team-a", None).unwrap(), "team-a");
+        assert_eq!(velero_bsl_prefix("team-a", Some("")).unwrap(), "team-a");
+        assert_eq!(velero_bsl_prefix("team-a", Some("/")).unwrap(), "team-a");
+        assert_eq!(
+            velero_bsl_prefix("team-a", Some("velero")).unwrap(),
+            "team-a/velero"
+        );
+        assert_eq!(
+            velero_bsl_prefix("team-a", Some("//velero//prod/")).unwrap(),
+            "team-a/velero/prod"
+        );
+        assert_eq!(
+            velero_bsl_prefix("team-a", Some("/team-b")).unwrap(),
+            "team-a/team-b",
+            "an absolute-looking prefix still stays under the namespace"
+        );
+        assert_eq!(
+            velero_bsl_prefix("team-a", Some("a..b")).unwrap(),
+            "team-a/a..b"
+        );
+        assert!(velero_bsl_prefix("team-a", Some("..")).is_err());
+    }
+
+    #[test]
+    fn caller_controlled_secrets_and_pod_files_are_refused() {
+        let attack = with(json!({
+            "objectStorage": {"caCertRef": {"name": "admin-secret", "key": "ca"}},
+            "config": {"credentialsFile": "/credentials/cloud", "storageAccountKeyEnvVar": "AZURE_STORAGE_ACCOUNT_ACCESS_KEY"}
+        }));
+        let found = messages(validate_bsl_spec("team-a", &attack, &none(), true));
+        assert_eq!(found.len(), 3);
+        assert!(found[0].contains("objectStorage.caCertRef is restricted"));
+        assert!(found[1].contains("config.credentialsFile is restricted"));
+        assert!(found[2].contains("config.storageAccountKeyEnvVar is restricted"));
+    }
+
+    #[test]
+    fn sts_credential_file_is_refused() {
+        let sts = "[default]\nrole_arn = arn:aws:iam::1:role/velero\nweb_identity_token_file = /var/run/secrets/openshift/serviceaccount/token\n";
+        let error = check_bsl_credential(sts).unwrap_err();
+        assert_eq!(error.field, "spec.backupStorageLocationSpec.credential");
+        assert_eq!(
+            error.message,
+            "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential is restricted, the credential would use the Velero pod's own cloud identity (a service-account token path, AWS web identity token file (STS)); provide long-term credentials of your own"
+        );
+        assert_eq!(
+            check_bsl_credential("[default]\naws_access_key_id=a\naws_secret_access_key=b\n"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn sync_period_must_stay_below_nacs() {
+        let slow = with(json!({"backupSyncPeriod": "2m"}));
+        assert_eq!(
+            messages(validate_bsl_spec("team-a", &slow, &none(), true)),
+            [
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.backupSyncPeriod (2m0s) can not be greater or equal the non-admin backupSyncPeriod (2m0s)"
+            ]
+        );
+        for ok in ["1m", "0s", "30s"] {
+            let location = with(json!({"backupSyncPeriod": ok}));
+            assert_eq!(
+                validate_bsl_spec("team-a", &location, &none(), true),
+                Ok(()),
+                "{ok}"
+            );
+        }
+        let garbage = with(json!({"backupSyncPeriod": "often"}));
+        assert!(
+            messages(validate_bsl_spec("team-a", &garbage, &none(), true))[0]
+                .contains("is not a valid duration")
+        );
+        let mut disabled = none();
+        disabled.settings.backup_sync_period = std::time::Duration::ZERO;
+        let slow = with(json!({"backupSyncPeriod": "1h"}));
+        assert_eq!(validate_bsl_spec("team-a", &slow, &disabled, true), Ok(()));
+    }
+
+    #[test]
+    fn forged_enforced_values_and_endpoint_allow_list() {
+        let policy = policy(
+            "rules:\n  - bsl:\n      enforce:\n        config.region: eu-central-1\n        provider: aws\n      allowed:\n        config.s3Url: [\"https://s3.internal.example\", null]\n",
+        );
+        let forged = with(json!({"provider": "gcp", "config": {"region": "us-east-1"}}));
+        assert_eq!(
+            messages(validate_bsl_spec("team-a", &forged, &policy, true)),
+            [
+                "the administrator has restricted spec.backupStorageLocationSpec.config.region field value to eu-central-1",
+                "the administrator has restricted spec.backupStorageLocationSpec.provider field value to aws",
+            ]
+        );
+        let exfiltration = with(json!({"config": {"s3Url": "https://attacker.example"}}));
+        assert_eq!(
+            messages(validate_bsl_spec("team-a", &exfiltration, &policy, true)),
+            [
+                "the administrator has restricted spec.backupStorageLocationSpec.config.s3Url to one of: https://s3.internal.example, null; got https://attacker.example"
+            ]
+        );
+        let internal = with(json!({"config": {"s3Url": "https://s3.internal.example"}}));
+        assert_eq!(
+            validate_bsl_spec("team-a", &internal, &policy, true),
+            Ok(())
+        );
+        assert_eq!(
+            validate_bsl_spec("team-a", &spec(valid()), &policy, true),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn enforced_prefix_still_lands_under_the_namespace() {
+        let policy =
+            policy("rules:\n  - bsl:\n      enforce:\n        objectStorage.prefix: non-admin\n");
+        let tenant = with(json!({"objectStorage": {"prefix": null}}));
+        assert_eq!(validate_bsl_spec("team-a", &tenant, &policy, true), Ok(()));
+        let built = build_velero_bsl_spec("team-a", &tenant, &policy, "team-a-nabsl-uuid", "cloud")
+            .unwrap();
+        assert_eq!(
+            built.object_storage.prefix.as_deref(),
+            Some("team-a/non-admin")
+        );
+    }
+
+    #[test]
+    fn build_points_at_the_copied_secret_and_drops_what_is_refused() {
+        let tenant = with(json!({
+            "default": true,
+            "objectStorage": {"prefix": "/velero/", "caCertRef": {"name": "x", "key": "y"}, "caCert": "Q0E="},
+            "config": {"region": "eu-central-1", "credentialsFile": "/credentials/cloud"},
+            "accessMode": "ReadOnly",
+            "futureField": "kept"
+        }));
+        let built = build_velero_bsl_spec("team-a", &tenant, &none(), "team-a-nabsl-uuid", "cloud")
+            .unwrap();
+        assert_eq!(built.default, None);
+        let credential = built.credential.unwrap();
+        assert_eq!(credential.name, "team-a-nabsl-uuid");
+        assert_eq!(credential.key, "cloud");
+        assert_eq!(
+            built.object_storage.prefix.as_deref(),
+            Some("team-a/velero")
+        );
+        assert_eq!(built.object_storage.ca_cert_ref, None);
+        assert_eq!(built.object_storage.ca_cert.as_deref(), Some("Q0E="));
+        let config = built.config.unwrap();
+        assert_eq!(config.keys().collect::<Vec<_>>(), ["region"]);
+        assert_eq!(built.access_mode.unwrap().as_str(), "ReadOnly");
+        assert_eq!(built.unknown_fields["futureField"], json!("kept"));
+        assert_eq!(built.provider, "aws");
+    }
+
+    #[test]
+    fn build_refuses_a_traversal_prefix() {
+        let attack = with(json!({"objectStorage": {"prefix": "../team-b"}}));
+        let error = build_velero_bsl_spec("team-a", &attack, &none(), "s", "k").unwrap_err();
+        assert_eq!(error.reason, ViolationReason::Restricted);
+    }
+}

@@ -1,0 +1,407 @@
+//! NonAdminBackup scenarios on the emulator with the Velero simulator and NAC's controllers
+//! running as their own service accounts: seed 004's flowchart paths, the malicious-tenant
+//! refusals, tenant isolation and a crash between every step.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::nonadmin::NonAdminBackup;
+use nac::api::velero::{Backup, DeleteBackupRequest};
+use nac::controllers::{self, Context};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use serde_json::{Value, json};
+
+struct Env {
+    server: ApiServer,
+    admin: Client,
+    alice: Client,
+    bob: Client,
+    _object_store: tempfile::TempDir,
+}
+
+async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
+    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
+    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
+            .unwrap();
+    sas.create_token_request(name, &PostParams::default(), &tr)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+}
+
+/// The cluster, Velero, and (when `with_controllers`) NAC's controllers.
+async fn env(with_controllers: bool, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    let object_store = tempfile::tempdir().unwrap();
+    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
+    let mut options =
+        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
+    options.resync_interval = Duration::from_millis(100);
+    configure(&mut options);
+    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+    if with_controllers {
+        let client =
+            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        tokio::spawn(controllers::run(Arc::new(Context::new(
+            client,
+            OADP_NAMESPACE,
+        ))));
+    }
+    let alice = server.client(&server.add_user("alice", &[]));
+    let bob = server.client(&server.add_user("bob", &[]));
+    Env {
+        server,
+        admin,
+        alice,
+        bob,
+        _object_store: object_store,
+    }
+}
+
+fn nab(name: &str, backup_spec: Value) -> NonAdminBackup {
+    serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": name}, "spec": {"backupSpec": backup_spec}
+    }))
+    .unwrap()
+}
+
+fn nabs(c: &Client, ns: &str) -> Api<NonAdminBackup> {
+    Api::namespaced(c.clone(), ns)
+}
+
+async fn wait_nab(
+    c: &Client,
+    ns: &str,
+    name: &str,
+    secs: u64,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut last = Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(o) = nabs(c, ns).get_opt(name).await.unwrap() {
+            last = serde_json::to_value(&o).unwrap();
+            if done(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for NonAdminBackup {ns}/{name}; last: {last}");
+}
+
+async fn wait_nab_gone(c: &Client, ns: &str, name: &str, secs: u64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if nabs(c, ns).get_opt(name).await.unwrap().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let last = nabs(c, ns).get_opt(name).await.unwrap();
+    panic!(
+        "NonAdminBackup {ns}/{name} still exists: {}",
+        serde_json::to_string(&last).unwrap()
+    );
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn condition<'a>(v: &'a Value, type_: &str) -> &'a Value {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+async fn velero_backups(admin: &Client) -> Vec<Backup> {
+    Api::<Backup>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+}
+
+#[tokio::test]
+async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_nothing() {
+    let e = env(true, |_| {}).await;
+    nabs(&e.alice, "team-a")
+        .create(&PostParams::default(), &nab("first", json!({})))
+        .await
+        .unwrap();
+    let done = wait_nab(&e.alice, "team-a", "first", 30, |v| {
+        s(v, "/status/phase") == "Created"
+            && s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    assert_eq!(condition(&done, "Accepted")["reason"], "BackupAccepted");
+    assert_eq!(
+        condition(&done, "Queued")["message"],
+        "Created Velero Backup object"
+    );
+    assert_eq!(
+        done.pointer("/status/queueInfo/estimatedQueuePosition"),
+        Some(&json!(0))
+    );
+    assert_eq!(
+        done.pointer("/metadata/finalizers/0")
+            .and_then(Value::as_str),
+        Some("nonadminbackup.oadp.openshift.io/finalizer")
+    );
+    let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+    assert!(nacuuid.starts_with("team-a-first-"), "{nacuuid}");
+    // The Velero Backup: named by the NACUUID, labelled, scoped to team-a, our CRs excluded.
+    let vbs = velero_backups(&e.admin).await;
+    assert_eq!(vbs.len(), 1);
+    let vb = &vbs[0];
+    assert_eq!(vb.metadata.name.as_deref(), Some(nacuuid.as_str()));
+    let labels = vb.metadata.labels.clone().unwrap();
+    assert_eq!(labels["openshift.io/oadp"], "True");
+    assert_eq!(labels["openshift.io/oadp-nab-origin-nacuuid"], nacuuid);
+    assert_eq!(
+        vb.spec.included_namespaces,
+        Some(vec!["team-a".to_string()])
+    );
+    let excluded = serde_json::to_string(&vb.spec).unwrap();
+    assert!(
+        excluded.contains("nonadminbackups.oadp.openshift.io"),
+        "{excluded}"
+    );
+    // The mirrored Velero spec and status.
+    assert_eq!(
+        done.pointer("/status/veleroBackup/spec/includedNamespaces"),
+        Some(&json!(["team-a"]))
+    );
+    assert!(
+        done.pointer("/status/veleroBackup/status/progress/totalItems")
+            .is_some()
+    );
+    // bob can neither list nor get team-a's backups; alice cannot see team-b's.
+    assert!(
+        nabs(&e.bob, "team-a")
+            .list(&ListParams::default())
+            .await
+            .is_err()
+    );
+    assert!(nabs(&e.bob, "team-a").get("first").await.is_err());
+    assert!(
+        nabs(&e.alice, "team-b")
+            .list(&ListParams::default())
+            .await
+            .is_err()
+    );
+    let _ = &e.server;
+}
+
+#[tokio::test]
+async fn invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds() {
+    let e = env(true, |_| {}).await;
+    let api = nabs(&e.alice, "team-a");
+    let refused = [
+        (
+            "other-ns",
+            json!({"includedNamespaces": ["team-b"]}),
+            "includedNamespaces",
+        ),
+        (
+            "excluded",
+            json!({"excludedNamespaces": ["x"]}),
+            "excludedNamespaces",
+        ),
+        (
+            "cluster",
+            json!({"includeClusterResources": true}),
+            "includeClusterResources",
+        ),
+        (
+            "scoped",
+            json!({"includedClusterScopedResources": ["clusterroles"]}),
+            "includedClusterScopedResources",
+        ),
+        (
+            "vsl",
+            json!({"volumeSnapshotLocations": ["admin-vsl"]}),
+            "volumeSnapshotLocations",
+        ),
+        (
+            "bsl",
+            json!({"storageLocation": "not-mine"}),
+            "storageLocation",
+        ),
+    ];
+    for (name, spec, _) in &refused {
+        api.create(&PostParams::default(), &nab(name, spec.clone()))
+            .await
+            .unwrap();
+    }
+    for (name, _, field) in &refused {
+        let v = wait_nab(&e.alice, "team-a", name, 20, |v| {
+            s(v, "/status/phase") == "BackingOff"
+        })
+        .await;
+        let accepted = condition(&v, "Accepted");
+        assert_eq!(accepted["status"], "False", "{name}");
+        assert_eq!(accepted["reason"], "InvalidBackupSpec", "{name}");
+        assert!(
+            accepted["message"].as_str().unwrap().contains(field),
+            "{name}: {accepted}"
+        );
+        assert!(
+            v.pointer("/status/veleroBackup/nacuuid").is_none(),
+            "{name}: nothing created"
+        );
+    }
+    assert!(
+        velero_backups(&e.admin).await.is_empty(),
+        "no Velero Backup for any refused spec"
+    );
+    // The tenant fixes the spec: the NAB moves forward.
+    api.patch(
+        "other-ns",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"backupSpec": {"includedNamespaces": ["team-a"]}}})),
+    )
+    .await
+    .unwrap();
+    wait_nab(&e.alice, "team-a", "other-ns", 30, |v| {
+        s(v, "/status/phase") == "Created"
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn delete_backup_true_deletes_data_and_the_nab() {
+    let e = env(true, |_| {}).await;
+    let api = nabs(&e.alice, "team-a");
+    api.create(&PostParams::default(), &nab("doomed", json!({})))
+        .await
+        .unwrap();
+    let done = wait_nab(&e.alice, "team-a", "doomed", 30, |v| {
+        s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+    api.patch(
+        "doomed",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
+    )
+    .await
+    .unwrap();
+    wait_nab_gone(&e.alice, "team-a", "doomed", 30).await;
+    assert!(
+        velero_backups(&e.admin)
+            .await
+            .iter()
+            .all(|b| b.metadata.name.as_deref() != Some(nacuuid.as_str()))
+    );
+    let dbrs = Api::<DeleteBackupRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let dbr = dbrs
+        .items
+        .iter()
+        .find(|r| r.spec.backup_name == nacuuid)
+        .expect("a DeleteBackupRequest was made");
+    let l = dbr.metadata.labels.clone().unwrap();
+    assert_eq!(l["velero.io/backup-name"], nacuuid);
+    assert!(l.contains_key("velero.io/backup-uid"));
+}
+
+#[tokio::test]
+async fn api_delete_removes_the_velero_backup_object() {
+    let e = env(true, |_| {}).await;
+    let api = nabs(&e.alice, "team-a");
+    api.create(&PostParams::default(), &nab("plain", json!({})))
+        .await
+        .unwrap();
+    wait_nab(&e.alice, "team-a", "plain", 30, |v| {
+        s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    api.delete("plain", &DeleteParams::default()).await.unwrap();
+    wait_nab_gone(&e.alice, "team-a", "plain", 30).await;
+    assert!(velero_backups(&e.admin).await.is_empty());
+}
+
+#[tokio::test]
+async fn expired_velero_backup_takes_its_nab_along() {
+    // Two simulated hours per real second; the backup lives one simulated hour.
+    let e = env(true, |o| o.time_scale = 7200.0).await;
+    let api = nabs(&e.alice, "team-a");
+    api.create(
+        &PostParams::default(),
+        &nab("short", json!({"ttl": "1h0m0s"})),
+    )
+    .await
+    .unwrap();
+    wait_nab(&e.alice, "team-a", "short", 30, |v| {
+        s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    wait_nab_gone(&e.alice, "team-a", "short", 30).await;
+}
+
+#[tokio::test]
+async fn a_crash_between_any_two_steps_yields_one_velero_backup() {
+    // No controller runs: each step is one reconcile by a freshly started controller.
+    let e = env(false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    nabs(&e.alice, "team-a")
+        .create(&PostParams::default(), &nab("crashy", json!({})))
+        .await
+        .unwrap();
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        assert!(steps < 60, "did not converge");
+        // A new process: new client, new context, nothing remembered.
+        let context = Arc::new(Context::new(e.server.client(&token), OADP_NAMESPACE));
+        let current = nabs(&e.admin, "team-a").get("crashy").await.unwrap();
+        nac::controllers::nab::reconcile(Arc::new(current), context)
+            .await
+            .unwrap();
+        let v =
+            serde_json::to_value(nabs(&e.admin, "team-a").get("crashy").await.unwrap()).unwrap();
+        let ours = velero_backups(&e.admin).await.len();
+        assert!(ours <= 1, "step {steps}: {ours} Velero Backups");
+        if s(&v, "/status/phase") == "Created"
+            && s(&v, "/status/veleroBackup/status/phase") == "Completed"
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(velero_backups(&e.admin).await.len(), 1);
+    // Re-running a step after it was applied (a crash before the result was seen) changes nothing.
+    let context = Arc::new(Context::new(e.server.client(&token), OADP_NAMESPACE));
+    let current = nabs(&e.admin, "team-a").get("crashy").await.unwrap();
+    nac::controllers::nab::reconcile(Arc::new(current), context)
+        .await
+        .unwrap();
+    assert_eq!(velero_backups(&e.admin).await.len(), 1);
+}

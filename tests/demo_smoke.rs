@@ -164,6 +164,43 @@ fn newcomer_demo_backup_runs_to_completed_and_state_survives_a_restart() {
     );
     assert!(yes && !no);
 
+    // A tenant's NonAdminBackup goes through NAC's controllers to a completed Velero backup.
+    let alice = data.join("kubeconfig-alice");
+    let nab = "apiVersion: oadp.openshift.io/v1alpha1\nkind: NonAdminBackup\nmetadata:\n  name: mine\nspec:\n  backupSpec: {}\n";
+    let (ok, out) = kubectl(&alice, &["apply", "-f", "-"], Some(nab));
+    assert!(ok, "{out}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, out) = kubectl(
+            &alice,
+            &[
+                "get",
+                "nab",
+                "mine",
+                "-o",
+                "jsonpath={.status.phase}/{.status.veleroBackup.status.phase}",
+            ],
+            None,
+        );
+        if out.trim() == "Created/Completed" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "NonAdminBackup did not complete: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let (ok, out) = kubectl(&alice, &["get", "nab"], None);
+    assert!(
+        ok && out.contains("REQUEST-PHASE") && out.contains("Created") && out.contains("Completed"),
+        "{out}"
+    );
+    // bob sees nothing of team-a.
+    let bob = data.join("kubeconfig-bob");
+    let (ok, out) = kubectl(&bob, &["get", "nab", "-n", "team-a"], None);
+    assert!(!ok && out.contains("forbidden"), "{out}");
+
     // Ctrl-C, then a second start resumes the same state.
     let mut demo = demo;
     let pid = demo.child.id().to_string();

@@ -453,6 +453,14 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         demo::OADP_NAMESPACE
     );
     println!(
+        "  export KUBECONFIG={}",
+        data_dir.join("kubeconfig-alice").display()
+    );
+    println!(
+        "  kubectl apply -f - <<< '{{\"apiVersion\":\"oadp.openshift.io/v1alpha1\",\"kind\":\"NonAdminBackup\",\"metadata\":{{\"name\":\"mine\"}},\"spec\":{{\"backupSpec\":{{}}}}}}'"
+    );
+    println!("  kubectl get nab -w");
+    println!(
         "Press Ctrl-C to stop; state is kept in {}.",
         data_dir.display()
     );

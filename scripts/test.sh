@@ -49,3 +49,6 @@ cargo test --lib --bins --tests -- --test-threads=2
 
 echo "==> emulator benchmark (quick)"
 cargo bench --bench emulator -- --quick
+
+echo "==> queue index benchmark (quick)"
+cargo bench --bench queue_index -- --quick

@@ -449,6 +449,12 @@ async fn handle(AxumState(server): AxumState<ApiServer>, req: Request) -> Respon
             String::new(),
         ),
     };
+    // The audit log names who authenticated (impersonation changes whom the request acts as).
+    let username = match (&token, &user) {
+        (None, _) => "system:anonymous".to_string(),
+        (Some(_), Some(u)) => u.username.clone(),
+        (Some(_), None) => "<invalid token>".to_string(),
+    };
     let user = user.map(|u| impersonate(&server, u, &headers));
     let response = match user {
         None => ApiError::Unauthorized.into_response(),
@@ -476,14 +482,6 @@ async fn handle(AxumState(server): AxumState<ApiServer>, req: Request) -> Respon
                 }
             }
         }
-    };
-    let username = match &token {
-        None => "system:anonymous".to_string(),
-        Some(t) => server
-            .lock()
-            .authenticate(t)
-            .map(|u| u.username)
-            .unwrap_or_else(|| "<invalid token>".into()),
     };
     server.shared.audit.record(AuditEntry {
         time: now_rfc3339(),

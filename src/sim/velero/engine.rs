@@ -514,16 +514,13 @@ impl VeleroSimulator {
             let last = parse_time(json_schedule.pointer("/status/lastBackup"));
             let created =
                 parse_time(json_schedule.pointer("/metadata/creationTimestamp")).unwrap_or(now);
-            let due = match last {
-                // Never run: at once, unless asked to skip the immediate run.
-                None if schedule.spec.skip_immediately != Some(true) => true,
-                None => cron
-                    .find_next_occurrence(&created, false)
-                    .is_ok_and(|next| next <= now),
-                Some(last) => cron
-                    .find_next_occurrence(&last, false)
-                    .is_ok_and(|next| next <= now),
-            };
+            let due = schedule_due(
+                &cron,
+                last,
+                created,
+                now,
+                schedule.spec.skip_immediately == Some(true),
+            );
             if !due {
                 continue;
             }
@@ -883,6 +880,27 @@ impl VeleroSimulator {
     }
 }
 
+/// Whether a schedule should run now: never run yet → at once (unless asked to skip the
+/// immediate run, then at the first occurrence after creation); otherwise at the first
+/// occurrence after the last run.
+pub fn schedule_due(
+    cron: &croner::Cron,
+    last_run: Option<DateTime<Utc>>,
+    created: DateTime<Utc>,
+    now: DateTime<Utc>,
+    skip_immediately: bool,
+) -> bool {
+    match last_run {
+        None if !skip_immediately => true,
+        None => cron
+            .find_next_occurrence(&created, false)
+            .is_ok_and(|next| next <= now),
+        Some(last) => cron
+            .find_next_occurrence(&last, false)
+            .is_ok_and(|next| next <= now),
+    }
+}
+
 /// The storage location holding a download target: the backup's, or for restore targets the
 /// location of the backup the restore read.
 async fn download_location(
@@ -1018,4 +1036,50 @@ async fn delete_backup(inner: &Inner, backup_name: &str) -> Result<Vec<String>, 
         }
     }
     Ok(errors)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn schedules_run_at_once_then_on_each_occurrence() {
+        let hourly: croner::Cron = "0 * * * *".parse().unwrap();
+        let created = at("2026-01-01T10:20:00Z");
+        assert!(schedule_due(&hourly, None, created, created, false));
+        assert!(!schedule_due(
+            &hourly,
+            None,
+            created,
+            at("2026-01-01T10:59:59Z"),
+            true
+        ));
+        assert!(schedule_due(
+            &hourly,
+            None,
+            created,
+            at("2026-01-01T11:00:00Z"),
+            true
+        ));
+        let last = at("2026-01-01T11:00:00Z");
+        assert!(!schedule_due(
+            &hourly,
+            Some(last),
+            created,
+            at("2026-01-01T11:30:00Z"),
+            false
+        ));
+        assert!(schedule_due(
+            &hourly,
+            Some(last),
+            created,
+            at("2026-01-01T12:00:00Z"),
+            false
+        ));
+    }
 }

@@ -61,6 +61,8 @@ pub struct EmulatorConfig {
     pub data_dir: Option<PathBuf>,
     /// JSON-lines audit file.
     pub audit_log: Option<PathBuf>,
+    /// Audit entries kept in memory.
+    pub audit_capacity: usize,
 }
 
 impl Default for EmulatorConfig {
@@ -70,6 +72,7 @@ impl Default for EmulatorConfig {
             bookmark_interval: Duration::from_secs(5),
             data_dir: None,
             audit_log: None,
+            audit_capacity: 10_000,
         }
     }
 }
@@ -131,8 +134,8 @@ impl ApiServer {
                 t
             }
         };
-        let audit =
-            AuditLog::new(10_000, config.audit_log.as_deref()).map_err(EmulatorError::Audit)?;
+        let audit = AuditLog::new(config.audit_capacity, config.audit_log.as_deref())
+            .map_err(EmulatorError::Audit)?;
         let (drop_watches, _) = tokio::sync::watch::channel(0u64);
         let server = ApiServer {
             shared: Arc::new(Shared {

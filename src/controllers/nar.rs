@@ -1,0 +1,299 @@
+//! The NonAdminRestore controller: observes a NAR (read fresh), its Velero Restore (found by
+//! the NACUUID label in the OADP namespace), the policy's verdict on its spec and the
+//! NonAdminBackup it restores (same namespace only), asks [`nar_decision::decide`] for the next
+//! step, and applies it.
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use serde_json::json;
+
+use super::nar_decision::{self, NarObservation, NarStep};
+use super::{Context, ControllerError};
+use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus};
+use crate::api::velero::{Restore, RestoreSpec};
+use crate::queue::QueueKind;
+
+const FIELD: &str = "spec.restoreSpec.backupName";
+
+fn key(nar: &NonAdminRestore) -> String {
+    format!(
+        "nar/{}/{}",
+        nar.metadata.namespace.as_deref().unwrap_or_default(),
+        nar.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The NAR a NAC-made Velero Restore was created for, from its origin annotations.
+fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminRestore>> {
+    let a = meta.annotations.as_ref()?;
+    let name = a.get(labels::NAR_ORIGIN_NAME_ANNOTATION)?;
+    let namespace = a.get(labels::NAR_ORIGIN_NAMESPACE_ANNOTATION)?;
+    Some(ObjectRef::new(name).within(namespace))
+}
+
+/// Runs the controller until the task is dropped.
+pub async fn run(context: Arc<Context>) {
+    let client = context.client.clone();
+    let nars: Api<NonAdminRestore> = Api::all(client.clone());
+    let nabs: Api<NonAdminBackup> = Api::all(client.clone());
+    let restores: Api<Restore> = Api::namespaced(client.clone(), &context.oadp_namespace);
+    // Only NAC's own Velero objects matter, so the watch is scoped by label.
+    let ours =
+        watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
+    let controller = Controller::new(nars, watcher::Config::default());
+    let store = controller.store();
+    controller
+        .watches(restores, ours, |r: Restore| origin_ref(&r.metadata))
+        // A NAR refused because its backup was not finished yet is looked at again when that
+        // NonAdminBackup changes (the tenant should not have to touch the NAR).
+        .watches(
+            nabs,
+            watcher::Config::default(),
+            move |nab: NonAdminBackup| {
+                let namespace = nab.metadata.namespace.clone();
+                let name = nab.metadata.name.clone();
+                store
+                    .state()
+                    .into_iter()
+                    .filter(|nar| {
+                        nar.metadata.namespace == namespace
+                            && nar.spec.restore_spec.backup_name == name
+                            && nar
+                                .status
+                                .as_ref()
+                                .and_then(|s| s.phase)
+                                .is_none_or(|p| p == NonAdminPhase::BackingOff)
+                    })
+                    .map(|nar| ObjectRef::from_obj(&*nar))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "nonadminrestore reconcile error");
+            }
+        })
+        .await;
+}
+
+fn error_policy(
+    nar: Arc<NonAdminRestore>,
+    error: &ControllerError,
+    context: Arc<Context>,
+) -> Action {
+    let wait = context.backoff(&key(&nar));
+    tracing::warn!(nar = %key(&nar), error = %error, retry_in = ?wait, "reconcile failed");
+    Action::requeue(wait)
+}
+
+fn invalid_source(detail: String) -> String {
+    format!("NonAdminRestore {FIELD} is invalid: {detail}")
+}
+
+/// The Velero spec for a NAR, or the message refusing it: the spec must pass the policy and
+/// `backupName` must name a NonAdminBackup of the NAR's own namespace whose Velero backup is
+/// Completed or PartiallyFailed.
+pub async fn verdict(
+    context: &Context,
+    nar: &NonAdminRestore,
+) -> Result<Result<RestoreSpec, String>, ControllerError> {
+    let namespace = nar.metadata.namespace.clone().unwrap_or_default();
+    let policy = context.effective_policy(&namespace).await?;
+    let spec = &nar.spec.restore_spec;
+    if let Err(violations) = crate::policy::validate_restore_spec(&namespace, spec, &policy) {
+        return Ok(Err(crate::policy::violations_message(&violations)));
+    }
+    let backup_name = spec.backup_name.clone().unwrap_or_default();
+    // Only ever looked up in the NAR's own namespace.
+    let nabs: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
+    let Some(nab) = nabs.get_opt(&backup_name).await? else {
+        return Ok(Err(invalid_source(format!(
+            "NonAdminBackup {backup_name:?} not found in namespace {namespace}"
+        ))));
+    };
+    if nab.metadata.deletion_timestamp.is_some() {
+        return Ok(Err(invalid_source(format!(
+            "NonAdminBackup {backup_name:?} is being deleted"
+        ))));
+    }
+    let status = nab.status.unwrap_or_default();
+    let related = status.velero_backup.unwrap_or_default();
+    let velero_phase = related
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_ref())
+        .map(|p| p.as_str().to_string());
+    if let Err(violation) = crate::policy::check_restore_source(
+        status.phase.map(NonAdminPhase::as_str),
+        velero_phase.as_deref(),
+    ) {
+        return Ok(Err(violation.message));
+    }
+    let Some(velero_backup) = related.name.filter(|n| !n.is_empty()) else {
+        return Ok(Err(invalid_source(format!(
+            "NonAdminBackup {backup_name:?} has no Velero backup"
+        ))));
+    };
+    Ok(
+        crate::policy::build_velero_restore_spec(&namespace, spec, &velero_backup, &policy)
+            .map_err(|violation| violation.message),
+    )
+}
+
+/// One reconcile: observe, decide, apply.
+pub async fn reconcile(
+    nar: Arc<NonAdminRestore>,
+    context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let namespace = nar.metadata.namespace.clone().unwrap_or_default();
+    let name = nar.metadata.name.clone().unwrap_or_default();
+    let api: Api<NonAdminRestore> = Api::namespaced(context.client.clone(), &namespace);
+    // Every decision starts from a fresh read (the cache may be behind our own last write).
+    let Some(nar) = api.get_opt(&name).await? else {
+        return Ok(Action::await_change());
+    };
+    let status = nar.status.clone().unwrap_or_default();
+    let nacuuid = status
+        .velero_restore
+        .as_ref()
+        .and_then(|v| v.nacuuid.clone())
+        .filter(|u| !u.is_empty());
+    let restores: Api<Restore> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let velero_restore = match &nacuuid {
+        Some(id) => {
+            let selector =
+                ListParams::default().labels(&format!("{}={id}", labels::NAR_ORIGIN_NACUUID));
+            restores.list(&selector).await?.items.into_iter().next()
+        }
+        None => None,
+    };
+    // The verdict only matters while the Velero Restore is still to be created.
+    let created = matches!(
+        status.phase,
+        Some(NonAdminPhase::Created | NonAdminPhase::Deleting)
+    );
+    let verdict =
+        if velero_restore.is_none() && !created && nar.metadata.deletion_timestamp.is_none() {
+            verdict(&context, &nar).await?
+        } else {
+            Ok(RestoreSpec::default())
+        };
+    let queue_position = velero_restore.as_ref().and_then(|vr| {
+        let name = vr.metadata.name.as_deref()?;
+        context
+            .queue
+            .read()
+            .ok()?
+            .position(QueueKind::Restore, name)
+    });
+    let observation = NarObservation {
+        nar: &nar,
+        velero_restore: velero_restore.as_ref(),
+        verdict,
+        queue_position,
+        oadp_namespace: &context.oadp_namespace,
+        fresh_uuid: uuid::Uuid::new_v4(),
+        now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        ),
+    };
+    let step = nar_decision::decide(&observation);
+    tracing::debug!(nar = %key(&nar), ?step, "reconcile step");
+    let action = apply(&context, &api, &nar, step).await?;
+    context.succeeded(&key(&nar));
+    Ok(action)
+}
+
+const SOON: Duration = Duration::from_millis(20);
+
+async fn apply(
+    context: &Context,
+    api: &Api<NonAdminRestore>,
+    nar: &NonAdminRestore,
+    step: NarStep,
+) -> Result<Action, ControllerError> {
+    let name = nar.metadata.name.clone().unwrap_or_default();
+    let params = PatchParams::default();
+    match step {
+        NarStep::WriteStatus(status) => {
+            write_status(api, nar, *status).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NarStep::AddFinalizer => {
+            let mut list = nar.metadata.finalizers.clone().unwrap_or_default();
+            list.push(finalizers::NON_ADMIN_RESTORE.to_string());
+            // The resourceVersion makes this a compare-and-swap: no finalizer of others is lost.
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nar.metadata.resource_version}});
+            api.patch(&name, &params, &Patch::Merge(patch)).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NarStep::RemoveFinalizer => {
+            let list: Vec<String> = nar
+                .metadata
+                .finalizers
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f != finalizers::NON_ADMIN_RESTORE)
+                .collect();
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nar.metadata.resource_version}});
+            match api.patch(&name, &params, &Patch::Merge(patch)).await {
+                Ok(_) => Ok(Action::await_change()),
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
+                Err(e) => Err(e.into()),
+            }
+        }
+        NarStep::CreateVeleroRestore(restore) => {
+            let restores: Api<Restore> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            match restores.create(&PostParams::default(), &restore).await {
+                Ok(_) => {}
+                // Another replica or an earlier attempt made it: the next pass finds it by label.
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Action::requeue(SOON))
+        }
+        NarStep::DeleteVeleroRestore(velero_name) => {
+            let restores: Api<Restore> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            match restores
+                .delete(&velero_name, &DeleteParams::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Action::requeue(SOON))
+        }
+        NarStep::AwaitChange => Ok(Action::await_change()),
+        NarStep::RequeueAfter(d) => Ok(Action::requeue(d)),
+    }
+}
+
+/// Replaces the status (PUT on /status with the resourceVersion just read): fields that vanished
+/// from the Velero object vanish here too, and a concurrent change makes this fail with a
+/// conflict instead of being overwritten.
+async fn write_status(
+    api: &Api<NonAdminRestore>,
+    nar: &NonAdminRestore,
+    status: NonAdminRestoreStatus,
+) -> Result<(), ControllerError> {
+    let mut next = nar.clone();
+    next.status = Some(status);
+    api.replace_status(
+        nar.metadata.name.as_deref().unwrap_or_default(),
+        &PostParams::default(),
+        &next,
+    )
+    .await?;
+    Ok(())
+}

@@ -73,6 +73,9 @@ pub struct ControllerArgs {
     /// The OADP namespace, where Velero and NAC's admin-side objects live.
     #[arg(long, default_value = "openshift-adp")]
     pub oadp_namespace: String,
+    /// Serve `/healthz`, `/readyz` and `/metrics` (Prometheus text) on this address.
+    #[arg(long)]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// Options of `nac sim velero`.

@@ -284,6 +284,17 @@ async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
         client,
         &args.oadp_namespace,
     ));
+    if let Some(addr) = args.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| CliError::Listen { addr, source })?;
+        let router = crate::controllers::health::router(crate::controllers::health::Health {
+            context: context.clone(),
+            ready: crate::controllers::leader::leading_flag(),
+        });
+        println!("nac controller health and metrics on http://{addr}");
+        tokio::spawn(async move { axum::serve(listener, router).await });
+    }
     println!(
         "nac controller running (OADP namespace {})",
         args.oadp_namespace

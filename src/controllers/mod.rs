@@ -12,10 +12,22 @@ use rand::Rng;
 use crate::policy::NacPolicy;
 use crate::queue::QueueIndex;
 
+pub mod gc;
+pub mod health;
+pub mod leader;
 pub mod nab;
 pub mod nab_decision;
+pub mod nabsl;
+pub mod nabsl_decision;
+pub mod nar;
+pub mod nar_decision;
+pub mod nadr;
+pub mod nadr_decision;
+pub mod nas;
+pub mod nas_decision;
 pub mod policy_source;
 pub mod queue_feed;
+pub mod sync;
 
 /// Failures of one reconcile; each is retried with per-object exponential backoff.
 #[derive(Debug, thiserror::Error)]
@@ -113,14 +125,35 @@ pub fn backoff_for(attempt: u32, jitter: f64) -> Duration {
 }
 
 /// Runs every controller until the task is dropped.
+/// Only while this replica holds the `nac-controller` Lease (a single instance acquires it at
+/// once); on losing it the controllers stop and the replica contends again.
 pub async fn run(context: Arc<Context>) {
+    let elector = leader::Elector::new(
+        context.client.clone(),
+        &context.oadp_namespace,
+        leader::LeaderConfig::new(&leader::default_identity()),
+    );
+    leader::lead_forever(elector, leader::leading_flag(), || {
+        run_controllers(context.clone())
+    })
+    .await;
+}
+
+/// Runs every controller (this replica leads) until the task is dropped.
+async fn run_controllers(context: Arc<Context>) {
     if let Err(e) = context.load_policy().await {
         tracing::warn!(error = %e, "could not read the NAC policy; using defaults");
     }
     tokio::join!(
+        sync::run(context.clone(), None),
+        gc::run(context.clone(), None),
         policy_source::watch(context.clone()),
         queue_feed::run(context.clone()),
         nab::run(context.clone()),
+        nabsl::run(context.clone()),
+        nadr::run(context.clone()),
+        nas::run(context.clone()),
+        nar::run(context.clone()),
     );
 }
 

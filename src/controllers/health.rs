@@ -1,0 +1,216 @@
+//! Health and metrics over HTTP: `/healthz` (the process answers), `/readyz` (this replica leads
+//! and its caches are synced) and `/metrics` in the Prometheus text format (queue length per
+//! kind, reconciles and errors by controller and bounded category, approval backlog).
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use kube::api::{Api, ListParams};
+
+use super::{Context, ControllerError};
+use crate::api::nonadmin::{
+    NonAdminBackupStorageLocationRequest, NonAdminBackupStorageLocationRequestPhase,
+};
+use crate::queue::{QueueIndex, QueueKind};
+
+/// Bounded error categories (label values never come from user input).
+pub fn category(error: &ControllerError) -> &'static str {
+    match error {
+        ControllerError::Kube(kube::Error::Api(s)) => match s.code {
+            404 => "not_found",
+            409 => "conflict",
+            401 | 403 => "forbidden",
+            422 | 400 => "invalid",
+            429 => "throttled",
+            500..=599 => "server",
+            _ => "api_other",
+        },
+        ControllerError::Kube(_) => "transport",
+        ControllerError::Invalid(_) => "invalid",
+    }
+}
+
+/// Error counts by (controller, category).
+type ErrorCounts = BTreeMap<(String, &'static str), u64>;
+
+/// Reconcile and error counters by (controller, category).
+#[derive(Debug, Default)]
+pub struct Counters {
+    reconciles: Mutex<BTreeMap<String, u64>>,
+    errors: Mutex<ErrorCounts>,
+}
+
+impl Counters {
+    /// Counts one reconcile of `controller`, and its error if any.
+    pub fn record(&self, controller: &str, error: Option<&ControllerError>) {
+        if let Ok(mut r) = self.reconciles.lock() {
+            *r.entry(controller.to_string()).or_insert(0) += 1;
+        }
+        if let Some(e) = error
+            && let Ok(mut m) = self.errors.lock()
+        {
+            *m.entry((controller.to_string(), category(e))).or_insert(0) += 1;
+        }
+    }
+
+    fn snapshot(&self) -> (BTreeMap<String, u64>, ErrorCounts) {
+        let r = self
+            .reconciles
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default();
+        let e = self.errors.lock().map(|m| m.clone()).unwrap_or_default();
+        (r, e)
+    }
+}
+
+static COUNTERS: LazyLock<Counters> = LazyLock::new(Counters::default);
+
+/// Counts one reconcile (pass) of `controller` in the process-wide counters.
+pub fn record(controller: &str, error: Option<&ControllerError>) {
+    COUNTERS.record(controller, error);
+}
+
+/// The process-wide counters.
+pub fn counters() -> &'static Counters {
+    &COUNTERS
+}
+
+/// Renders the metrics text (pure).
+pub fn render(queue: &QueueIndex, counters: &Counters, approval_backlog: Option<usize>) -> String {
+    let mut out = String::new();
+    out.push_str("# HELP nac_queue_length Velero objects pending or running, by kind.\n");
+    out.push_str("# TYPE nac_queue_length gauge\n");
+    for kind in [QueueKind::Backup, QueueKind::Restore] {
+        out.push_str(&format!(
+            "nac_queue_length{{kind=\"{}\"}} {}\n",
+            kind.as_str(),
+            queue.active_len(kind)
+        ));
+    }
+    let (reconciles, errors) = counters.snapshot();
+    out.push_str("# HELP nac_reconciles_total Reconciles by controller.\n");
+    out.push_str("# TYPE nac_reconciles_total counter\n");
+    for (controller, n) in reconciles {
+        out.push_str(&format!(
+            "nac_reconciles_total{{controller=\"{}\"}} {n}\n",
+            escape(&controller)
+        ));
+    }
+    out.push_str(
+        "# HELP nac_reconcile_errors_total Reconcile errors by controller and category.\n",
+    );
+    out.push_str("# TYPE nac_reconcile_errors_total counter\n");
+    for ((controller, cat), n) in errors {
+        out.push_str(&format!(
+            "nac_reconcile_errors_total{{controller=\"{}\",category=\"{cat}\"}} {n}\n",
+            escape(&controller)
+        ));
+    }
+    if let Some(backlog) = approval_backlog {
+        out.push_str(
+            "# HELP nac_approval_backlog NonAdminBackupStorageLocationRequests pending approval.\n",
+        );
+        out.push_str("# TYPE nac_approval_backlog gauge\n");
+        out.push_str(&format!("nac_approval_backlog {backlog}\n"));
+    }
+    out
+}
+
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Pending NonAdminBackupStorageLocationRequests in the OADP namespace.
+pub async fn approval_backlog(context: &Context) -> Result<usize, ControllerError> {
+    let api: Api<NonAdminBackupStorageLocationRequest> =
+        Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    Ok(api
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .filter(|r| {
+            r.status
+                .as_ref()
+                .and_then(|s| s.phase)
+                .is_none_or(|p| p == NonAdminBackupStorageLocationRequestPhase::Pending)
+        })
+        .count())
+}
+
+/// The metrics text for `context` (the backlog is left out when it cannot be read).
+pub async fn metrics_text(context: &Context) -> String {
+    let backlog = approval_backlog(context).await.ok();
+    match context.queue.read() {
+        Ok(queue) => render(&queue, counters(), backlog),
+        Err(_) => render(&QueueIndex::new(), counters(), backlog),
+    }
+}
+
+/// What the endpoints report on.
+#[derive(Clone, Debug)]
+pub struct Health {
+    /// The controllers' context.
+    pub context: Arc<Context>,
+    /// Set while this replica holds the lease and its controllers run.
+    pub ready: Arc<AtomicBool>,
+}
+
+/// The router serving `/healthz`, `/readyz` and `/metrics`.
+pub fn router(health: Health) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(health)
+}
+
+async fn readyz(State(h): State<Health>) -> impl IntoResponse {
+    if h.ready.load(Ordering::Relaxed) {
+        (StatusCode::OK, "ready")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "not leading")
+    }
+}
+
+async fn metrics(State(h): State<Health>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics_text(&h.context).await,
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_with_bounded_categories() {
+        let c = Counters::default();
+        c.record("sync", None);
+        c.record("sync", Some(&ControllerError::Invalid("x\"y".into())));
+        let text = render(&QueueIndex::new(), &c, Some(3));
+        assert!(text.contains("nac_queue_length{kind=\"Backup\"} 0"));
+        assert!(text.contains("nac_reconciles_total{controller=\"sync\"} 2"));
+        assert!(
+            text.contains("nac_reconcile_errors_total{controller=\"sync\",category=\"invalid\"} 1")
+        );
+        assert!(text.contains("nac_approval_backlog 3"));
+        assert!(!text.contains("x\"y"));
+    }
+
+    #[test]
+    fn escapes_label_values() {
+        assert_eq!(escape("a\"b\\c\n"), "a\\\"b\\\\c\\n");
+    }
+}

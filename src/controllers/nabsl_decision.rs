@@ -1,0 +1,1141 @@
+//! The NonAdminBackupStorageLocation reconcile decision, pure: from what was observed (the
+//! NABSL, the policy verdict, its approval request, the tenant's credential Secret, NAC's copy of
+//! it and the Velero BSL) to the ONE next step. The NACUUID is in the status before anything is
+//! created; every object is named by it, so a crash between two steps resumes where it stopped.
+//!
+//! Approval: a NonAdminBackupStorageLocationRequest (in the OADP namespace, name = NACUUID)
+//! records the spec the admin decides on (`status.nonAdminBackupStorageLocation.requestedSpec`).
+//! The location is usable only while the decision is `approve` *for the current spec*. A spec
+//! change after approval resets the decision to `pending` (the already approved Velero BSL keeps
+//! its old spec meanwhile, SpecUpdateApproved=False); a later `reject` or `pending` set by the
+//! admin revokes it: the copied Secret and the Velero BSL are removed.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Secret, SecretKeySelector};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use uuid::Uuid;
+
+use super::nab_decision::set_condition;
+use crate::api::nonadmin::conditions::{reasons, types};
+use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::{
+    ApprovalDecision, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
+    NonAdminBackupStorageLocationRequestPhase, NonAdminBackupStorageLocationRequestSpec,
+    NonAdminBackupStorageLocationRequestStatus, NonAdminBackupStorageLocationStatus, NonAdminPhase,
+    RelatedVeleroBackupStorageLocation, SourceNonAdminBackupStorageLocation,
+};
+use crate::api::velero::{BackupStorageLocation, BackupStorageLocationSpec};
+use crate::policy::nacuuid::nacuuid;
+
+/// Accepted=True message.
+pub const ACCEPTED_MESSAGE: &str = "NonAdminBackupStorageLocation spec accepted";
+/// ClusterAdminApproved=False while the request waits for the admin.
+pub const APPROVAL_PENDING_MESSAGE: &str =
+    "waiting for the cluster administrator to approve the NonAdminBackupStorageLocationRequest";
+/// ClusterAdminApproved=True.
+pub const APPROVED_MESSAGE: &str = "the cluster administrator approved this location";
+/// ClusterAdminApproved=True when approval is not required.
+pub const AUTO_APPROVED_MESSAGE: &str =
+    "approved automatically (the administrator does not require approval)";
+/// ClusterAdminApproved=False after a rejection.
+pub const REJECTED_MESSAGE: &str = "the cluster administrator rejected this location; its Secret copy and Velero BackupStorageLocation are removed";
+/// ClusterAdminApproved=False after an approval was withdrawn (set back to pending).
+pub const REVOKED_MESSAGE: &str = "the cluster administrator withdrew the approval; the Secret copy and Velero BackupStorageLocation are removed until it is approved again";
+/// SpecUpdateApproved=False while a changed spec waits for a new approval.
+pub const SPEC_UPDATE_PENDING_MESSAGE: &str = "the spec changed after approval: the change waits for the cluster administrator's approval; the Velero BackupStorageLocation keeps the approved spec meanwhile";
+/// SpecUpdateApproved=True.
+pub const SPEC_UPDATE_APPROVED_MESSAGE: &str = "the spec change was approved and applied";
+/// SecretSynced=True.
+pub const SECRET_SYNCED_MESSAGE: &str = "credential Secret copied into the OADP namespace";
+/// BackupStorageLocationSynced=True.
+pub const BSL_SYNCED_MESSAGE: &str = "Velero BackupStorageLocation created or updated";
+/// Deleting=True.
+pub const DELETING_MESSAGE: &str =
+    "removing the Velero BackupStorageLocation, the Secret copy and the approval request";
+/// How often an active location's Velero status is looked at again (watches catch most changes).
+pub const RESYNC: Duration = Duration::from_secs(60);
+
+/// Everything the decision depends on.
+#[derive(Debug, Clone)]
+pub struct NabslObservation<'a> {
+    /// The NABSL as just read from the API server.
+    pub nabsl: &'a NonAdminBackupStorageLocation,
+    /// The policy verdict: the Velero BSL spec to create (its credential name is replaced by the
+    /// NACUUID), or the reason the spec is refused.
+    pub verdict: Result<BackupStorageLocationSpec, String>,
+    /// Whether the administrator requires approval.
+    pub require_approval: bool,
+    /// The approval request (OADP namespace, NACUUID label), if any.
+    pub request: Option<&'a NonAdminBackupStorageLocationRequest>,
+    /// The tenant's credential Secret, if it exists.
+    pub tenant_secret: Option<&'a Secret>,
+    /// NAC's copy of it in the OADP namespace, if any.
+    pub copied_secret: Option<&'a Secret>,
+    /// The Velero BSL, if any.
+    pub velero_bsl: Option<&'a BackupStorageLocation>,
+    /// The OADP namespace.
+    pub oadp_namespace: &'a str,
+    /// A fresh UUID, used only when a NACUUID must be generated.
+    pub fresh_uuid: Uuid,
+    /// Now, for condition transition times.
+    pub now: Time,
+}
+
+/// The one step to take next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NabslStep {
+    /// Write this NABSL status.
+    WriteStatus(Box<NonAdminBackupStorageLocationStatus>),
+    /// Add the NABSL finalizer.
+    AddFinalizer,
+    /// Remove the NABSL finalizer.
+    RemoveFinalizer,
+    /// Create this approval request (its status is written by a later step).
+    CreateRequest(Box<NonAdminBackupStorageLocationRequest>),
+    /// Replace the status of the approval request (object as read, status changed).
+    WriteRequestStatus(Box<NonAdminBackupStorageLocationRequest>),
+    /// Set the request's decision back to pending (a spec change needs a new approval).
+    ResetRequestDecision(String),
+    /// Delete the approval request of that name.
+    DeleteRequest(String),
+    /// Create this Secret copy.
+    CreateSecret(Box<Secret>),
+    /// Replace the Secret copy (carries the resourceVersion read).
+    ReplaceSecret(Box<Secret>),
+    /// Delete the Secret copy of that name.
+    DeleteSecret(String),
+    /// Create this Velero BSL.
+    CreateBsl(Box<BackupStorageLocation>),
+    /// Replace the Velero BSL (carries the resourceVersion read).
+    ReplaceBsl(Box<BackupStorageLocation>),
+    /// Delete the Velero BSL of that name.
+    DeleteBsl(String),
+    /// Nothing to do until something changes.
+    AwaitChange,
+    /// Nothing to do now; look again after this long.
+    RequeueAfter(Duration),
+}
+
+fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
+    match p {
+        None => 0,
+        Some(NonAdminPhase::New) => 1,
+        Some(NonAdminPhase::BackingOff) => 2,
+        Some(NonAdminPhase::Created) => 3,
+        Some(NonAdminPhase::Deleting) => 4,
+    }
+}
+
+fn advance(status: &mut NonAdminBackupStorageLocationStatus, to: NonAdminPhase) {
+    if phase_rank(Some(to)) > phase_rank(status.phase) {
+        status.phase = Some(to);
+    }
+}
+
+/// Whether two statuses differ in anything but condition transition times.
+pub fn status_changed(
+    old: Option<&NonAdminBackupStorageLocationStatus>,
+    new: &NonAdminBackupStorageLocationStatus,
+) -> bool {
+    let strip = |s: &NonAdminBackupStorageLocationStatus| {
+        let mut s = s.clone();
+        for c in &mut s.conditions {
+            c.last_transition_time = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
+            c.observed_generation = None;
+        }
+        s
+    };
+    let empty = NonAdminBackupStorageLocationStatus::default();
+    strip(old.unwrap_or(&empty)) != strip(new)
+}
+
+fn has_finalizer(nabsl: &NonAdminBackupStorageLocation) -> bool {
+    nabsl.metadata.finalizers.as_ref().is_some_and(|f| {
+        f.iter()
+            .any(|x| x == finalizers::NON_ADMIN_BACKUP_STORAGE_LOCATION)
+    })
+}
+
+fn condition_is(status: &NonAdminBackupStorageLocationStatus, type_: &str, value: &str) -> bool {
+    status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == type_ && c.status == value)
+}
+
+/// Labels on everything NAC creates for a NABSL.
+pub fn origin_labels(nacuuid: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (labels::OADP.to_string(), labels::OADP_VALUE.to_string()),
+        (
+            labels::MANAGED_BY.to_string(),
+            labels::MANAGED_BY_VALUE.to_string(),
+        ),
+        (
+            labels::NABSL_ORIGIN_NACUUID.to_string(),
+            nacuuid.to_string(),
+        ),
+    ])
+}
+
+/// Annotations naming the NABSL an object was created for.
+pub fn origin_annotations(nabsl: &NonAdminBackupStorageLocation) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (
+            labels::NABSL_ORIGIN_NAME_ANNOTATION.to_string(),
+            nabsl.metadata.name.clone().unwrap_or_default(),
+        ),
+        (
+            labels::NABSL_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
+            nabsl.metadata.namespace.clone().unwrap_or_default(),
+        ),
+    ])
+}
+
+fn own_meta(
+    nabsl: &NonAdminBackupStorageLocation,
+    nacuuid: &str,
+    oadp_namespace: &str,
+) -> kube::core::ObjectMeta {
+    kube::core::ObjectMeta {
+        name: Some(nacuuid.to_string()),
+        namespace: Some(oadp_namespace.to_string()),
+        labels: Some(origin_labels(nacuuid)),
+        annotations: Some(origin_annotations(nabsl)),
+        ..Default::default()
+    }
+}
+
+/// The approval request for a NABSL (created with `decision`; its status is written next).
+pub fn request_for(
+    nabsl: &NonAdminBackupStorageLocation,
+    nacuuid: &str,
+    oadp_namespace: &str,
+    decision: ApprovalDecision,
+) -> NonAdminBackupStorageLocationRequest {
+    let mut request = NonAdminBackupStorageLocationRequest::new(
+        nacuuid,
+        NonAdminBackupStorageLocationRequestSpec {
+            approval_decision: Some(decision),
+        },
+    );
+    request.metadata = own_meta(nabsl, nacuuid, oadp_namespace);
+    request
+}
+
+/// The request's status for the tenant's current spec.
+fn request_status(
+    nabsl: &NonAdminBackupStorageLocation,
+    nacuuid: &str,
+    decision: ApprovalDecision,
+) -> NonAdminBackupStorageLocationRequestStatus {
+    NonAdminBackupStorageLocationRequestStatus {
+        non_admin_backup_storage_location: Some(SourceNonAdminBackupStorageLocation {
+            requested_spec: Some(nabsl.spec.backup_storage_location_spec.clone()),
+            nacuuid: Some(nacuuid.to_string()),
+            name: nabsl.metadata.name.clone(),
+            namespace: nabsl.metadata.namespace.clone(),
+        }),
+        phase: Some(decision.into()),
+    }
+}
+
+/// NAC's copy of the tenant's credential Secret: same type and data, named by the NACUUID.
+pub fn secret_copy(
+    nabsl: &NonAdminBackupStorageLocation,
+    tenant: &Secret,
+    nacuuid: &str,
+    oadp_namespace: &str,
+) -> Secret {
+    Secret {
+        metadata: own_meta(nabsl, nacuuid, oadp_namespace),
+        type_: tenant.type_.clone(),
+        data: tenant.data.clone(),
+        ..Default::default()
+    }
+}
+
+fn secret_data(s: &Secret) -> (Option<&String>, &BTreeMap<String, ByteString>) {
+    static EMPTY: BTreeMap<String, ByteString> = BTreeMap::new();
+    (s.type_.as_ref(), s.data.as_ref().unwrap_or(&EMPTY))
+}
+
+/// The Velero BSL for a NABSL: the verdict's spec with the credential pointing at the copy.
+pub fn velero_bsl_for(
+    nabsl: &NonAdminBackupStorageLocation,
+    nacuuid: &str,
+    oadp_namespace: &str,
+    mut spec: BackupStorageLocationSpec,
+) -> BackupStorageLocation {
+    let key = spec
+        .credential
+        .as_ref()
+        .map(|c| c.key.clone())
+        .unwrap_or_default();
+    spec.credential = Some(SecretKeySelector {
+        name: nacuuid.to_string(),
+        key,
+        optional: None,
+    });
+    spec.default = None;
+    let mut bsl = BackupStorageLocation::new(nacuuid, spec);
+    bsl.metadata = own_meta(nabsl, nacuuid, oadp_namespace);
+    bsl
+}
+
+/// Decides the next step for a NonAdminBackupStorageLocation.
+pub fn decide(obs: &NabslObservation<'_>) -> NabslStep {
+    let nabsl = obs.nabsl;
+    let current = nabsl.status.clone();
+    let mut status = current.clone().unwrap_or_default();
+
+    if nabsl.metadata.deletion_timestamp.is_some() {
+        return decide_delete(obs, status, current.as_ref());
+    }
+    if status.phase.is_none() {
+        status.phase = Some(NonAdminPhase::New);
+    }
+    let spec = match &obs.verdict {
+        Err(message) => {
+            // An invalid spec waits for the tenant; what was approved before stays as it is.
+            advance(&mut status, NonAdminPhase::BackingOff);
+            set_condition(
+                &mut status.conditions,
+                types::ACCEPTED,
+                false,
+                reasons::BSL_SPEC_VALIDATION,
+                message,
+                &obs.now,
+            );
+            if status_changed(current.as_ref(), &status) {
+                return NabslStep::WriteStatus(Box::new(status));
+            }
+            return NabslStep::AwaitChange;
+        }
+        Ok(spec) => spec,
+    };
+    set_condition(
+        &mut status.conditions,
+        types::ACCEPTED,
+        true,
+        reasons::BSL_SPEC_VALIDATION,
+        ACCEPTED_MESSAGE,
+        &obs.now,
+    );
+    let id = match status
+        .velero_backup_storage_location
+        .as_ref()
+        .and_then(|v| v.nacuuid.clone())
+        .filter(|u| !u.is_empty())
+    {
+        Some(id) => id,
+        None => {
+            let id = nacuuid(
+                nabsl.metadata.namespace.as_deref().unwrap_or_default(),
+                nabsl.metadata.name.as_deref().unwrap_or_default(),
+                &obs.fresh_uuid,
+            );
+            status.velero_backup_storage_location = Some(RelatedVeleroBackupStorageLocation {
+                nacuuid: Some(id.clone()),
+                name: Some(id.clone()),
+                namespace: Some(obs.oadp_namespace.to_string()),
+                status: None,
+            });
+            id
+        }
+    };
+    if status_changed(current.as_ref(), &status) {
+        // The NACUUID is persisted before anything is created.
+        return NabslStep::WriteStatus(Box::new(status));
+    }
+    if !has_finalizer(nabsl) {
+        return NabslStep::AddFinalizer;
+    }
+
+    // The approval request.
+    let Some(request) = obs.request else {
+        let decision = if obs.require_approval {
+            ApprovalDecision::Pending
+        } else {
+            ApprovalDecision::Approve
+        };
+        return NabslStep::CreateRequest(Box::new(request_for(
+            nabsl,
+            &id,
+            obs.oadp_namespace,
+            decision,
+        )));
+    };
+    let decision = request
+        .spec
+        .approval_decision
+        .unwrap_or(ApprovalDecision::Pending);
+    let request_name = request.metadata.name.clone().unwrap_or_default();
+    let requested = request
+        .status
+        .as_ref()
+        .and_then(|s| s.non_admin_backup_storage_location.as_ref())
+        .and_then(|s| s.requested_spec.as_ref());
+    let tenant_spec = &nabsl.spec.backup_storage_location_spec;
+    let was_approved = condition_is(&status, types::CLUSTER_ADMIN_APPROVED, "True");
+    match requested {
+        None => return write_request_status(request, nabsl, &id, decision),
+        Some(requested) if requested != tenant_spec => {
+            if !obs.require_approval {
+                // Nobody needs to approve: the new spec is approved as it comes.
+                return write_request_status(request, nabsl, &id, decision);
+            }
+            if was_approved {
+                set_condition(
+                    &mut status.conditions,
+                    types::SPEC_UPDATE_APPROVED,
+                    false,
+                    reasons::BSL_SPEC_UPDATE_REJECTED,
+                    SPEC_UPDATE_PENDING_MESSAGE,
+                    &obs.now,
+                );
+                if status_changed(current.as_ref(), &status) {
+                    return NabslStep::WriteStatus(Box::new(status));
+                }
+            }
+            if decision != ApprovalDecision::Pending {
+                // The decision was about the old spec: it must be taken again.
+                return NabslStep::ResetRequestDecision(request_name);
+            }
+            return write_request_status(request, nabsl, &id, ApprovalDecision::Pending);
+        }
+        Some(_) => {}
+    }
+    let phase = NonAdminBackupStorageLocationRequestPhase::from(decision);
+    if request.status.as_ref().and_then(|s| s.phase) != Some(phase) {
+        return write_request_status(request, nabsl, &id, decision);
+    }
+
+    let update_pending = condition_is(&status, types::SPEC_UPDATE_APPROVED, "False");
+    match decision {
+        ApprovalDecision::Approve => decide_approved(obs, status, current.as_ref(), spec, &id),
+        ApprovalDecision::Pending if update_pending && was_approved => {
+            // A spec update waits; the approved location keeps working with its old spec.
+            mirror(&mut status, obs.velero_bsl);
+            if status_changed(current.as_ref(), &status) {
+                return NabslStep::WriteStatus(Box::new(status));
+            }
+            NabslStep::RequeueAfter(RESYNC)
+        }
+        ApprovalDecision::Pending | ApprovalDecision::Reject => {
+            let (reason, message) = match decision {
+                ApprovalDecision::Reject => (reasons::BSL_SPEC_REJECTED, REJECTED_MESSAGE),
+                _ if was_approved
+                    || obs.velero_bsl.is_some()
+                    || obs.copied_secret.is_some()
+                    || status.conditions.iter().any(|c| {
+                        c.type_ == types::CLUSTER_ADMIN_APPROVED && c.message == REVOKED_MESSAGE
+                    }) =>
+                {
+                    (reasons::BSL_SPEC_APPROVAL_PENDING, REVOKED_MESSAGE)
+                }
+                _ => (reasons::BSL_SPEC_APPROVAL_PENDING, APPROVAL_PENDING_MESSAGE),
+            };
+            // Revoke: nothing of the location stays usable.
+            if let Some(bsl) = obs.velero_bsl {
+                return NabslStep::DeleteBsl(bsl.metadata.name.clone().unwrap_or_default());
+            }
+            if let Some(secret) = obs.copied_secret {
+                return NabslStep::DeleteSecret(secret.metadata.name.clone().unwrap_or_default());
+            }
+            set_condition(
+                &mut status.conditions,
+                types::CLUSTER_ADMIN_APPROVED,
+                false,
+                reason,
+                message,
+                &obs.now,
+            );
+            status.conditions.retain(|c| {
+                c.type_ != types::SECRET_SYNCED
+                    && c.type_ != types::BACKUP_STORAGE_LOCATION_SYNCED
+                    && c.type_ != types::SPEC_UPDATE_APPROVED
+            });
+            if let Some(v) = status.velero_backup_storage_location.as_mut() {
+                v.status = None;
+            }
+            if status_changed(current.as_ref(), &status) {
+                return NabslStep::WriteStatus(Box::new(status));
+            }
+            NabslStep::AwaitChange
+        }
+    }
+}
+
+fn write_request_status(
+    request: &NonAdminBackupStorageLocationRequest,
+    nabsl: &NonAdminBackupStorageLocation,
+    nacuuid: &str,
+    decision: ApprovalDecision,
+) -> NabslStep {
+    let mut next = request.clone();
+    next.status = Some(request_status(nabsl, nacuuid, decision));
+    NabslStep::WriteRequestStatus(Box::new(next))
+}
+
+fn mirror(status: &mut NonAdminBackupStorageLocationStatus, bsl: Option<&BackupStorageLocation>) {
+    if let (Some(related), Some(bsl)) = (status.velero_backup_storage_location.as_mut(), bsl) {
+        related.status = bsl.status.clone();
+    }
+}
+
+fn decide_approved(
+    obs: &NabslObservation<'_>,
+    mut status: NonAdminBackupStorageLocationStatus,
+    current: Option<&NonAdminBackupStorageLocationStatus>,
+    spec: &BackupStorageLocationSpec,
+    id: &str,
+) -> NabslStep {
+    let nabsl = obs.nabsl;
+    // The Secret copy first, kept equal to the tenant's Secret.
+    let Some(tenant) = obs.tenant_secret else {
+        // The verdict checked it exists; it vanished since. Look again shortly.
+        return NabslStep::RequeueAfter(Duration::from_secs(1));
+    };
+    let desired = secret_copy(nabsl, tenant, id, obs.oadp_namespace);
+    match obs.copied_secret {
+        None => return NabslStep::CreateSecret(Box::new(desired)),
+        Some(copy) if secret_data(copy) != secret_data(&desired) => {
+            let mut next = copy.clone();
+            next.type_ = desired.type_;
+            next.data = desired.data;
+            next.string_data = None;
+            return NabslStep::ReplaceSecret(Box::new(next));
+        }
+        Some(_) => {}
+    }
+    let desired = velero_bsl_for(nabsl, id, obs.oadp_namespace, spec.clone());
+    match obs.velero_bsl {
+        None => return NabslStep::CreateBsl(Box::new(desired)),
+        Some(bsl) if bsl.spec != desired.spec => {
+            let mut next = bsl.clone();
+            next.spec = desired.spec;
+            return NabslStep::ReplaceBsl(Box::new(next));
+        }
+        Some(_) => {}
+    }
+    let auto = !obs.require_approval;
+    set_condition(
+        &mut status.conditions,
+        types::CLUSTER_ADMIN_APPROVED,
+        true,
+        reasons::BSL_SPEC_APPROVED,
+        if auto {
+            AUTO_APPROVED_MESSAGE
+        } else {
+            APPROVED_MESSAGE
+        },
+        &obs.now,
+    );
+    if status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == types::SPEC_UPDATE_APPROVED)
+    {
+        set_condition(
+            &mut status.conditions,
+            types::SPEC_UPDATE_APPROVED,
+            true,
+            reasons::BSL_SPEC_APPROVED,
+            SPEC_UPDATE_APPROVED_MESSAGE,
+            &obs.now,
+        );
+    }
+    set_condition(
+        &mut status.conditions,
+        types::SECRET_SYNCED,
+        true,
+        reasons::SECRET_SYNCED,
+        SECRET_SYNCED_MESSAGE,
+        &obs.now,
+    );
+    set_condition(
+        &mut status.conditions,
+        types::BACKUP_STORAGE_LOCATION_SYNCED,
+        true,
+        reasons::BACKUP_STORAGE_LOCATION_SYNCED,
+        BSL_SYNCED_MESSAGE,
+        &obs.now,
+    );
+    advance(&mut status, NonAdminPhase::Created);
+    mirror(&mut status, obs.velero_bsl);
+    if status_changed(current, &status) {
+        return NabslStep::WriteStatus(Box::new(status));
+    }
+    NabslStep::RequeueAfter(RESYNC)
+}
+
+fn decide_delete(
+    obs: &NabslObservation<'_>,
+    mut status: NonAdminBackupStorageLocationStatus,
+    current: Option<&NonAdminBackupStorageLocationStatus>,
+) -> NabslStep {
+    if !has_finalizer(obs.nabsl) {
+        return NabslStep::AwaitChange;
+    }
+    advance(&mut status, NonAdminPhase::Deleting);
+    set_condition(
+        &mut status.conditions,
+        types::DELETING,
+        true,
+        reasons::DELETION_PENDING,
+        DELETING_MESSAGE,
+        &obs.now,
+    );
+    if status_changed(current, &status) {
+        return NabslStep::WriteStatus(Box::new(status));
+    }
+    if let Some(bsl) = obs.velero_bsl {
+        return NabslStep::DeleteBsl(bsl.metadata.name.clone().unwrap_or_default());
+    }
+    if let Some(secret) = obs.copied_secret {
+        return NabslStep::DeleteSecret(secret.metadata.name.clone().unwrap_or_default());
+    }
+    if let Some(request) = obs.request {
+        return NabslStep::DeleteRequest(request.metadata.name.clone().unwrap_or_default());
+    }
+    NabslStep::RemoveFinalizer
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const OADP: &str = "openshift-adp";
+    const ID: &str = "team-a-mine-x";
+
+    fn time() -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap())
+    }
+
+    fn tenant_spec() -> Value {
+        json!({"provider": "aws", "objectStorage": {"bucket": "b", "prefix": "p"},
+               "credential": {"name": "creds", "key": "cloud"}})
+    }
+
+    fn nabsl(value: Value) -> NonAdminBackupStorageLocation {
+        let mut base = json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackupStorageLocation",
+            "metadata": {"name": "mine", "namespace": "team-a", "uid": "u-1"},
+            "spec": {"backupStorageLocationSpec": tenant_spec()}
+        });
+        crate::sim::apiserver::patch::merge_patch(&mut base, &value);
+        serde_json::from_value(base).unwrap()
+    }
+
+    /// A NABSL with the NACUUID written and the finalizer on.
+    fn started(extra_conditions: Value) -> NonAdminBackupStorageLocation {
+        let mut n = nabsl(json!({"status": {"phase": "New",
+            "conditions": extra_conditions,
+            "veleroBackupStorageLocation": {"nacuuid": ID, "name": ID, "namespace": OADP}}}));
+        let mut s = n.status.clone().unwrap();
+        set_condition(
+            &mut s.conditions,
+            types::ACCEPTED,
+            true,
+            reasons::BSL_SPEC_VALIDATION,
+            ACCEPTED_MESSAGE,
+            &time(),
+        );
+        n.status = Some(s);
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP_STORAGE_LOCATION.into()]);
+        n
+    }
+
+    fn velero_spec() -> BackupStorageLocationSpec {
+        serde_json::from_value(json!({"provider": "aws",
+            "objectStorage": {"bucket": "b", "prefix": "team-a/p"},
+            "credential": {"name": "", "key": "cloud"}}))
+        .unwrap()
+    }
+
+    fn tenant_secret(value: &str) -> Secret {
+        serde_json::from_value(json!({"metadata": {"name": "creds", "namespace": "team-a"},
+            "type": "Opaque", "data": {"cloud": base64_of(value)}}))
+        .unwrap()
+    }
+
+    fn base64_of(v: &str) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(v)
+    }
+
+    fn request(
+        decision: &str,
+        requested: Option<Value>,
+        phase: Option<&str>,
+    ) -> NonAdminBackupStorageLocationRequest {
+        let mut v = json!({"metadata": {"name": ID, "namespace": OADP},
+            "spec": {"approvalDecision": decision}});
+        if let Some(r) = requested {
+            v["status"] = json!({"nonAdminBackupStorageLocation":
+                {"requestedSpec": r, "nacuuid": ID, "name": "mine", "namespace": "team-a"}});
+            if let Some(p) = phase {
+                v["status"]["phase"] = json!(p);
+            }
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn obs<'a>(n: &'a NonAdminBackupStorageLocation) -> NabslObservation<'a> {
+        NabslObservation {
+            nabsl: n,
+            verdict: Ok(velero_spec()),
+            require_approval: false,
+            request: None,
+            tenant_secret: None,
+            copied_secret: None,
+            velero_bsl: None,
+            oadp_namespace: OADP,
+            fresh_uuid: Uuid::from_u128(0x1234),
+            now: time(),
+        }
+    }
+
+    fn status_of(step: NabslStep) -> NonAdminBackupStorageLocationStatus {
+        match step {
+            NabslStep::WriteStatus(s) => *s,
+            other => panic!("expected a status write, got {other:?}"),
+        }
+    }
+
+    fn cond<'a>(
+        s: &'a NonAdminBackupStorageLocationStatus,
+        t: &str,
+    ) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        s.conditions.iter().find(|c| c.type_ == t).unwrap()
+    }
+
+    fn with_status(
+        n: &NonAdminBackupStorageLocation,
+        s: NonAdminBackupStorageLocationStatus,
+    ) -> NonAdminBackupStorageLocation {
+        let mut n = n.clone();
+        n.status = Some(s);
+        n
+    }
+
+    #[test]
+    fn invalid_spec_backs_off_with_the_message_then_waits() {
+        let n = nabsl(json!({}));
+        let mut o = obs(&n);
+        o.verdict = Err("spec.backupStorageLocationSpec.default: no".into());
+        let s = status_of(decide(&o));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        let c = cond(&s, types::ACCEPTED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", reasons::BSL_SPEC_VALIDATION)
+        );
+        assert_eq!(c.message, "spec.backupStorageLocationSpec.default: no");
+        assert!(
+            s.velero_backup_storage_location.is_none(),
+            "nothing named yet"
+        );
+        let written = with_status(&n, s);
+        let mut o = obs(&written);
+        o.verdict = Err("spec.backupStorageLocationSpec.default: no".into());
+        assert_eq!(decide(&o), NabslStep::AwaitChange);
+    }
+
+    #[test]
+    fn valid_spec_gets_accepted_and_a_nacuuid_then_the_finalizer() {
+        let n = nabsl(json!({}));
+        let s = status_of(decide(&obs(&n)));
+        assert_eq!(s.phase, Some(NonAdminPhase::New));
+        assert_eq!(cond(&s, types::ACCEPTED).status, "True");
+        let v = s.velero_backup_storage_location.clone().unwrap();
+        assert_eq!(
+            v.nacuuid.as_deref(),
+            Some("team-a-mine-00000000-0000-0000-0000-000000001234")
+        );
+        assert_eq!(v.namespace.as_deref(), Some(OADP));
+        let written = with_status(&n, s);
+        assert_eq!(decide(&obs(&written)), NabslStep::AddFinalizer);
+    }
+
+    #[test]
+    fn request_is_created_pending_or_auto_approved() {
+        let n = started(json!([]));
+        for (required, decision) in [
+            (true, ApprovalDecision::Pending),
+            (false, ApprovalDecision::Approve),
+        ] {
+            let mut o = obs(&n);
+            o.require_approval = required;
+            match decide(&o) {
+                NabslStep::CreateRequest(r) => {
+                    assert_eq!(r.metadata.name.as_deref(), Some(ID));
+                    assert_eq!(r.metadata.namespace.as_deref(), Some(OADP));
+                    assert_eq!(r.spec.approval_decision, Some(decision));
+                    let l = r.metadata.labels.unwrap();
+                    assert_eq!(l[labels::NABSL_ORIGIN_NACUUID], ID);
+                    let a = r.metadata.annotations.unwrap();
+                    assert_eq!(a[labels::NABSL_ORIGIN_NAMESPACE_ANNOTATION], "team-a");
+                }
+                other => panic!("expected a request, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn request_status_records_the_requested_spec() {
+        let n = started(json!([]));
+        let r = request("pending", None, None);
+        let mut o = obs(&n);
+        o.require_approval = true;
+        o.request = Some(&r);
+        match decide(&o) {
+            NabslStep::WriteRequestStatus(r) => {
+                let s = r.status.unwrap();
+                assert_eq!(
+                    s.phase,
+                    Some(NonAdminBackupStorageLocationRequestPhase::Pending)
+                );
+                let src = s.non_admin_backup_storage_location.unwrap();
+                assert_eq!(
+                    src.requested_spec.as_ref(),
+                    Some(&n.spec.backup_storage_location_spec)
+                );
+                assert_eq!(
+                    (
+                        src.name.as_deref(),
+                        src.namespace.as_deref(),
+                        src.nacuuid.as_deref()
+                    ),
+                    (Some("mine"), Some("team-a"), Some(ID))
+                );
+            }
+            other => panic!("expected a request status write, got {other:?}"),
+        }
+        // The phase follows the admin's decision.
+        let r = request("approve", Some(tenant_spec()), Some("Pending"));
+        o.request = Some(&r);
+        match decide(&o) {
+            NabslStep::WriteRequestStatus(r) => assert_eq!(
+                r.status.unwrap().phase,
+                Some(NonAdminBackupStorageLocationRequestPhase::Approved)
+            ),
+            other => panic!("expected a request status write, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn pending_request_waits_with_approval_pending() {
+        let n = started(json!([]));
+        let r = request("pending", Some(tenant_spec()), Some("Pending"));
+        let mut o = obs(&n);
+        o.require_approval = true;
+        o.request = Some(&r);
+        let s = status_of(decide(&o));
+        let c = cond(&s, types::CLUSTER_ADMIN_APPROVED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            (
+                "False",
+                reasons::BSL_SPEC_APPROVAL_PENDING,
+                APPROVAL_PENDING_MESSAGE
+            )
+        );
+        let written = with_status(&n, s);
+        let mut o = obs(&written);
+        o.require_approval = true;
+        o.request = Some(&r);
+        assert_eq!(decide(&o), NabslStep::AwaitChange);
+    }
+
+    #[test]
+    fn approved_copies_the_secret_then_creates_the_bsl_then_reports_created() {
+        let n = started(json!([]));
+        let r = request("approve", Some(tenant_spec()), Some("Approved"));
+        let tenant = tenant_secret("[default]\naws_access_key_id=a\n");
+        let mut o = obs(&n);
+        o.request = Some(&r);
+        o.tenant_secret = Some(&tenant);
+        let copy = match decide(&o) {
+            NabslStep::CreateSecret(s) => *s,
+            other => panic!("expected the Secret copy, got {other:?}"),
+        };
+        assert_eq!(copy.metadata.name.as_deref(), Some(ID));
+        assert_eq!(copy.metadata.namespace.as_deref(), Some(OADP));
+        assert_eq!(copy.data, tenant.data);
+        assert_eq!(
+            copy.metadata.labels.as_ref().unwrap()[labels::NABSL_ORIGIN_NACUUID],
+            ID
+        );
+        o.copied_secret = Some(&copy);
+        let bsl = match decide(&o) {
+            NabslStep::CreateBsl(b) => *b,
+            other => panic!("expected the BSL, got {other:?}"),
+        };
+        assert_eq!(bsl.metadata.name.as_deref(), Some(ID));
+        let cred = bsl.spec.credential.clone().unwrap();
+        assert_eq!((cred.name.as_str(), cred.key.as_str()), (ID, "cloud"));
+        assert_eq!(bsl.spec.object_storage.prefix.as_deref(), Some("team-a/p"));
+        let mut live = bsl.clone();
+        live.status = serde_json::from_value(json!({"phase": "Available"})).unwrap();
+        o.velero_bsl = Some(&live);
+        let s = status_of(decide(&o));
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+        for t in [
+            types::CLUSTER_ADMIN_APPROVED,
+            types::SECRET_SYNCED,
+            types::BACKUP_STORAGE_LOCATION_SYNCED,
+        ] {
+            assert_eq!(cond(&s, t).status, "True", "{t}");
+        }
+        assert_eq!(
+            cond(&s, types::CLUSTER_ADMIN_APPROVED).message,
+            AUTO_APPROVED_MESSAGE
+        );
+        assert_eq!(
+            s.velero_backup_storage_location
+                .as_ref()
+                .unwrap()
+                .status
+                .as_ref()
+                .unwrap()
+                .phase
+                .as_ref()
+                .unwrap()
+                .as_str(),
+            "Available"
+        );
+        let written = with_status(&n, s);
+        let mut o2 = o.clone();
+        o2.nabsl = &written;
+        assert_eq!(decide(&o2), NabslStep::RequeueAfter(RESYNC));
+    }
+
+    #[test]
+    fn rotated_secret_and_changed_bsl_are_replaced() {
+        let n = started(json!([]));
+        let r = request("approve", Some(tenant_spec()), Some("Approved"));
+        let tenant = tenant_secret("new");
+        let old = secret_copy(&n, &tenant_secret("old"), ID, OADP);
+        let mut o = obs(&n);
+        o.request = Some(&r);
+        o.tenant_secret = Some(&tenant);
+        o.copied_secret = Some(&old);
+        match decide(&o) {
+            NabslStep::ReplaceSecret(s) => assert_eq!(s.data, tenant.data),
+            other => panic!("expected a replaced Secret, got {other:?}"),
+        }
+        let fresh = secret_copy(&n, &tenant, ID, OADP);
+        o.copied_secret = Some(&fresh);
+        let mut drifted = velero_bsl_for(&n, ID, OADP, velero_spec());
+        drifted.spec.object_storage.bucket = "tampered".into();
+        o.velero_bsl = Some(&drifted);
+        match decide(&o) {
+            NabslStep::ReplaceBsl(b) => assert_eq!(b.spec.object_storage.bucket, "b"),
+            other => panic!("expected a replaced BSL, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn vanished_tenant_secret_is_looked_at_again() {
+        let n = started(json!([]));
+        let r = request("approve", Some(tenant_spec()), Some("Approved"));
+        let mut o = obs(&n);
+        o.request = Some(&r);
+        assert!(matches!(decide(&o), NabslStep::RequeueAfter(_)));
+    }
+
+    #[test]
+    fn reject_and_revoke_remove_bsl_then_secret_then_report() {
+        let approved = json!([{"type": "ClusterAdminApproved", "status": "True", "reason": "BslSpecApproved", "message": APPROVED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"},
+            {"type": "SecretSynced", "status": "True", "reason": "SecretSynced", "message": "x", "lastTransitionTime": "2023-11-14T22:13:20Z"}]);
+        let n = started(approved);
+        let tenant = tenant_secret("a");
+        let copy = secret_copy(&n, &tenant, ID, OADP);
+        let bsl = velero_bsl_for(&n, ID, OADP, velero_spec());
+        for (decision, phase, reason, message) in [
+            (
+                "reject",
+                "Rejected",
+                reasons::BSL_SPEC_REJECTED,
+                REJECTED_MESSAGE,
+            ),
+            (
+                "pending",
+                "Pending",
+                reasons::BSL_SPEC_APPROVAL_PENDING,
+                REVOKED_MESSAGE,
+            ),
+        ] {
+            let r = request(decision, Some(tenant_spec()), Some(phase));
+            let mut o = obs(&n);
+            o.require_approval = true;
+            o.request = Some(&r);
+            o.tenant_secret = Some(&tenant);
+            o.copied_secret = Some(&copy);
+            o.velero_bsl = Some(&bsl);
+            assert_eq!(decide(&o), NabslStep::DeleteBsl(ID.into()));
+            o.velero_bsl = None;
+            assert_eq!(decide(&o), NabslStep::DeleteSecret(ID.into()));
+            o.copied_secret = None;
+            let s = status_of(decide(&o));
+            let c = cond(&s, types::CLUSTER_ADMIN_APPROVED);
+            assert_eq!(
+                (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+                ("False", reason, message)
+            );
+            assert!(s.conditions.iter().all(|c| c.type_ != types::SECRET_SYNCED));
+            let written = with_status(&n, s);
+            o.nabsl = &written;
+            assert_eq!(decide(&o), NabslStep::AwaitChange, "{decision}");
+        }
+    }
+
+    #[test]
+    fn spec_update_after_approval_needs_a_new_approval() {
+        let approved = json!([{"type": "ClusterAdminApproved", "status": "True", "reason": "BslSpecApproved", "message": APPROVED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}]);
+        let mut n = started(approved);
+        let old_spec = tenant_spec();
+        n.spec.backup_storage_location_spec.object_storage.bucket = "other".into();
+        let tenant = tenant_secret("a");
+        let copy = secret_copy(&n, &tenant, ID, OADP);
+        let bsl = velero_bsl_for(&n, ID, OADP, velero_spec());
+        let r = request("approve", Some(old_spec.clone()), Some("Approved"));
+        let mut o = obs(&n);
+        o.require_approval = true;
+        o.request = Some(&r);
+        o.tenant_secret = Some(&tenant);
+        o.copied_secret = Some(&copy);
+        o.velero_bsl = Some(&bsl);
+        // 1. The tenant sees that the change waits.
+        let s = status_of(decide(&o));
+        let c = cond(&s, types::SPEC_UPDATE_APPROVED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", reasons::BSL_SPEC_UPDATE_REJECTED)
+        );
+        let n = with_status(&n, s);
+        o.nabsl = &n;
+        // 2. The old decision is withdrawn, 3. the request shows the new spec.
+        assert_eq!(decide(&o), NabslStep::ResetRequestDecision(ID.into()));
+        let r = request("pending", Some(old_spec), Some("Approved"));
+        o.request = Some(&r);
+        let next = match decide(&o) {
+            NabslStep::WriteRequestStatus(r) => *r,
+            other => panic!("expected a request status write, got {other:?}"),
+        };
+        let st = next.status.clone().unwrap();
+        assert_eq!(
+            st.phase,
+            Some(NonAdminBackupStorageLocationRequestPhase::Pending)
+        );
+        assert_eq!(
+            st.non_admin_backup_storage_location
+                .unwrap()
+                .requested_spec
+                .unwrap()
+                .object_storage
+                .bucket,
+            "other"
+        );
+        // 4. Meanwhile the approved BSL stays as it is.
+        o.request = Some(&next);
+        assert_eq!(decide(&o), NabslStep::RequeueAfter(RESYNC));
+        // 5. Approved: the BSL follows, SpecUpdateApproved=True.
+        let mut approved = next.clone();
+        approved.spec.approval_decision = Some(ApprovalDecision::Approve);
+        approved.status.as_mut().unwrap().phase =
+            Some(NonAdminBackupStorageLocationRequestPhase::Approved);
+        o.request = Some(&approved);
+        let mut o2 = o.clone();
+        let mut v = velero_spec();
+        v.object_storage.bucket = "other".into();
+        o2.verdict = Ok(v);
+        assert!(matches!(decide(&o2), NabslStep::ReplaceBsl(_)));
+        let updated = velero_bsl_for(&n, ID, OADP, o2.verdict.clone().unwrap());
+        o2.velero_bsl = Some(&updated);
+        let s = status_of(decide(&o2));
+        assert_eq!(cond(&s, types::SPEC_UPDATE_APPROVED).status, "True");
+    }
+
+    #[test]
+    fn spec_update_without_approval_is_taken_as_it_comes() {
+        let mut n = started(json!([]));
+        n.spec.backup_storage_location_spec.object_storage.bucket = "other".into();
+        let r = request("approve", Some(tenant_spec()), Some("Approved"));
+        let mut o = obs(&n);
+        o.request = Some(&r);
+        match decide(&o) {
+            NabslStep::WriteRequestStatus(r) => {
+                assert_eq!(r.spec.approval_decision, Some(ApprovalDecision::Approve));
+                assert_eq!(
+                    r.status
+                        .unwrap()
+                        .non_admin_backup_storage_location
+                        .unwrap()
+                        .requested_spec
+                        .unwrap()
+                        .object_storage
+                        .bucket,
+                    "other"
+                );
+            }
+            other => panic!("expected a request status write, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_change_before_any_approval_just_updates_the_pending_request() {
+        let mut n = started(json!([]));
+        n.spec.backup_storage_location_spec.object_storage.bucket = "other".into();
+        let r = request("pending", Some(tenant_spec()), Some("Pending"));
+        let mut o = obs(&n);
+        o.require_approval = true;
+        o.request = Some(&r);
+        assert!(matches!(decide(&o), NabslStep::WriteRequestStatus(_)));
+    }
+
+    #[test]
+    fn deletion_cascades_bsl_secret_request_then_finalizer() {
+        let mut n = started(json!([]));
+        n.metadata.deletion_timestamp = Some(time());
+        let s = status_of(decide(&obs(&n)));
+        assert_eq!(s.phase, Some(NonAdminPhase::Deleting));
+        assert_eq!(cond(&s, types::DELETING).reason, reasons::DELETION_PENDING);
+        let n = with_status(&n, s);
+        let tenant = tenant_secret("a");
+        let copy = secret_copy(&n, &tenant, ID, OADP);
+        let bsl = velero_bsl_for(&n, ID, OADP, velero_spec());
+        let r = request("approve", Some(tenant_spec()), Some("Approved"));
+        let mut o = obs(&n);
+        o.request = Some(&r);
+        o.copied_secret = Some(&copy);
+        o.velero_bsl = Some(&bsl);
+        assert_eq!(decide(&o), NabslStep::DeleteBsl(ID.into()));
+        o.velero_bsl = None;
+        assert_eq!(decide(&o), NabslStep::DeleteSecret(ID.into()));
+        o.copied_secret = None;
+        assert_eq!(decide(&o), NabslStep::DeleteRequest(ID.into()));
+        o.request = None;
+        assert_eq!(decide(&o), NabslStep::RemoveFinalizer);
+        let mut gone = n.clone();
+        gone.metadata.finalizers = None;
+        assert_eq!(decide(&obs(&gone)), NabslStep::AwaitChange);
+    }
+
+    #[test]
+    fn unchanged_status_ignores_transition_times() {
+        let n = started(json!([]));
+        let mut later = n.status.clone().unwrap();
+        later.conditions[0].last_transition_time =
+            Time(k8s_openapi::jiff::Timestamp::from_second(1).unwrap());
+        assert!(!status_changed(n.status.as_ref(), &later));
+        later.conditions[0].message = "other".into();
+        assert!(status_changed(n.status.as_ref(), &later));
+    }
+}

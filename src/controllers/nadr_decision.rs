@@ -1,0 +1,549 @@
+//! The NonAdminDownloadRequest reconcile decision, pure: from the NADR, what its target NAB or
+//! NAR resolved to, and its Velero DownloadRequest (`nadr-<uid>` in the OADP namespace) to the
+//! ONE next step. Backups on any storage location are served (upstream refuses the default
+//! BSL); the NADR and its Velero request are deleted once the download URL expires.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use super::nab_decision::set_condition;
+use crate::api::nonadmin::conditions::types;
+use crate::api::nonadmin::labels;
+use crate::api::nonadmin::{
+    NonAdminBackup, NonAdminDownloadRequest, NonAdminDownloadRequestStatus, NonAdminPhase,
+    NonAdminRestore, RelatedVeleroDownloadRequest,
+};
+use crate::api::velero::{
+    BackupPhase, DownloadRequest, DownloadRequestPhase, DownloadRequestSpec, DownloadTarget,
+    RestorePhase,
+};
+
+/// Reason of the Accepted condition when the target can be served.
+pub const TARGET_ACCEPTED: &str = "DownloadRequestAccepted";
+/// Reason of the Processed condition once Velero produced the URL.
+pub const PROCESSED_REASON: &str = "DownloadURLReady";
+/// How often a NADR whose target is not usable yet (still running) is looked at again.
+pub const TARGET_POLL: Duration = Duration::from_secs(5);
+
+/// What the NADR's target resolved to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// The Velero Backup or Restore to download from.
+    Ready(String),
+    /// Not servable (missing, another namespace, not finished): the reason.
+    Unavailable(String),
+    /// Exists but its Velero object has not finished yet: look again later.
+    NotYet(String),
+}
+
+/// Everything the decision depends on.
+#[derive(Debug, Clone)]
+pub struct NadrObservation<'a> {
+    /// The NADR as just read.
+    pub nadr: &'a NonAdminDownloadRequest,
+    /// What the target resolved to.
+    pub target: Target,
+    /// The Velero DownloadRequest `nadr-<uid>`, if it exists.
+    pub velero_request: Option<&'a DownloadRequest>,
+    /// The OADP namespace.
+    pub oadp_namespace: &'a str,
+    /// Now.
+    pub now: Time,
+}
+
+/// The one step to take next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NadrStep {
+    /// Write this status (then reconcile again).
+    WriteStatus(Box<NonAdminDownloadRequestStatus>),
+    /// Create this Velero DownloadRequest.
+    CreateVeleroRequest(Box<DownloadRequest>),
+    /// The URL expired: delete the Velero request (if any) and the NADR.
+    Expire,
+    /// Nothing to do until something changes.
+    AwaitChange,
+    /// Look again after this long.
+    RequeueAfter(Duration),
+}
+
+/// Name of the Velero DownloadRequest of a NADR.
+pub fn velero_request_name(nadr: &NonAdminDownloadRequest) -> String {
+    format!("nadr-{}", nadr.metadata.uid.as_deref().unwrap_or_default())
+}
+
+/// Resolves a NAB target: found in the NADR's namespace, its Velero backup finished.
+pub fn backup_target(nab: Option<&NonAdminBackup>, name: &str) -> Target {
+    let Some(nab) = nab else {
+        return Target::Unavailable(format!(
+            "NonAdminBackup {name:?} not found in this namespace"
+        ));
+    };
+    let related = nab.status.as_ref().and_then(|s| s.velero_backup.as_ref());
+    let velero_name = related
+        .and_then(|v| v.name.clone().or_else(|| v.nacuuid.clone()))
+        .filter(|n| !n.is_empty());
+    let phase = related
+        .and_then(|v| v.status.as_ref())
+        .and_then(|s| s.phase.clone());
+    match (velero_name, phase) {
+        (None, _) => Target::Unavailable(format!("NonAdminBackup {name:?} has no Velero Backup")),
+        (Some(_), Some(BackupPhase::FailedValidation)) => Target::Unavailable(format!(
+            "NonAdminBackup {name:?} failed validation and has nothing to download"
+        )),
+        (Some(v), Some(p)) if p.is_terminal() => Target::Ready(v),
+        (Some(_), _) => Target::NotYet(format!("NonAdminBackup {name:?} has not finished yet")),
+    }
+}
+
+/// Resolves a NAR target: found in the NADR's namespace, its Velero restore finished.
+pub fn restore_target(nar: Option<&NonAdminRestore>, name: &str) -> Target {
+    let Some(nar) = nar else {
+        return Target::Unavailable(format!(
+            "NonAdminRestore {name:?} not found in this namespace"
+        ));
+    };
+    let related = nar.status.as_ref().and_then(|s| s.velero_restore.as_ref());
+    let velero_name = related
+        .and_then(|v| v.name.clone().or_else(|| v.nacuuid.clone()))
+        .filter(|n| !n.is_empty());
+    let phase = related
+        .and_then(|v| v.status.as_ref())
+        .and_then(|s| s.phase.clone());
+    match (velero_name, phase) {
+        (None, _) => Target::Unavailable(format!("NonAdminRestore {name:?} has no Velero Restore")),
+        (Some(_), Some(RestorePhase::FailedValidation)) => Target::Unavailable(format!(
+            "NonAdminRestore {name:?} failed validation and has nothing to download"
+        )),
+        (Some(v), Some(p)) if p.is_terminal() => Target::Ready(v),
+        (Some(_), _) => Target::NotYet(format!("NonAdminRestore {name:?} has not finished yet")),
+    }
+}
+
+/// The Velero DownloadRequest NAC creates for `nadr`, targeting the Velero object `velero_name`.
+pub fn velero_request_for(
+    nadr: &NonAdminDownloadRequest,
+    velero_name: &str,
+    oadp_namespace: &str,
+) -> DownloadRequest {
+    let name = velero_request_name(nadr);
+    let mut request = DownloadRequest::new(
+        &name,
+        DownloadRequestSpec {
+            target: DownloadTarget {
+                kind: nadr.spec.target.kind.clone(),
+                name: velero_name.to_string(),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    request.metadata.namespace = Some(oadp_namespace.to_string());
+    let mut l = BTreeMap::new();
+    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l.insert(labels::NADR_ORIGIN_NACUUID.to_string(), name);
+    request.metadata.labels = Some(l);
+    let mut a = BTreeMap::new();
+    a.insert(
+        labels::NADR_ORIGIN_NAME_ANNOTATION.to_string(),
+        nadr.metadata.name.clone().unwrap_or_default(),
+    );
+    a.insert(
+        labels::NADR_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
+        nadr.metadata.namespace.clone().unwrap_or_default(),
+    );
+    request.metadata.annotations = Some(a);
+    request
+}
+
+fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.type_ == y.type_
+                && x.status == y.status
+                && x.reason == y.reason
+                && x.message == y.message
+        })
+}
+
+/// Whether two statuses differ in anything but condition transition times.
+pub fn status_changed(
+    old: Option<&NonAdminDownloadRequestStatus>,
+    new: &NonAdminDownloadRequestStatus,
+) -> bool {
+    let empty = NonAdminDownloadRequestStatus::default();
+    let old = old.unwrap_or(&empty);
+    let mut a = old.clone();
+    let mut b = new.clone();
+    let conditions_same = same_conditions(&a.conditions, &b.conditions);
+    a.conditions.clear();
+    b.conditions.clear();
+    a != b || !conditions_same
+}
+
+fn expired(expiration: Option<&Time>, now: &Time) -> bool {
+    expiration.is_some_and(|e| e.0 <= now.0)
+}
+
+fn unavailable_type(nadr: &NonAdminDownloadRequest) -> &'static str {
+    if nadr.spec.target.kind.is_restore_artifact() {
+        types::NON_ADMIN_RESTORE_NOT_AVAILABLE
+    } else {
+        types::NON_ADMIN_BACKUP_NOT_AVAILABLE
+    }
+}
+
+/// Decides the next step for a NonAdminDownloadRequest.
+pub fn decide(obs: &NadrObservation<'_>) -> NadrStep {
+    let nadr = obs.nadr;
+    if nadr.metadata.deletion_timestamp.is_some() {
+        return NadrStep::AwaitChange;
+    }
+    let current = nadr.status.clone();
+    let mut status = current.clone().unwrap_or_default();
+    let mirrored = status
+        .velero
+        .as_ref()
+        .and_then(|v| v.status.as_ref())
+        .cloned();
+    if let Some(request) = obs.velero_request {
+        let velero_status = request.status.clone();
+        if expired(
+            velero_status.as_ref().and_then(|s| s.expiration.as_ref()),
+            &obs.now,
+        ) {
+            return NadrStep::Expire;
+        }
+        status.velero = Some(RelatedVeleroDownloadRequest {
+            status: velero_status.clone(),
+        });
+        status.phase = Some(NonAdminPhase::Created);
+        status.conditions.retain(|c| {
+            c.type_ != types::NON_ADMIN_BACKUP_NOT_AVAILABLE
+                && c.type_ != types::NON_ADMIN_RESTORE_NOT_AVAILABLE
+        });
+        set_condition(
+            &mut status.conditions,
+            types::ACCEPTED,
+            true,
+            TARGET_ACCEPTED,
+            "download request accepted",
+            &obs.now,
+        );
+        let processed = velero_status
+            .as_ref()
+            .and_then(|s| s.phase.as_ref())
+            .is_some_and(|p| *p == DownloadRequestPhase::Processed);
+        if processed {
+            set_condition(
+                &mut status.conditions,
+                types::PROCESSED,
+                true,
+                PROCESSED_REASON,
+                "the download URL is ready",
+                &obs.now,
+            );
+        }
+        if status_changed(current.as_ref(), &status) {
+            return NadrStep::WriteStatus(Box::new(status));
+        }
+        let expiration = velero_status.as_ref().and_then(|s| s.expiration.as_ref());
+        return match expiration {
+            Some(e) => {
+                let left = e.0.duration_since(obs.now.0);
+                let secs = left.as_secs_f64().max(0.0);
+                NadrStep::RequeueAfter(Duration::from_secs_f64(secs).max(Duration::from_millis(50)))
+            }
+            None => NadrStep::AwaitChange,
+        };
+    }
+    // No Velero request: it was served once and Velero removed it, or it expired.
+    let served = mirrored
+        .as_ref()
+        .and_then(|s| s.phase.as_ref())
+        .is_some_and(|p| *p == DownloadRequestPhase::Processed);
+    if served
+        || expired(
+            mirrored.as_ref().and_then(|s| s.expiration.as_ref()),
+            &obs.now,
+        )
+    {
+        return NadrStep::Expire;
+    }
+    match &obs.target {
+        Target::Ready(velero_name) => NadrStep::CreateVeleroRequest(Box::new(velero_request_for(
+            nadr,
+            velero_name,
+            obs.oadp_namespace,
+        ))),
+        Target::Unavailable(message) | Target::NotYet(message) => {
+            let kind = unavailable_type(nadr);
+            status.phase = Some(NonAdminPhase::BackingOff);
+            set_condition(
+                &mut status.conditions,
+                types::ACCEPTED,
+                false,
+                kind,
+                message,
+                &obs.now,
+            );
+            if status_changed(current.as_ref(), &status) {
+                NadrStep::WriteStatus(Box::new(status))
+            } else if matches!(obs.target, Target::NotYet(_)) {
+                NadrStep::RequeueAfter(TARGET_POLL)
+            } else {
+                NadrStep::AwaitChange
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn time(secs: i64) -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(1_800_000_000 + secs).unwrap())
+    }
+
+    fn nadr(kind: &str) -> NonAdminDownloadRequest {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminDownloadRequest",
+            "metadata": {"name": "logs", "namespace": "team-a", "uid": "u-1"},
+            "spec": {"target": {"kind": kind, "name": "first"}}
+        }))
+        .unwrap()
+    }
+
+    fn obs<'a>(
+        nadr: &'a NonAdminDownloadRequest,
+        target: Target,
+        velero_request: Option<&'a DownloadRequest>,
+    ) -> NadrObservation<'a> {
+        NadrObservation {
+            nadr,
+            target,
+            velero_request,
+            oadp_namespace: "openshift-adp",
+            now: time(0),
+        }
+    }
+
+    fn request(status: serde_json::Value) -> DownloadRequest {
+        serde_json::from_value(json!({
+            "apiVersion": "velero.io/v1", "kind": "DownloadRequest",
+            "metadata": {"name": "nadr-u-1", "namespace": "openshift-adp"},
+            "spec": {"target": {"kind": "BackupLog", "name": "vb"}},
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    fn nab(status: serde_json::Value) -> NonAdminBackup {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": "first", "namespace": "team-a"},
+            "spec": {"backupSpec": {}}, "status": status
+        }))
+        .unwrap()
+    }
+
+    fn nar(status: serde_json::Value) -> NonAdminRestore {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminRestore",
+            "metadata": {"name": "r", "namespace": "team-a"},
+            "spec": {"restoreSpec": {"backupName": "first"}}, "status": status
+        }))
+        .unwrap()
+    }
+
+    fn written(step: NadrStep) -> NonAdminDownloadRequestStatus {
+        match step {
+            NadrStep::WriteStatus(s) => *s,
+            other => panic!("expected a status write, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn backup_targets_resolve_by_presence_and_phase() {
+        assert!(
+            matches!(backup_target(None, "x"), Target::Unavailable(m) if m.contains("not found"))
+        );
+        assert!(matches!(
+            backup_target(Some(&nab(json!({}))), "x"),
+            Target::Unavailable(_)
+        ));
+        let running =
+            nab(json!({"veleroBackup": {"nacuuid": "vb", "status": {"phase": "InProgress"}}}));
+        assert!(matches!(
+            backup_target(Some(&running), "x"),
+            Target::NotYet(_)
+        ));
+        let failed_validation =
+            nab(json!({"veleroBackup": {"name": "vb", "status": {"phase": "FailedValidation"}}}));
+        assert!(matches!(
+            backup_target(Some(&failed_validation), "x"),
+            Target::Unavailable(_)
+        ));
+        let done = nab(
+            json!({"veleroBackup": {"name": "vb", "nacuuid": "n", "status": {"phase": "PartiallyFailed"}}}),
+        );
+        assert_eq!(backup_target(Some(&done), "x"), Target::Ready("vb".into()));
+    }
+
+    #[test]
+    fn restore_targets_resolve_by_presence_and_phase() {
+        assert!(matches!(restore_target(None, "r"), Target::Unavailable(_)));
+        assert!(matches!(
+            restore_target(Some(&nar(json!({}))), "r"),
+            Target::Unavailable(_)
+        ));
+        let running =
+            nar(json!({"veleroRestore": {"nacuuid": "vr", "status": {"phase": "InProgress"}}}));
+        assert!(matches!(
+            restore_target(Some(&running), "r"),
+            Target::NotYet(_)
+        ));
+        let invalid = nar(
+            json!({"veleroRestore": {"nacuuid": "vr", "status": {"phase": "FailedValidation"}}}),
+        );
+        assert!(matches!(
+            restore_target(Some(&invalid), "r"),
+            Target::Unavailable(_)
+        ));
+        let done =
+            nar(json!({"veleroRestore": {"nacuuid": "vr", "status": {"phase": "Completed"}}}));
+        assert_eq!(restore_target(Some(&done), "r"), Target::Ready("vr".into()));
+    }
+
+    #[test]
+    fn ready_target_creates_the_velero_request_with_origin_metadata() {
+        let n = nadr("BackupLog");
+        let step = decide(&obs(&n, Target::Ready("vb".into()), None));
+        let NadrStep::CreateVeleroRequest(r) = step else {
+            panic!("{step:?}")
+        };
+        assert_eq!(r.metadata.name.as_deref(), Some("nadr-u-1"));
+        assert_eq!(r.metadata.namespace.as_deref(), Some("openshift-adp"));
+        assert_eq!(r.spec.target.name, "vb");
+        assert_eq!(r.spec.target.kind.as_str(), "BackupLog");
+        let l = r.metadata.labels.unwrap();
+        assert_eq!(l[labels::OADP], "True");
+        assert_eq!(l[labels::NADR_ORIGIN_NACUUID], "nadr-u-1");
+        let a = r.metadata.annotations.unwrap();
+        assert_eq!(a[labels::NADR_ORIGIN_NAME_ANNOTATION], "logs");
+        assert_eq!(a[labels::NADR_ORIGIN_NAMESPACE_ANNOTATION], "team-a");
+    }
+
+    #[test]
+    fn unavailable_target_backs_off_with_the_reason_then_waits() {
+        let mut n = nadr("BackupLog");
+        let s = written(decide(&obs(&n, Target::Unavailable("gone".into()), None)));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        let c = &s.conditions[0];
+        assert_eq!((c.type_.as_str(), c.status.as_str()), ("Accepted", "False"));
+        assert_eq!(c.reason, types::NON_ADMIN_BACKUP_NOT_AVAILABLE);
+        assert_eq!(c.message, "gone");
+        n.status = Some(s);
+        assert_eq!(
+            decide(&obs(&n, Target::Unavailable("gone".into()), None)),
+            NadrStep::AwaitChange
+        );
+        // Still running: look again later.
+        let s = written(decide(&obs(&n, Target::NotYet("running".into()), None)));
+        n.status = Some(s);
+        assert_eq!(
+            decide(&obs(&n, Target::NotYet("running".into()), None)),
+            NadrStep::RequeueAfter(TARGET_POLL)
+        );
+    }
+
+    #[test]
+    fn restore_kinds_use_the_restore_condition() {
+        let n = nadr("RestoreLog");
+        let s = written(decide(&obs(&n, Target::Unavailable("no".into()), None)));
+        assert_eq!(
+            s.conditions[0].reason,
+            types::NON_ADMIN_RESTORE_NOT_AVAILABLE
+        );
+    }
+
+    #[test]
+    fn velero_status_is_mirrored_then_requeued_until_expiry() {
+        let mut n = nadr("BackupLog");
+        let pending = request(json!({}));
+        let s = written(decide(&obs(&n, Target::Ready("vb".into()), Some(&pending))));
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+        assert!(s.conditions.iter().all(|c| c.type_ != types::PROCESSED));
+        n.status = Some(s);
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), Some(&pending))),
+            NadrStep::AwaitChange
+        );
+        let expiration = serde_json::to_value(time(60)).unwrap();
+        let done = request(
+            json!({"phase": "Processed", "downloadURL": "http://x/y", "expiration": expiration}),
+        );
+        let s = written(decide(&obs(&n, Target::Ready("vb".into()), Some(&done))));
+        let v = s.velero.clone().unwrap().status.unwrap();
+        assert_eq!(v.download_url.as_deref(), Some("http://x/y"));
+        assert!(
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == types::PROCESSED && c.status == "True")
+        );
+        n.status = Some(s);
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), Some(&done))),
+            NadrStep::RequeueAfter(Duration::from_secs(60))
+        );
+    }
+
+    #[test]
+    fn a_backing_off_request_moves_on_and_drops_the_refusal() {
+        let mut n = nadr("BackupLog");
+        n.status = Some(written(decide(&obs(&n, Target::NotYet("r".into()), None))));
+        let pending = request(json!({}));
+        let s = written(decide(&obs(&n, Target::Ready("vb".into()), Some(&pending))));
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+        let accepted = s.conditions.iter().find(|c| c.type_ == "Accepted").unwrap();
+        assert_eq!(accepted.status, "True");
+    }
+
+    #[test]
+    fn expiry_deletes_the_request_and_the_nadr() {
+        let mut n = nadr("BackupLog");
+        let past = serde_json::to_value(time(-1)).unwrap();
+        let old = request(json!({"phase": "Processed", "expiration": past}));
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), Some(&old))),
+            NadrStep::Expire
+        );
+        // Velero removed its expired request: the NADR follows, it is never recreated.
+        n.status = Some(written(decide(&obs(
+            &n,
+            Target::Ready("vb".into()),
+            Some(&request(json!({"phase": "Processed"}))),
+        ))));
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), None)),
+            NadrStep::Expire
+        );
+    }
+
+    #[test]
+    fn a_deleted_nadr_is_left_alone() {
+        let mut n = nadr("BackupLog");
+        n.metadata.deletion_timestamp = Some(time(0));
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), None)),
+            NadrStep::AwaitChange
+        );
+    }
+}

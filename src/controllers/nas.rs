@@ -1,0 +1,266 @@
+//! The NonAdminSchedule controller: observes a NAS (read fresh), its Velero Schedule (name =
+//! NACUUID, OADP namespace), the Velero Backups that schedule made (`velero.io/schedule-name`)
+//! and the NABs of the tenant namespace, asks [`nas_decision::decide`] for the next step, and
+//! applies it.
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use serde_json::json;
+
+use super::nas_decision::{self, NasObservation, NasStep};
+use super::{Context, ControllerError};
+use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupSpec, NonAdminSchedule};
+use crate::api::velero::{Backup, BackupSpec, Schedule};
+
+fn key(nas: &NonAdminSchedule) -> String {
+    format!(
+        "nas/{}/{}",
+        nas.metadata.namespace.as_deref().unwrap_or_default(),
+        nas.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The NAS a Velero Schedule or scheduled Backup belongs to, from its origin annotations.
+fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminSchedule>> {
+    let a = meta.annotations.as_ref()?;
+    let name = a.get(labels::NAS_ORIGIN_NAME_ANNOTATION)?;
+    let namespace = a.get(labels::NAS_ORIGIN_NAMESPACE_ANNOTATION)?;
+    Some(ObjectRef::new(name).within(namespace))
+}
+
+/// Runs the controller until the task is dropped.
+pub async fn run(context: Arc<Context>) {
+    let client = context.client.clone();
+    let all: Api<NonAdminSchedule> = Api::all(client.clone());
+    let schedules: Api<Schedule> = Api::namespaced(client.clone(), &context.oadp_namespace);
+    let backups: Api<Backup> = Api::namespaced(client, &context.oadp_namespace);
+    // Only NAC's own Velero objects matter, so the watches are scoped by label.
+    let ours =
+        watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
+    Controller::new(all, watcher::Config::default())
+        .watches(schedules, ours.clone(), |s: Schedule| {
+            origin_ref(&s.metadata)
+        })
+        .watches(backups, ours, |b: Backup| origin_ref(&b.metadata))
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "nonadminschedule reconcile error");
+            }
+        })
+        .await;
+}
+
+fn error_policy(
+    nas: Arc<NonAdminSchedule>,
+    error: &ControllerError,
+    context: Arc<Context>,
+) -> Action {
+    let wait = context.backoff(&key(&nas));
+    tracing::warn!(nas = %key(&nas), error = %error, retry_in = ?wait, "reconcile failed");
+    Action::requeue(wait)
+}
+
+/// The policy's verdict on the template: validated and built exactly like a NAB's spec.
+async fn verdict(
+    context: &Context,
+    nas: &NonAdminSchedule,
+) -> Result<Result<BackupSpec, String>, ControllerError> {
+    let mut as_nab = NonAdminBackup::new(
+        nas.metadata.name.as_deref().unwrap_or_default(),
+        NonAdminBackupSpec {
+            backup_spec: nas.spec.template.backup_spec.clone(),
+            ..Default::default()
+        },
+    );
+    as_nab.metadata.namespace = nas.metadata.namespace.clone();
+    super::nab::verdict(context, &as_nab).await
+}
+
+/// One reconcile: observe, decide, apply.
+pub async fn reconcile(
+    nas: Arc<NonAdminSchedule>,
+    context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let namespace = nas.metadata.namespace.clone().unwrap_or_default();
+    let name = nas.metadata.name.clone().unwrap_or_default();
+    let api: Api<NonAdminSchedule> = Api::namespaced(context.client.clone(), &namespace);
+    let Some(nas) = api.get_opt(&name).await? else {
+        return Ok(Action::await_change());
+    };
+    let nacuuid = nas
+        .status
+        .as_ref()
+        .and_then(|s| s.velero_schedule.as_ref())
+        .and_then(|v| v.nacuuid.clone())
+        .filter(|u| !u.is_empty());
+    let schedules: Api<Schedule> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let backups: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let nab_api: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
+    let (velero_schedule, velero_backups, nabs) = match &nacuuid {
+        Some(id) => {
+            let schedule = schedules.get_opt(id).await?;
+            let selector = ListParams::default().labels(&format!(
+                "{}={id}",
+                crate::api::velero::labels::SCHEDULE_NAME
+            ));
+            let vbs = backups.list(&selector).await?.items;
+            let nabs = if nas.metadata.deletion_timestamp.is_none() && !vbs.is_empty() {
+                nab_api.list(&ListParams::default()).await?.items
+            } else {
+                Vec::new()
+            };
+            (schedule, vbs, nabs)
+        }
+        None => (None, Vec::new(), Vec::new()),
+    };
+    let verdict = if nas.metadata.deletion_timestamp.is_none() {
+        verdict(&context, &nas).await?
+    } else {
+        Ok(BackupSpec::default())
+    };
+    let observation = NasObservation {
+        nas: &nas,
+        velero_schedule: velero_schedule.as_ref(),
+        velero_backups: &velero_backups,
+        nabs: &nabs,
+        verdict,
+        oadp_namespace: &context.oadp_namespace,
+        fresh_uuid: uuid::Uuid::new_v4(),
+        now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        ),
+    };
+    let step = nas_decision::decide(&observation);
+    tracing::debug!(nas = %key(&nas), ?step, "reconcile step");
+    let action = apply(&context, &api, &nab_api, &nas, step).await?;
+    context.succeeded(&key(&nas));
+    Ok(action)
+}
+
+const SOON: Duration = Duration::from_millis(20);
+
+async fn apply(
+    context: &Context,
+    api: &Api<NonAdminSchedule>,
+    nab_api: &Api<NonAdminBackup>,
+    nas: &NonAdminSchedule,
+    step: NasStep,
+) -> Result<Action, ControllerError> {
+    let name = nas.metadata.name.clone().unwrap_or_default();
+    let params = PatchParams::default();
+    let schedules: Api<Schedule> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let backups: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    match step {
+        NasStep::WriteStatus(status) => {
+            let mut next = nas.clone();
+            next.status = Some(*status);
+            api.replace_status(&name, &PostParams::default(), &next)
+                .await?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::AddFinalizer => {
+            let mut list = nas.metadata.finalizers.clone().unwrap_or_default();
+            list.push(finalizers::NON_ADMIN_SCHEDULE.to_string());
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nas.metadata.resource_version}});
+            api.patch(&name, &params, &Patch::Merge(patch)).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::RemoveFinalizer => {
+            let list: Vec<String> = nas
+                .metadata
+                .finalizers
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f != finalizers::NON_ADMIN_SCHEDULE)
+                .collect();
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nas.metadata.resource_version}});
+            ignore_not_found(api.patch(&name, &params, &Patch::Merge(patch)).await)?;
+            Ok(Action::await_change())
+        }
+        NasStep::CreateVeleroSchedule(schedule) => {
+            match schedules.create(&PostParams::default(), &schedule).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::UpdateVeleroSchedule(schedule) => {
+            let sname = schedule.metadata.name.clone().unwrap_or_default();
+            schedules
+                .replace(&sname, &PostParams::default(), &schedule)
+                .await?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::DeleteVeleroSchedule(sname) => {
+            ignore_not_found(schedules.delete(&sname, &DeleteParams::default()).await)?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::LabelVeleroBackup {
+            name: vb,
+            labels,
+            annotations,
+        } => {
+            let patch = json!({"metadata": {"labels": labels, "annotations": annotations}});
+            ignore_not_found(backups.patch(&vb, &params, &Patch::Merge(patch)).await)?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::CreateChildNab(child) => {
+            let created = match nab_api.create(&PostParams::default(), &child).await {
+                Ok(c) => c,
+                // Made by an earlier attempt: the next pass checks its status.
+                Err(kube::Error::Api(s)) if s.code == 409 => return Ok(Action::requeue(SOON)),
+                Err(e) => return Err(e.into()),
+            };
+            // Name the Velero Backup in its status at once, so the NAB controller adopts it.
+            write_child_status(nab_api, created, child.status.clone()).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::WriteChildStatus(child) => {
+            let status = child.status.clone();
+            write_child_status(nab_api, *child, status).await?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::DeleteChildNab(child) => {
+            ignore_not_found(nab_api.delete(&child, &DeleteParams::default()).await)?;
+            Ok(Action::requeue(SOON))
+        }
+        NasStep::AwaitChange => Ok(Action::await_change()),
+        NasStep::RequeueAfter(d) => Ok(Action::requeue(d)),
+    }
+}
+
+/// Writes a child NAB's status; a conflict (the NAB controller got there first) is left for
+/// the next pass, which sees what it wrote.
+async fn write_child_status(
+    nab_api: &Api<NonAdminBackup>,
+    mut child: NonAdminBackup,
+    status: Option<crate::api::nonadmin::NonAdminBackupStatus>,
+) -> Result<(), ControllerError> {
+    let name = child.metadata.name.clone().unwrap_or_default();
+    child.status = status;
+    match nab_api
+        .replace_status(&name, &PostParams::default(), &child)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn ignore_not_found<T>(result: Result<T, kube::Error>) -> Result<(), ControllerError> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

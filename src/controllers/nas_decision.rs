@@ -1,0 +1,1028 @@
+//! The NonAdminSchedule reconcile decision, pure: from the NAS, its Velero Schedule (named by
+//! the NACUUID), the Velero Backups that schedule made, the NABs of the tenant namespace and the
+//! policy's verdict on the template, to the ONE next step. Each scheduled Velero Backup gets the
+//! origin labels and a child NonAdminBackup whose status already names that backup, so the NAB
+//! controller adopts it instead of creating another.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use uuid::Uuid;
+
+use super::nab_decision::set_condition;
+use crate::api::nonadmin::conditions::{reasons, types};
+use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::{
+    NonAdminBackup, NonAdminBackupStatus, NonAdminPhase, NonAdminSchedule, NonAdminScheduleStatus,
+    RelatedVeleroBackup, RelatedVeleroSchedule, ScheduledBackup,
+};
+use crate::api::velero::{Backup, BackupSpec, Schedule, ScheduleSpec};
+use crate::policy::nacuuid::nacuuid;
+
+/// Annotation on a scheduled Velero Backup once its child NAB was made (it is not made again
+/// when the tenant deletes it).
+pub const CHILD_CREATED_ANNOTATION: &str = "openshift.io/oadp-nas-child-nab-created";
+/// Message of the Accepted condition when the schedule is valid.
+pub const ACCEPTED_MESSAGE: &str = "schedule accepted";
+/// How often a schedule with running backups is looked at again.
+pub const RUNNING_POLL: Duration = Duration::from_secs(1);
+/// How often an idle schedule is looked at again.
+pub const IDLE_POLL: Duration = Duration::from_secs(30);
+
+/// Everything the decision depends on.
+#[derive(Debug, Clone)]
+pub struct NasObservation<'a> {
+    /// The NAS as just read.
+    pub nas: &'a NonAdminSchedule,
+    /// Its Velero Schedule, if it exists.
+    pub velero_schedule: Option<&'a Schedule>,
+    /// The Velero Backups labelled `velero.io/schedule-name=<nacuuid>`.
+    pub velero_backups: &'a [Backup],
+    /// The NonAdminBackups of the NAS's namespace.
+    pub nabs: &'a [NonAdminBackup],
+    /// The policy's verdict on the template: the Velero spec, or the reason it is refused.
+    pub verdict: Result<BackupSpec, String>,
+    /// The OADP namespace.
+    pub oadp_namespace: &'a str,
+    /// A fresh UUID, used only when a NACUUID must be generated.
+    pub fresh_uuid: Uuid,
+    /// Now.
+    pub now: Time,
+}
+
+/// The one step to take next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NasStep {
+    /// Write this status.
+    WriteStatus(Box<NonAdminScheduleStatus>),
+    /// Add the NAS finalizer.
+    AddFinalizer,
+    /// Remove the NAS finalizer.
+    RemoveFinalizer,
+    /// Create this Velero Schedule.
+    CreateVeleroSchedule(Box<Schedule>),
+    /// Replace the Velero Schedule with this one (spec changed).
+    UpdateVeleroSchedule(Box<Schedule>),
+    /// Delete the Velero Schedule of that name.
+    DeleteVeleroSchedule(String),
+    /// Merge these labels and annotations into the Velero Backup of that name.
+    LabelVeleroBackup {
+        /// The Velero Backup.
+        name: String,
+        /// Labels to set.
+        labels: BTreeMap<String, String>,
+        /// Annotations to set.
+        annotations: BTreeMap<String, String>,
+    },
+    /// Create this child NAB, then write its status (which names its Velero Backup).
+    CreateChildNab(Box<NonAdminBackup>),
+    /// Write the status of this existing child NAB (it was created but its status not written).
+    WriteChildStatus(Box<NonAdminBackup>),
+    /// Delete the child NAB of that name (it took a Velero Backup of its own; remade later).
+    DeleteChildNab(String),
+    /// Nothing to do until something changes.
+    AwaitChange,
+    /// Look again after this long.
+    RequeueAfter(Duration),
+}
+
+fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.type_ == y.type_
+                && x.status == y.status
+                && x.reason == y.reason
+                && x.message == y.message
+        })
+}
+
+/// Whether two statuses differ in anything but condition transition times.
+pub fn status_changed(old: Option<&NonAdminScheduleStatus>, new: &NonAdminScheduleStatus) -> bool {
+    let empty = NonAdminScheduleStatus::default();
+    let mut a = old.unwrap_or(&empty).clone();
+    let mut b = new.clone();
+    let conditions_same = same_conditions(&a.conditions, &b.conditions);
+    a.conditions.clear();
+    b.conditions.clear();
+    a != b || !conditions_same
+}
+
+fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
+    match p {
+        None => 0,
+        Some(NonAdminPhase::New) => 1,
+        Some(NonAdminPhase::BackingOff) => 2,
+        Some(NonAdminPhase::Created) => 3,
+        Some(NonAdminPhase::Deleting) => 4,
+    }
+}
+
+fn advance(status: &mut NonAdminScheduleStatus, to: NonAdminPhase) {
+    if phase_rank(Some(to)) > phase_rank(status.phase) {
+        status.phase = Some(to);
+    }
+}
+
+fn has_finalizer(nas: &NonAdminSchedule) -> bool {
+    nas.metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|x| x == finalizers::NON_ADMIN_SCHEDULE))
+}
+
+fn nacuuid_of(status: &NonAdminScheduleStatus) -> Option<String> {
+    status
+        .velero_schedule
+        .as_ref()
+        .and_then(|v| v.nacuuid.clone())
+        .filter(|u| !u.is_empty())
+}
+
+fn to_chrono(t: &Time) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::from_timestamp(t.0.as_second(), t.0.subsec_nanosecond().max(0) as u32)
+}
+
+fn from_chrono(t: chrono::DateTime<chrono::Utc>) -> Option<Time> {
+    k8s_openapi::jiff::Timestamp::new(t.timestamp(), t.timestamp_subsec_nanos() as i32)
+        .ok()
+        .map(Time)
+}
+
+/// The cron's next run strictly after `after`.
+pub fn next_run(cron: &str, after: &Time) -> Option<Time> {
+    let cron = cron.parse::<croner::Cron>().ok()?;
+    let next = cron.find_next_occurrence(&to_chrono(after)?, false).ok()?;
+    from_chrono(next)
+}
+
+/// Checks the cron expression.
+pub fn validate_cron(cron: &str) -> Result<(), String> {
+    cron.parse::<croner::Cron>()
+        .map(|_| ())
+        .map_err(|e| format!("spec.schedule: invalid cron expression {cron:?}: {e}"))
+}
+
+/// The Velero Schedule NAC creates for `nas` under `nacuuid`.
+pub fn velero_schedule_for(
+    nas: &NonAdminSchedule,
+    nacuuid: &str,
+    oadp_namespace: &str,
+    template: BackupSpec,
+) -> Schedule {
+    let mut schedule = Schedule::new(nacuuid, desired_spec(nas, template));
+    schedule.metadata.namespace = Some(oadp_namespace.to_string());
+    let mut l = BTreeMap::new();
+    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l.insert(labels::NAS_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
+    schedule.metadata.labels = Some(l);
+    schedule.metadata.annotations = Some(nas_annotations(nas));
+    schedule
+}
+
+fn desired_spec(nas: &NonAdminSchedule, template: BackupSpec) -> ScheduleSpec {
+    ScheduleSpec {
+        template,
+        schedule: nas.spec.schedule.clone(),
+        paused: nas.spec.paused,
+        skip_immediately: nas.spec.skip_immediately,
+        ..Default::default()
+    }
+}
+
+fn nas_annotations(nas: &NonAdminSchedule) -> BTreeMap<String, String> {
+    let mut a = BTreeMap::new();
+    a.insert(
+        labels::NAS_ORIGIN_NAME_ANNOTATION.to_string(),
+        nas.metadata.name.clone().unwrap_or_default(),
+    );
+    a.insert(
+        labels::NAS_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
+        nas.metadata.namespace.clone().unwrap_or_default(),
+    );
+    a
+}
+
+/// Name of the child NAB of a scheduled Velero Backup `<nacuuid>-<timestamp>`:
+/// `<nas name>-<timestamp>`.
+pub fn child_name(nas: &NonAdminSchedule, nacuuid: &str, velero_backup: &str) -> String {
+    let suffix = velero_backup
+        .strip_prefix(nacuuid)
+        .map(|s| s.trim_start_matches('-'))
+        .filter(|s| !s.is_empty())
+        .unwrap_or(velero_backup);
+    format!(
+        "{}-{suffix}",
+        nas.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The NACUUID of the child NAB of `backup`: `<namespace>-<child name>-<backup uid>` cut to
+/// fit a label value, so it is the same on every pass (None when the uid is not a UUID).
+pub fn child_nacuuid(nas: &NonAdminSchedule, nacuuid: &str, backup: &Backup) -> Option<String> {
+    let uid = Uuid::parse_str(backup.metadata.uid.as_deref()?).ok()?;
+    let vb_name = backup.metadata.name.clone().unwrap_or_default();
+    Some(crate::policy::nacuuid::nacuuid(
+        nas.metadata.namespace.as_deref().unwrap_or_default(),
+        &child_name(nas, nacuuid, &vb_name),
+        &uid,
+    ))
+}
+
+/// The child NAB mirroring `backup` (its status names the Velero Backup, so it is adopted).
+pub fn child_nab(
+    nas: &NonAdminSchedule,
+    nacuuid: &str,
+    backup: &Backup,
+    child_id: &str,
+    oadp_namespace: &str,
+) -> NonAdminBackup {
+    let vb_name = backup.metadata.name.clone().unwrap_or_default();
+    let mut nab = NonAdminBackup::new(
+        &child_name(nas, nacuuid, &vb_name),
+        crate::api::nonadmin::NonAdminBackupSpec {
+            backup_spec: nas.spec.template.backup_spec.clone(),
+            ..Default::default()
+        },
+    );
+    nab.metadata.namespace = nas.metadata.namespace.clone();
+    let mut l = BTreeMap::new();
+    l.insert(
+        labels::NAB_SYNCED_FROM_NACUUID.to_string(),
+        child_id.to_string(),
+    );
+    l.insert(labels::NAS_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
+    nab.metadata.labels = Some(l);
+    nab.metadata.annotations = Some(nas_annotations(nas));
+    nab.status = Some(child_status(child_id, &vb_name, oadp_namespace));
+    nab
+}
+
+fn child_status(child_id: &str, vb_name: &str, oadp_namespace: &str) -> NonAdminBackupStatus {
+    NonAdminBackupStatus {
+        velero_backup: Some(RelatedVeleroBackup {
+            nacuuid: Some(child_id.to_string()),
+            name: Some(vb_name.to_string()),
+            namespace: Some(oadp_namespace.to_string()),
+            ..Default::default()
+        }),
+        phase: Some(NonAdminPhase::New),
+        ..Default::default()
+    }
+}
+
+fn backup_labels(nacuuid: &str, child_id: &str) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::new();
+    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
+    l.insert(
+        labels::MANAGED_BY.to_string(),
+        labels::MANAGED_BY_VALUE.to_string(),
+    );
+    l.insert(labels::NAS_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
+    l.insert(labels::NAB_ORIGIN_NACUUID.to_string(), child_id.to_string());
+    l
+}
+
+fn backup_annotations(nas: &NonAdminSchedule, child: &str) -> BTreeMap<String, String> {
+    let mut a = nas_annotations(nas);
+    a.insert(
+        labels::NAB_ORIGIN_NAME_ANNOTATION.to_string(),
+        child.to_string(),
+    );
+    a.insert(
+        labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
+        nas.metadata.namespace.clone().unwrap_or_default(),
+    );
+    a
+}
+
+fn missing(have: Option<&BTreeMap<String, String>>, want: &BTreeMap<String, String>) -> bool {
+    want.iter()
+        .any(|(k, v)| have.and_then(|h| h.get(k)) != Some(v))
+}
+
+/// The step for one scheduled Velero Backup, if it needs one.
+fn backup_step(obs: &NasObservation<'_>, nacuuid: &str, backup: &Backup) -> Option<NasStep> {
+    let nas = obs.nas;
+    let vb_name = backup.metadata.name.clone().unwrap_or_default();
+    let child = child_name(nas, nacuuid, &vb_name);
+    let child_id = child_nacuuid(nas, nacuuid, backup)?;
+    let want_labels = backup_labels(nacuuid, &child_id);
+    let want_annotations = backup_annotations(nas, &child);
+    if missing(backup.metadata.labels.as_ref(), &want_labels)
+        || missing(backup.metadata.annotations.as_ref(), &want_annotations)
+    {
+        return Some(NasStep::LabelVeleroBackup {
+            name: vb_name,
+            labels: want_labels,
+            annotations: want_annotations,
+        });
+    }
+    let marked = backup
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(CHILD_CREATED_ANNOTATION));
+    let mark = || NasStep::LabelVeleroBackup {
+        name: vb_name.clone(),
+        labels: BTreeMap::new(),
+        annotations: BTreeMap::from([(CHILD_CREATED_ANNOTATION.to_string(), child.clone())]),
+    };
+    let existing = obs
+        .nabs
+        .iter()
+        .find(|n| n.metadata.name.as_deref() == Some(child.as_str()));
+    match existing {
+        None if marked => None,
+        None => Some(NasStep::CreateChildNab(Box::new(child_nab(
+            nas,
+            nacuuid,
+            backup,
+            &child_id,
+            obs.oadp_namespace,
+        )))),
+        Some(nab) => {
+            let ours = nab
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(labels::NAB_SYNCED_FROM_NACUUID))
+                == Some(&child_id);
+            if !ours {
+                // A tenant's own NAB holds the name: leave it, never make the child.
+                return (!marked).then(mark);
+            }
+            if nab.metadata.deletion_timestamp.is_some() {
+                return None;
+            }
+            let its = nab
+                .status
+                .as_ref()
+                .and_then(|s| s.velero_backup.as_ref())
+                .and_then(|v| v.nacuuid.clone())
+                .filter(|u| !u.is_empty());
+            match its {
+                None => {
+                    let mut next = nab.clone();
+                    let mut status = next.status.clone().unwrap_or_default();
+                    let wanted = child_status(&child_id, &vb_name, obs.oadp_namespace);
+                    status.velero_backup = wanted.velero_backup;
+                    if status.phase.is_none() {
+                        status.phase = wanted.phase;
+                    }
+                    next.status = Some(status);
+                    Some(NasStep::WriteChildStatus(Box::new(next)))
+                }
+                Some(u) if u != child_id => Some(NasStep::DeleteChildNab(child)),
+                Some(_) => (!marked).then(mark),
+            }
+        }
+    }
+}
+
+fn scheduled_backup(nas: &NonAdminSchedule, nacuuid: &str, backup: &Backup) -> ScheduledBackup {
+    let vb_name = backup.metadata.name.clone().unwrap_or_default();
+    let status = backup.status.as_ref();
+    ScheduledBackup {
+        name: child_name(nas, nacuuid, &vb_name),
+        velero_backup_name: vb_name,
+        phase: status.and_then(|s| s.phase.clone()),
+        start_timestamp: status.and_then(|s| s.start_timestamp.clone()),
+        completion_timestamp: status.and_then(|s| s.completion_timestamp.clone()),
+        expiration: status.and_then(|s| s.expiration.clone()),
+    }
+}
+
+/// Decides the next step for a NonAdminSchedule.
+pub fn decide(obs: &NasObservation<'_>) -> NasStep {
+    let nas = obs.nas;
+    let current = nas.status.clone();
+    let mut status = current.clone().unwrap_or_default();
+
+    if nas.metadata.deletion_timestamp.is_some() {
+        if let Some(s) = obs.velero_schedule {
+            return NasStep::DeleteVeleroSchedule(s.metadata.name.clone().unwrap_or_default());
+        }
+        if has_finalizer(nas) {
+            return NasStep::RemoveFinalizer;
+        }
+        return NasStep::AwaitChange;
+    }
+
+    let verdict = validate_cron(&nas.spec.schedule).and(obs.verdict.clone());
+    let Some(id) = nacuuid_of(&status) else {
+        if status.phase.is_none() {
+            status.phase = Some(NonAdminPhase::New);
+        }
+        return match verdict {
+            Err(message) => {
+                advance(&mut status, NonAdminPhase::BackingOff);
+                set_condition(
+                    &mut status.conditions,
+                    types::ACCEPTED,
+                    false,
+                    reasons::INVALID_SCHEDULE_SPEC,
+                    &message,
+                    &obs.now,
+                );
+                if status_changed(current.as_ref(), &status) {
+                    NasStep::WriteStatus(Box::new(status))
+                } else {
+                    NasStep::AwaitChange
+                }
+            }
+            Ok(_) => {
+                set_condition(
+                    &mut status.conditions,
+                    types::ACCEPTED,
+                    true,
+                    reasons::SCHEDULE_ACCEPTED,
+                    ACCEPTED_MESSAGE,
+                    &obs.now,
+                );
+                let id = nacuuid(
+                    nas.metadata.namespace.as_deref().unwrap_or_default(),
+                    nas.metadata.name.as_deref().unwrap_or_default(),
+                    &obs.fresh_uuid,
+                );
+                // The NACUUID is persisted before anything is created.
+                status.velero_schedule = Some(RelatedVeleroSchedule {
+                    nacuuid: Some(id.clone()),
+                    name: Some(id),
+                    namespace: Some(obs.oadp_namespace.to_string()),
+                    status: None,
+                });
+                NasStep::WriteStatus(Box::new(status))
+            }
+        };
+    };
+    if !has_finalizer(nas) {
+        return NasStep::AddFinalizer;
+    }
+    let template = match verdict {
+        Err(message) => {
+            // A spec made invalid after creation: no more runs with it until it is fixed.
+            if let Some(s) = obs.velero_schedule
+                && s.spec.paused != Some(true)
+            {
+                let mut paused = s.clone();
+                paused.spec.paused = Some(true);
+                return NasStep::UpdateVeleroSchedule(Box::new(paused));
+            }
+            advance(&mut status, NonAdminPhase::BackingOff);
+            set_condition(
+                &mut status.conditions,
+                types::ACCEPTED,
+                false,
+                reasons::INVALID_SCHEDULE_SPEC,
+                &message,
+                &obs.now,
+            );
+            if status_changed(current.as_ref(), &status) {
+                return NasStep::WriteStatus(Box::new(status));
+            }
+            return NasStep::AwaitChange;
+        }
+        Ok(t) => t,
+    };
+    let Some(schedule) = obs.velero_schedule else {
+        return NasStep::CreateVeleroSchedule(Box::new(velero_schedule_for(
+            nas,
+            &id,
+            obs.oadp_namespace,
+            template,
+        )));
+    };
+    let want = desired_spec(nas, template);
+    if schedule.spec.template != want.template
+        || schedule.spec.schedule != want.schedule
+        || schedule.spec.paused != want.paused
+        || schedule.spec.skip_immediately != want.skip_immediately
+    {
+        let mut next = schedule.clone();
+        next.spec.template = want.template;
+        next.spec.schedule = want.schedule;
+        next.spec.paused = want.paused;
+        next.spec.skip_immediately = want.skip_immediately;
+        return NasStep::UpdateVeleroSchedule(Box::new(next));
+    }
+
+    let mut backups: Vec<&Backup> = obs
+        .velero_backups
+        .iter()
+        .filter(|b| b.metadata.deletion_timestamp.is_none())
+        .collect();
+    // `<nacuuid>-YYYYMMDDhhmmss`: newest first by name.
+    backups.sort_by(|a, b| b.metadata.name.cmp(&a.metadata.name));
+    for backup in backups.iter().rev() {
+        if let Some(step) = backup_step(obs, &id, backup) {
+            return step;
+        }
+    }
+
+    advance(&mut status, NonAdminPhase::Created);
+    set_condition(
+        &mut status.conditions,
+        types::ACCEPTED,
+        true,
+        reasons::SCHEDULE_ACCEPTED,
+        ACCEPTED_MESSAGE,
+        &obs.now,
+    );
+    if let Some(related) = status.velero_schedule.as_mut() {
+        related.status = schedule.status.clone();
+    }
+    status.recent_backups = backups
+        .iter()
+        .take(NonAdminScheduleStatus::RECENT_BACKUPS_LIMIT)
+        .map(|b| scheduled_backup(nas, &id, b))
+        .collect();
+    status.last_backup = status.recent_backups.first().cloned();
+    let paused = nas.spec.paused == Some(true);
+    status.next_run = if paused {
+        None
+    } else {
+        let base = schedule
+            .status
+            .as_ref()
+            .and_then(|s| s.last_backup.clone())
+            .or_else(|| schedule.metadata.creation_timestamp.clone())
+            .unwrap_or_else(|| obs.now.clone());
+        next_run(&nas.spec.schedule, &base)
+    };
+    if status_changed(current.as_ref(), &status) {
+        return NasStep::WriteStatus(Box::new(status));
+    }
+    let running = backups.iter().any(|b| {
+        !b.status
+            .as_ref()
+            .and_then(|s| s.phase.as_ref())
+            .is_some_and(|p| p.is_terminal())
+    });
+    if running {
+        NasStep::RequeueAfter(RUNNING_POLL)
+    } else if paused {
+        NasStep::AwaitChange
+    } else {
+        NasStep::RequeueAfter(IDLE_POLL)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ID: &str = "team-a-hourly-00000000-0000-4000-8000-000000000000";
+
+    fn time(secs: i64) -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(1_800_000_000 + secs).unwrap())
+    }
+
+    fn nas(
+        extra_spec: serde_json::Value,
+        status: serde_json::Value,
+        finalizer: bool,
+    ) -> NonAdminSchedule {
+        let mut spec = json!({"schedule": "0 * * * *", "template": {"backupSpec": {}}});
+        if let (Some(s), Some(e)) = (spec.as_object_mut(), extra_spec.as_object()) {
+            for (k, v) in e {
+                s.insert(k.clone(), v.clone());
+            }
+        }
+        let finalizers: Vec<&str> = if finalizer {
+            vec![finalizers::NON_ADMIN_SCHEDULE]
+        } else {
+            vec![]
+        };
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
+            "metadata": {"name": "hourly", "namespace": "team-a", "finalizers": finalizers},
+            "spec": spec, "status": status
+        }))
+        .unwrap()
+    }
+
+    fn with_id() -> serde_json::Value {
+        json!({"veleroSchedule": {"nacuuid": ID, "name": ID, "namespace": "openshift-adp"}, "phase": "New"})
+    }
+
+    fn valid() -> Result<BackupSpec, String> {
+        Ok(BackupSpec {
+            included_namespaces: Some(vec!["team-a".into()]),
+            ..Default::default()
+        })
+    }
+
+    fn obs<'a>(
+        nas: &'a NonAdminSchedule,
+        schedule: Option<&'a Schedule>,
+        backups: &'a [Backup],
+        nabs: &'a [NonAdminBackup],
+        verdict: Result<BackupSpec, String>,
+    ) -> NasObservation<'a> {
+        NasObservation {
+            nas,
+            velero_schedule: schedule,
+            velero_backups: backups,
+            nabs,
+            verdict,
+            oadp_namespace: "openshift-adp",
+            fresh_uuid: Uuid::nil(),
+            now: time(0),
+        }
+    }
+
+    fn status_of(step: NasStep) -> NonAdminScheduleStatus {
+        match step {
+            NasStep::WriteStatus(s) => *s,
+            other => panic!("expected a status write, got {other:?}"),
+        }
+    }
+
+    fn schedule_for(n: &NonAdminSchedule) -> Schedule {
+        let mut s = velero_schedule_for(n, ID, "openshift-adp", valid().unwrap());
+        s.metadata.creation_timestamp = Some(time(0));
+        s
+    }
+
+    fn vb(stamp: &str, uid_tail: u32, phase: &str) -> Backup {
+        serde_json::from_value(json!({
+            "apiVersion": "velero.io/v1", "kind": "Backup",
+            "metadata": {"name": format!("{ID}-{stamp}"), "namespace": "openshift-adp",
+                          "uid": format!("00000000-0000-4000-8000-{uid_tail:012}"),
+                          "labels": {"velero.io/schedule-name": ID}},
+            "spec": {}, "status": {"phase": phase}
+        }))
+        .unwrap()
+    }
+
+    /// A backup as the controller leaves it: labelled, annotated, child made.
+    fn settled(n: &NonAdminSchedule, b: &Backup) -> Backup {
+        let mut b = b.clone();
+        let name = b.metadata.name.clone().unwrap();
+        let child = child_name(n, ID, &name);
+        let id = child_nacuuid(n, ID, &b).unwrap();
+        b.metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .extend(backup_labels(ID, &id));
+        let a = b.metadata.annotations.get_or_insert_with(BTreeMap::new);
+        a.extend(backup_annotations(n, &child));
+        a.insert(CHILD_CREATED_ANNOTATION.into(), child);
+        b
+    }
+
+    #[test]
+    fn deletion_removes_the_velero_schedule_then_the_finalizer() {
+        let mut n = nas(json!({}), with_id(), true);
+        n.metadata.deletion_timestamp = Some(time(0));
+        let s = schedule_for(&n);
+        assert_eq!(
+            decide(&obs(&n, Some(&s), &[], &[], valid())),
+            NasStep::DeleteVeleroSchedule(ID.into())
+        );
+        assert_eq!(
+            decide(&obs(&n, None, &[], &[], valid())),
+            NasStep::RemoveFinalizer
+        );
+        n.metadata.finalizers = None;
+        assert_eq!(
+            decide(&obs(&n, None, &[], &[], valid())),
+            NasStep::AwaitChange
+        );
+    }
+
+    #[test]
+    fn invalid_template_or_cron_backs_off_with_the_message() {
+        let mut n = nas(json!({}), json!(null), false);
+        let refused = Err("spec.backupSpec.includedNamespaces: team-b".to_string());
+        let s = status_of(decide(&obs(&n, None, &[], &[], refused.clone())));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        let c = &s.conditions[0];
+        assert_eq!((c.type_.as_str(), c.status.as_str()), ("Accepted", "False"));
+        assert_eq!(c.reason, reasons::INVALID_SCHEDULE_SPEC);
+        assert!(c.message.contains("includedNamespaces"));
+        assert!(s.velero_schedule.is_none());
+        n.status = Some(s);
+        assert_eq!(
+            decide(&obs(&n, None, &[], &[], refused)),
+            NasStep::AwaitChange
+        );
+        let bad_cron = nas(json!({"schedule": "every day"}), json!(null), false);
+        let s = status_of(decide(&obs(&bad_cron, None, &[], &[], valid())));
+        assert!(s.conditions[0].message.contains("spec.schedule"), "{s:?}");
+    }
+
+    #[test]
+    fn valid_schedule_gets_its_nacuuid_then_finalizer_then_velero_schedule() {
+        let n = nas(
+            json!({"paused": false, "skipImmediately": true}),
+            json!(null),
+            false,
+        );
+        let s = status_of(decide(&obs(&n, None, &[], &[], valid())));
+        let id = s.velero_schedule.as_ref().unwrap().nacuuid.clone().unwrap();
+        assert!(id.starts_with("team-a-hourly-"), "{id}");
+        assert_eq!(s.conditions[0].reason, reasons::SCHEDULE_ACCEPTED);
+        let mut n = nas(
+            json!({"paused": false, "skipImmediately": true}),
+            with_id(),
+            false,
+        );
+        assert_eq!(
+            decide(&obs(&n, None, &[], &[], valid())),
+            NasStep::AddFinalizer
+        );
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_SCHEDULE.into()]);
+        let NasStep::CreateVeleroSchedule(created) = decide(&obs(&n, None, &[], &[], valid()))
+        else {
+            panic!("expected a create")
+        };
+        assert_eq!(created.metadata.name.as_deref(), Some(ID));
+        assert_eq!(created.metadata.namespace.as_deref(), Some("openshift-adp"));
+        assert_eq!(created.spec.schedule, "0 * * * *");
+        assert_eq!(created.spec.paused, Some(false));
+        assert_eq!(created.spec.skip_immediately, Some(true));
+        assert_eq!(
+            created.spec.template.included_namespaces,
+            Some(vec!["team-a".into()])
+        );
+        let l = created.metadata.labels.unwrap();
+        assert_eq!(l[labels::NAS_ORIGIN_NACUUID], ID);
+        assert_eq!(l[labels::OADP], "True");
+        let a = created.metadata.annotations.unwrap();
+        assert_eq!(a[labels::NAS_ORIGIN_NAME_ANNOTATION], "hourly");
+        assert_eq!(a[labels::NAS_ORIGIN_NAMESPACE_ANNOTATION], "team-a");
+    }
+
+    #[test]
+    fn spec_changes_update_the_velero_schedule_and_invalid_ones_pause_it() {
+        let n = nas(json!({}), with_id(), true);
+        let s = schedule_for(&n);
+        let paused = nas(json!({"paused": true}), with_id(), true);
+        let NasStep::UpdateVeleroSchedule(u) = decide(&obs(&paused, Some(&s), &[], &[], valid()))
+        else {
+            panic!("expected an update")
+        };
+        assert_eq!(u.spec.paused, Some(true));
+        let refused = Err("nope".to_string());
+        let NasStep::UpdateVeleroSchedule(u) =
+            decide(&obs(&n, Some(&s), &[], &[], refused.clone()))
+        else {
+            panic!("expected a pause")
+        };
+        assert_eq!(u.spec.paused, Some(true));
+        let st = status_of(decide(&obs(&n, Some(&u), &[], &[], refused)));
+        assert_eq!(st.conditions[0].status, "False");
+        assert_eq!(st.phase, Some(NonAdminPhase::BackingOff));
+    }
+
+    #[test]
+    fn scheduled_backups_are_labelled_then_get_a_child_then_are_marked() {
+        let n = nas(json!({}), with_id(), true);
+        let s = schedule_for(&n);
+        let raw = vb("20270101000000", 1, "InProgress");
+        let NasStep::LabelVeleroBackup {
+            name,
+            labels: l,
+            annotations,
+        } = decide(&obs(&n, Some(&s), std::slice::from_ref(&raw), &[], valid()))
+        else {
+            panic!("expected labelling")
+        };
+        assert_eq!(name, format!("{ID}-20270101000000"));
+        let child_id = child_nacuuid(&n, ID, &raw).unwrap();
+        assert!(child_id.len() <= 63);
+        assert_eq!(l[labels::NAB_ORIGIN_NACUUID], child_id);
+        assert_eq!(l[labels::NAS_ORIGIN_NACUUID], ID);
+        assert_eq!(
+            annotations[labels::NAB_ORIGIN_NAME_ANNOTATION],
+            "hourly-20270101000000"
+        );
+        assert_eq!(annotations[labels::NAS_ORIGIN_NAME_ANNOTATION], "hourly");
+
+        let mut labelled = raw.clone();
+        labelled.metadata.labels.as_mut().unwrap().extend(l);
+        labelled.metadata.annotations = Some(annotations);
+        let step = decide(&obs(
+            &n,
+            Some(&s),
+            std::slice::from_ref(&labelled),
+            &[],
+            valid(),
+        ));
+        let NasStep::CreateChildNab(child) = step else {
+            panic!("expected a child, got {step:?}")
+        };
+        assert_eq!(
+            child.metadata.name.as_deref(),
+            Some("hourly-20270101000000")
+        );
+        assert_eq!(child.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(
+            child.metadata.labels.as_ref().unwrap()[labels::NAB_SYNCED_FROM_NACUUID],
+            child_id
+        );
+        let related = child
+            .status
+            .as_ref()
+            .unwrap()
+            .velero_backup
+            .clone()
+            .unwrap();
+        assert_eq!(related.nacuuid.as_deref(), Some(child_id.as_str()));
+        assert_eq!(related.name, labelled.metadata.name);
+
+        // Created but its status not written (crash): written now.
+        let mut bare = (*child).clone();
+        bare.status = None;
+        let step = decide(&obs(
+            &n,
+            Some(&s),
+            std::slice::from_ref(&labelled),
+            std::slice::from_ref(&bare),
+            valid(),
+        ));
+        let NasStep::WriteChildStatus(w) = step else {
+            panic!("expected a child status write, got {step:?}")
+        };
+        assert_eq!(
+            w.status.unwrap().velero_backup.unwrap().nacuuid,
+            Some(child_id.clone())
+        );
+
+        // Adopted: the backup is marked.
+        let step = decide(&obs(
+            &n,
+            Some(&s),
+            std::slice::from_ref(&labelled),
+            std::slice::from_ref(&*child),
+            valid(),
+        ));
+        let NasStep::LabelVeleroBackup {
+            annotations,
+            labels: l,
+            ..
+        } = step
+        else {
+            panic!("expected the mark, got {step:?}")
+        };
+        assert!(l.is_empty());
+        assert_eq!(
+            annotations[CHILD_CREATED_ANNOTATION],
+            "hourly-20270101000000"
+        );
+
+        // The NAB controller gave it a NACUUID of its own: it is deleted (and made again).
+        let mut stray = (*child).clone();
+        stray
+            .status
+            .as_mut()
+            .unwrap()
+            .velero_backup
+            .as_mut()
+            .unwrap()
+            .nacuuid = Some("other".into());
+        assert_eq!(
+            decide(&obs(
+                &n,
+                Some(&s),
+                std::slice::from_ref(&labelled),
+                std::slice::from_ref(&stray),
+                valid()
+            )),
+            NasStep::DeleteChildNab("hourly-20270101000000".into())
+        );
+    }
+
+    #[test]
+    fn deleted_children_are_not_remade_and_foreign_nabs_are_left_alone() {
+        let n = nas(json!({}), with_id(), true);
+        let s = schedule_for(&n);
+        let done = settled(&n, &vb("20270101000000", 1, "Completed"));
+        // Marked and the child is gone (the tenant deleted it): no step for it, status only.
+        let st = status_of(decide(&obs(
+            &n,
+            Some(&s),
+            std::slice::from_ref(&done),
+            &[],
+            valid(),
+        )));
+        assert_eq!(st.recent_backups.len(), 1);
+        // A tenant's own NAB holds the child's name: the backup is only marked.
+        let mut unmarked = done.clone();
+        unmarked
+            .metadata
+            .annotations
+            .as_mut()
+            .unwrap()
+            .remove(CHILD_CREATED_ANNOTATION);
+        let foreign: NonAdminBackup = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": "hourly-20270101000000", "namespace": "team-a"},
+            "spec": {"backupSpec": {}}
+        }))
+        .unwrap();
+        let step = decide(&obs(
+            &n,
+            Some(&s),
+            std::slice::from_ref(&unmarked),
+            std::slice::from_ref(&foreign),
+            valid(),
+        ));
+        assert!(
+            matches!(step, NasStep::LabelVeleroBackup { ref labels, .. } if labels.is_empty()),
+            "{step:?}"
+        );
+    }
+
+    #[test]
+    fn status_lists_the_newest_five_with_next_run_and_polls_while_running() {
+        let n = nas(json!({}), with_id(), true);
+        let mut s = schedule_for(&n);
+        s.status = Some(crate::api::velero::ScheduleStatus {
+            last_backup: Some(time(0)),
+            ..Default::default()
+        });
+        let backups: Vec<Backup> = (0..7)
+            .map(|i| {
+                settled(
+                    &n,
+                    &vb(
+                        &format!("2027010100000{i}"),
+                        i,
+                        if i == 6 { "InProgress" } else { "Completed" },
+                    ),
+                )
+            })
+            .collect();
+        let st = status_of(decide(&obs(&n, Some(&s), &backups, &[], valid())));
+        assert_eq!(st.phase, Some(NonAdminPhase::Created));
+        assert_eq!(
+            st.recent_backups.len(),
+            NonAdminScheduleStatus::RECENT_BACKUPS_LIMIT
+        );
+        assert_eq!(st.recent_backups[0].name, "hourly-20270101000006");
+        assert_eq!(
+            st.last_backup.as_ref().unwrap().velero_backup_name,
+            format!("{ID}-20270101000006")
+        );
+        assert_eq!(st.next_run, next_run("0 * * * *", &time(0)));
+        assert!(st.next_run.as_ref().unwrap().0 > time(0).0);
+        let mut written = n.clone();
+        written.status = Some(st);
+        assert_eq!(
+            decide(&obs(&written, Some(&s), &backups, &[], valid())),
+            NasStep::RequeueAfter(RUNNING_POLL)
+        );
+        assert_eq!(
+            decide(&obs(&written, Some(&s), &backups[..6], &[], valid())),
+            NasStep::WriteStatus(Box::new({
+                let mut x = status_of(decide(&obs(&n, Some(&s), &backups[..6], &[], valid())));
+                x.conditions = written.status.clone().unwrap().conditions;
+                x
+            }))
+        );
+    }
+
+    #[test]
+    fn idle_schedules_poll_slowly_and_paused_ones_wait_without_next_run() {
+        let mut n = nas(json!({}), with_id(), true);
+        let s = schedule_for(&n);
+        n.status = Some(status_of(decide(&obs(&n, Some(&s), &[], &[], valid()))));
+        assert_eq!(
+            decide(&obs(&n, Some(&s), &[], &[], valid())),
+            NasStep::RequeueAfter(IDLE_POLL)
+        );
+        let mut p = nas(json!({"paused": true}), with_id(), true);
+        let ps = schedule_for(&p);
+        let st = status_of(decide(&obs(&p, Some(&ps), &[], &[], valid())));
+        assert!(st.next_run.is_none());
+        p.status = Some(st);
+        assert_eq!(
+            decide(&obs(&p, Some(&ps), &[], &[], valid())),
+            NasStep::AwaitChange
+        );
+    }
+
+    #[test]
+    fn child_names_drop_the_nacuuid_and_cron_helpers_work() {
+        let n = nas(json!({}), json!(null), false);
+        assert_eq!(
+            child_name(&n, ID, &format!("{ID}-20270101000000")),
+            "hourly-20270101000000"
+        );
+        assert_eq!(child_name(&n, ID, "other"), "hourly-other");
+        assert!(validate_cron("0 * * * *").is_ok());
+        assert!(validate_cron("nope").is_err());
+        assert_eq!(next_run("nope", &time(0)), None);
+        let mut b = vb("x", 1, "Completed");
+        b.metadata.uid = Some("not-a-uuid".into());
+        assert_eq!(child_nacuuid(&n, ID, &b), None);
+    }
+}

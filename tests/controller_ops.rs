@@ -1,0 +1,580 @@
+//! Running NAC for real, on the emulator: backup sync after the tenant objects are wiped (and
+//! never into a namespace that is not the origin), a forged synced-from label, garbage
+//! collection of orphans, leader election between two contenders, and the metrics endpoint.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::pending;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::nonadmin::NonAdminBackup;
+use nac::api::velero::{Backup, Restore};
+use nac::controllers::leader::{Elector, LeaderConfig};
+use nac::controllers::{self, Context, gc, health, sync};
+use nac::queue::Entry;
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const SYNCED_FROM: &str = "openshift.io/oadp-nab-synced-from-nacuuid";
+
+struct Env {
+    server: ApiServer,
+    admin: Client,
+    alice: Client,
+    bob: Client,
+    controller: Client,
+    _object_store: tempfile::TempDir,
+}
+
+async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
+    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
+    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
+            .unwrap();
+    sas.create_token_request(name, &PostParams::default(), &tr)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+}
+
+/// The cluster, and Velero when `with_velero`; controllers are started by the tests.
+async fn env(with_velero: bool) -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    let object_store = tempfile::tempdir().unwrap();
+    if with_velero {
+        let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
+        let mut options =
+            SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
+        options.resync_interval = Duration::from_millis(100);
+        let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+        tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+    }
+    let controller =
+        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let alice = server.client(&server.add_user("alice", &[]));
+    let bob = server.client(&server.add_user("bob", &[]));
+    Env {
+        server,
+        admin,
+        alice,
+        bob,
+        controller,
+        _object_store: object_store,
+    }
+}
+
+fn context(e: &Env) -> Arc<Context> {
+    Arc::new(Context::new(e.controller.clone(), OADP_NAMESPACE))
+}
+
+fn start_controllers(e: &Env) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(controllers::run(context(e)))
+}
+
+fn nabs(c: &Client, ns: &str) -> Api<NonAdminBackup> {
+    Api::namespaced(c.clone(), ns)
+}
+
+fn backups(c: &Client) -> Api<Backup> {
+    Api::namespaced(c.clone(), OADP_NAMESPACE)
+}
+
+async fn wait_nab(c: &Client, ns: &str, name: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut last = Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(o) = nabs(c, ns).get_opt(name).await.unwrap() {
+            last = serde_json::to_value(&o).unwrap();
+            if done(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for NonAdminBackup {ns}/{name}; last: {last}");
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn created_and_completed(v: &Value) -> bool {
+    s(v, "/status/phase") == "Created" && s(v, "/status/veleroBackup/status/phase") == "Completed"
+}
+
+async fn make_nab(c: &Client, ns: &str, name: &str, labels: Value) -> Value {
+    let nab: NonAdminBackup = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": name, "labels": labels}, "spec": {"backupSpec": {}}
+    }))
+    .unwrap();
+    nabs(c, ns)
+        .create(&PostParams::default(), &nab)
+        .await
+        .unwrap();
+    wait_nab(c, ns, name, created_and_completed).await
+}
+
+/// A NAC-labelled Velero Backup for the NAB `ns`/`name`, written by the admin with `phase`.
+async fn plant_backup(
+    admin: &Client,
+    uuid: &str,
+    ns: &str,
+    name: &str,
+    location: &str,
+    phase: Option<&str>,
+) {
+    let b: Backup = serde_json::from_value(json!({
+        "apiVersion": "velero.io/v1", "kind": "Backup",
+        "metadata": {"name": uuid, "labels": {
+            "openshift.io/oadp": "True",
+            "app.kubernetes.io/managed-by": "oadp-nac-controller",
+            "openshift.io/oadp-nab-origin-nacuuid": uuid},
+          "annotations": {
+            "openshift.io/oadp-nab-origin-namespace": ns,
+            "openshift.io/oadp-nab-origin-name": name}},
+        "spec": {"storageLocation": location, "includedNamespaces": [ns]},
+        // Velero's Backup CRD has no status subresource: the status is written with the object.
+        "status": phase.map(|p| json!({"phase": p})).unwrap_or(json!({}))
+    }))
+    .unwrap();
+    backups(admin)
+        .create(&PostParams::default(), &b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn sync_recreates_a_wiped_nab_which_the_controller_adopts() {
+    let e = env(true).await;
+    let controllers = start_controllers(&e);
+    let done = make_nab(&e.alice, "team-a", "keep", json!({})).await;
+    let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+    controllers.abort();
+    let _ = controllers.await;
+
+    // The tenant object is wiped (finalizer removed, deleted); the Velero Backup stays.
+    nabs(&e.admin, "team-a")
+        .patch(
+            "keep",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    nabs(&e.admin, "team-a")
+        .delete("keep", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(
+        nabs(&e.admin, "team-a")
+            .get_opt("keep")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(backups(&e.admin).get_opt(&nacuuid).await.unwrap().is_some());
+
+    // GC keeps what the sync will recreate.
+    let ctx = context(&e);
+    assert!(gc::collect_once(&ctx).await.unwrap().is_empty());
+
+    let controllers = start_controllers(&e);
+    tokio::spawn(sync::run(ctx.clone(), Some(Duration::from_millis(200))));
+    let synced = wait_nab(&e.alice, "team-a", "keep", |v| {
+        created_and_completed(v) && s(v, "/status/veleroBackup/nacuuid").len() > 1
+    })
+    .await;
+    assert_eq!(
+        synced.pointer(&format!(
+            "/metadata/labels/{}",
+            SYNCED_FROM.replace('/', "~1")
+        )),
+        Some(&json!(nacuuid))
+    );
+    assert_eq!(s(&synced, "/status/veleroBackup/nacuuid"), nacuuid);
+    assert_eq!(s(&synced, "/status/veleroBackup/name"), nacuuid);
+    assert_eq!(
+        synced.pointer("/spec/backupSpec/includedNamespaces"),
+        Some(&json!(["team-a"]))
+    );
+    // Adopted, not duplicated.
+    let all = backups(&e.admin)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(all.len(), 1, "{all:?}");
+    // A second pass finds nothing to do.
+    assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
+    controllers.abort();
+    let _ = &e.server;
+}
+
+#[tokio::test]
+async fn sync_never_plants_backups_outside_their_origin_namespace() {
+    let e = env(false).await;
+    // A Velero BSL made for team-a's NABSL "bucket", and that NABSL.
+    let bsl: nac::api::velero::BackupStorageLocation = serde_json::from_value(json!({
+        "apiVersion": "velero.io/v1", "kind": "BackupStorageLocation",
+        "metadata": {"name": "team-a-bucket", "labels": {
+            "openshift.io/oadp": "True",
+            "app.kubernetes.io/managed-by": "oadp-nac-controller",
+            "openshift.io/oadp-nabsl-origin-nacuuid": "team-a-bucket"},
+          "annotations": {
+            "openshift.io/oadp-nabsl-origin-namespace": "team-a",
+            "openshift.io/oadp-nabsl-origin-name": "bucket"}},
+        "spec": {"provider": "aws", "objectStorage": {"bucket": "tenant-a", "prefix": "team-a"}}
+    }))
+    .unwrap();
+    Api::<nac::api::velero::BackupStorageLocation>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .create(&PostParams::default(), &bsl)
+        .await
+        .unwrap();
+    let nabsl: nac::api::nonadmin::NonAdminBackupStorageLocation = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackupStorageLocation",
+        "metadata": {"name": "bucket"},
+        "spec": {"backupStorageLocationSpec": {"provider": "aws",
+            "objectStorage": {"bucket": "tenant-a"},
+            "credential": {"name": "creds", "key": "cloud"}}}
+    }))
+    .unwrap();
+    Api::<nac::api::nonadmin::NonAdminBackupStorageLocation>::namespaced(e.admin.clone(), "team-a")
+        .create(&PostParams::default(), &nabsl)
+        .await
+        .unwrap();
+    // Velero's own sync brought these from team-a's bucket: one of team-a's, one annotated
+    // for team-b, one for a namespace that does not exist, and one still running.
+    plant_backup(
+        &e.admin,
+        "u-own",
+        "team-a",
+        "own",
+        "team-a-bucket",
+        Some("Completed"),
+    )
+    .await;
+    plant_backup(
+        &e.admin,
+        "u-evil",
+        "team-b",
+        "evil",
+        "team-a-bucket",
+        Some("Completed"),
+    )
+    .await;
+    plant_backup(
+        &e.admin,
+        "u-ghost",
+        "no-such-ns",
+        "x",
+        "default",
+        Some("Completed"),
+    )
+    .await;
+    plant_backup(
+        &e.admin,
+        "u-run",
+        "team-a",
+        "running",
+        "default",
+        Some("InProgress"),
+    )
+    .await;
+
+    let ctx = context(&e);
+    let created = sync::sync_once(&ctx).await.unwrap();
+    assert_eq!(created, [("team-a".to_string(), "own".to_string())]);
+    let own = nabs(&e.admin, "team-a").get("own").await.unwrap();
+    assert_eq!(
+        own.spec.backup_spec.storage_location.as_deref(),
+        Some("bucket")
+    );
+    assert!(
+        nabs(&e.admin, "team-b")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(
+        nabs(&e.admin, "team-b")
+            .get_opt("evil")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Once team-a's NABSL is gone, its bucket's backups are not synced any more.
+    nabs(&e.admin, "team-a")
+        .delete("own", &DeleteParams::default())
+        .await
+        .unwrap();
+    Api::<nac::api::nonadmin::NonAdminBackupStorageLocation>::namespaced(e.admin.clone(), "team-a")
+        .delete("bucket", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
+    let _ = &e.server;
+}
+
+#[tokio::test]
+async fn a_forged_synced_from_label_adopts_nothing() {
+    let e = env(true).await;
+    let _controllers = start_controllers(&e);
+    let done = make_nab(&e.alice, "team-a", "secret", json!({})).await;
+    let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+
+    // bob labels his NAB as synced from team-a's backup.
+    let forged = make_nab(&e.bob, "team-b", "forged", json!({SYNCED_FROM: nacuuid})).await;
+    let forged_uuid = s(&forged, "/status/veleroBackup/nacuuid");
+    assert_ne!(forged_uuid, nacuuid);
+    assert!(forged_uuid.starts_with("team-b-forged-"), "{forged_uuid}");
+    assert_eq!(
+        forged.pointer("/status/veleroBackup/spec/includedNamespaces"),
+        Some(&json!(["team-b"]))
+    );
+    // He cannot write the status that would point his NAB at it either.
+    let patch = json!({"status": {"veleroBackup": {"nacuuid": nacuuid, "name": nacuuid}}});
+    assert!(
+        nabs(&e.bob, "team-b")
+            .patch_status("forged", &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .is_err()
+    );
+    // The sync plants nothing in team-b, and team-a's backup is untouched.
+    assert!(sync::sync_once(&context(&e)).await.unwrap().is_empty());
+    let names: Vec<String> = nabs(&e.admin, "team-b")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    assert_eq!(names, ["forged"]);
+    let again = nabs(&e.alice, "team-a").get("secret").await.unwrap();
+    assert_eq!(
+        again.status.unwrap().velero_backup.unwrap().nacuuid,
+        Some(nacuuid.clone())
+    );
+    assert!(backups(&e.admin).get_opt(&nacuuid).await.unwrap().is_some());
+    let _ = &e.server;
+}
+
+#[tokio::test]
+async fn gc_deletes_orphans_and_never_touches_unlabelled_objects() {
+    let e = env(false).await;
+    // A live NAB (its Velero backup is not an orphan), made by alice.
+    let live: NonAdminBackup = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": "live"}, "spec": {"backupSpec": {}}
+    }))
+    .unwrap();
+    nabs(&e.alice, "team-a")
+        .create(&PostParams::default(), &live)
+        .await
+        .unwrap();
+    plant_backup(&e.admin, "u-live", "team-a", "live", "default", None).await;
+    // Made for a NAB that no longer exists (still New: nothing to sync).
+    plant_backup(&e.admin, "u-gone", "team-a", "gone", "default", None).await;
+    // Completed, on the default BSL, origin namespace exists: the sync recreates it instead.
+    plant_backup(
+        &e.admin,
+        "u-sync",
+        "team-a",
+        "synced",
+        "default",
+        Some("Completed"),
+    )
+    .await;
+    // An admin's own backup without NAC's labels.
+    let admin_backup: Backup = serde_json::from_value(json!({
+        "apiVersion": "velero.io/v1", "kind": "Backup",
+        "metadata": {"name": "admin-nightly", "annotations": {
+            "openshift.io/oadp-nab-origin-namespace": "team-a",
+            "openshift.io/oadp-nab-origin-name": "nope"}},
+        "spec": {}
+    }))
+    .unwrap();
+    backups(&e.admin)
+        .create(&PostParams::default(), &admin_backup)
+        .await
+        .unwrap();
+    // A restore made for a NonAdminRestore that is gone.
+    let restore: Restore = serde_json::from_value(json!({
+        "apiVersion": "velero.io/v1", "kind": "Restore",
+        "metadata": {"name": "r-gone", "labels": {
+            "openshift.io/oadp": "True",
+            "app.kubernetes.io/managed-by": "oadp-nac-controller",
+            "openshift.io/oadp-nar-origin-nacuuid": "r-gone"},
+          "annotations": {
+            "openshift.io/oadp-nar-origin-namespace": "team-a",
+            "openshift.io/oadp-nar-origin-name": "gone"}},
+        "spec": {"backupName": "u-live"}
+    }))
+    .unwrap();
+    Api::<Restore>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .create(&PostParams::default(), &restore)
+        .await
+        .unwrap();
+
+    let mut deleted = gc::collect_once(&context(&e)).await.unwrap();
+    deleted.sort();
+    assert_eq!(
+        deleted,
+        [
+            ("Backup".to_string(), "u-gone".to_string()),
+            ("Restore".to_string(), "r-gone".to_string())
+        ]
+    );
+    for kept in ["u-live", "u-sync", "admin-nightly"] {
+        assert!(
+            backups(&e.admin).get_opt(kept).await.unwrap().is_some(),
+            "{kept}"
+        );
+    }
+    assert!(backups(&e.admin).get_opt("u-gone").await.unwrap().is_none());
+    let _ = &e.server;
+}
+
+fn fast(identity: &str) -> LeaderConfig {
+    LeaderConfig {
+        lease_duration: Duration::from_secs(1),
+        retry_period: Duration::from_millis(150),
+        ..LeaderConfig::new(identity)
+    }
+}
+
+#[tokio::test]
+async fn two_contenders_one_leads_and_the_other_takes_over_after_expiry() {
+    let e = env(false).await;
+    let a = Elector::new(e.controller.clone(), OADP_NAMESPACE, fast("replica-a"));
+    let b = Elector::new(e.controller.clone(), OADP_NAMESPACE, fast("replica-b"));
+    // Step by step: a acquires, b waits, a renews.
+    assert!(a.try_acquire_or_renew().await.unwrap());
+    assert!(!b.try_acquire_or_renew().await.unwrap());
+    assert!(a.try_acquire_or_renew().await.unwrap());
+    let leases: Api<Lease> = Api::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    let lease = leases.get("nac-controller").await.unwrap().spec.unwrap();
+    assert_eq!(lease.holder_identity.as_deref(), Some("replica-a"));
+    assert_eq!(lease.lease_duration_seconds, Some(1));
+    assert!(lease.renew_time.is_some() && lease.acquire_time.is_some());
+
+    // Running: a leads (it holds the lease), b contends; a crashes, b takes over.
+    let a_leading = Arc::new(AtomicBool::new(false));
+    let b_leading = Arc::new(AtomicBool::new(false));
+    let a_task = {
+        let flag = a_leading.clone();
+        tokio::spawn(async move { a.lead(&flag, pending::<()>()).await })
+    };
+    let b_task = {
+        let flag = b_leading.clone();
+        let b = b.clone();
+        tokio::spawn(async move { b.lead(&flag, pending::<()>()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(a_leading.load(Ordering::SeqCst));
+    assert!(!b_leading.load(Ordering::SeqCst));
+    a_task.abort();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !b_leading.load(Ordering::SeqCst) {
+        assert!(tokio::time::Instant::now() < deadline, "b never took over");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let lease = leases.get("nac-controller").await.unwrap().spec.unwrap();
+    assert_eq!(lease.holder_identity.as_deref(), Some("replica-b"));
+    assert_eq!(lease.lease_transitions, Some(1));
+
+    // b steps down as soon as a renewal is refused (someone else holds the lease).
+    let mut stolen = leases.get("nac-controller").await.unwrap();
+    stolen.spec.as_mut().unwrap().holder_identity = Some("replica-c".into());
+    stolen.spec.as_mut().unwrap().lease_duration_seconds = Some(60);
+    leases
+        .replace("nac-controller", &PostParams::default(), &stolen)
+        .await
+        .unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(5), b_task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.is_none());
+    assert!(!b_leading.load(Ordering::SeqCst));
+    let _ = &e.server;
+}
+
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn metrics_show_the_queue_length_and_readiness_follows_leadership() {
+    let e = env(false).await;
+    let ctx = context(&e);
+    {
+        let mut q = ctx.queue.write().unwrap();
+        for (i, phase) in ["New", "InProgress", "Completed"].iter().enumerate() {
+            let b: Backup = serde_json::from_value(json!({
+                "apiVersion": "velero.io/v1", "kind": "Backup",
+                "metadata": {"name": format!("b{i}"), "namespace": OADP_NAMESPACE,
+                    "creationTimestamp": format!("2026-01-01T00:00:0{i}Z")},
+                "spec": {}, "status": {"phase": phase}
+            }))
+            .unwrap();
+            q.upsert(Entry::from_backup(&b).unwrap());
+        }
+    }
+    let text = health::metrics_text(&ctx).await;
+    assert!(
+        text.contains("nac_queue_length{kind=\"Backup\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("nac_queue_length{kind=\"Restore\"} 0"),
+        "{text}"
+    );
+    assert!(text.contains("nac_approval_backlog 0"), "{text}");
+
+    let ready = Arc::new(AtomicBool::new(false));
+    let router = health::router(health::Health {
+        context: ctx.clone(),
+        ready: ready.clone(),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    assert!(http_get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
+    assert!(http_get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
+    ready.store(true, Ordering::SeqCst);
+    assert!(http_get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
+    let metrics = http_get(addr, "/metrics").await;
+    assert!(
+        metrics.contains("nac_queue_length{kind=\"Backup\"} 2"),
+        "{metrics}"
+    );
+    let _ = &e.server;
+}

@@ -1,0 +1,551 @@
+//! NonAdminBackupStorageLocation scenarios on the emulator with the Velero simulator and NAC's
+//! NABSL controller running as its own service account: approval off and on (approve, reject,
+//! revoke), secret rotation, spec updates after approval, deletion cascade, malicious tenants.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::nonadmin::{NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest};
+use nac::api::velero::BackupStorageLocation;
+use nac::controllers::{Context, nabsl, policy_source};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use serde_json::{Value, json};
+
+const LOCAL: &str = "nac.openshift.io/local";
+
+struct Env {
+    _server: ApiServer,
+    admin: Client,
+    alice: Client,
+    _object_store: tempfile::TempDir,
+}
+
+async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
+    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
+    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
+            .unwrap();
+    sas.create_token_request(name, &PostParams::default(), &tr)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+}
+
+/// The cluster, Velero, the tenant's credential Secret `creds` in team-a, and the NABSL
+/// controller (with approval required when `approval`).
+async fn env(approval: bool) -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    if approval {
+        let cm: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": policy_source::POLICY_CONFIG_MAP, "namespace": OADP_NAMESPACE},
+            "data": {"policy.yaml": "requireApprovalForBSL: true\n"}
+        }))
+        .unwrap();
+        Api::<ConfigMap>::namespaced(admin.clone(), OADP_NAMESPACE)
+            .create(&PostParams::default(), &cm)
+            .await
+            .unwrap();
+    }
+    put_secret(
+        &admin,
+        "creds",
+        "[default]\naws_access_key_id=one\naws_secret_access_key=s1\n",
+    )
+    .await;
+    let object_store = tempfile::tempdir().unwrap();
+    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
+    let mut options =
+        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
+    options.resync_interval = Duration::from_millis(100);
+    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+    let client = server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let context = Arc::new(Context::new(client, OADP_NAMESPACE));
+    context.load_policy().await.unwrap();
+    tokio::spawn(policy_source::watch(context.clone()));
+    tokio::spawn(nabsl::run(context));
+    let alice = server.client(&server.add_user("alice", &[]));
+    Env {
+        _server: server,
+        admin,
+        alice,
+        _object_store: object_store,
+    }
+}
+
+async fn put_secret(admin: &Client, name: &str, content: &str) {
+    let api: Api<Secret> = Api::namespaced(admin.clone(), "team-a");
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "team-a"}, "stringData": {"cloud": content}
+    }))
+    .unwrap();
+    match api.get_opt(name).await.unwrap() {
+        None => {
+            api.create(&PostParams::default(), &secret).await.unwrap();
+        }
+        Some(_) => {
+            api.patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"stringData": {"cloud": content}})),
+            )
+            .await
+            .unwrap();
+        }
+    }
+}
+
+fn location(name: &str, patch: Value) -> NonAdminBackupStorageLocation {
+    let mut v = json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackupStorageLocation",
+        "metadata": {"name": name},
+        "spec": {"backupStorageLocationSpec": {
+            "provider": LOCAL,
+            "objectStorage": {"bucket": "team-a-bucket", "prefix": "velero"},
+            "credential": {"name": "creds", "key": "cloud"}
+        }}
+    });
+    nac::sim::apiserver::patch::merge_patch(&mut v, &patch);
+    serde_json::from_value(v).unwrap()
+}
+
+fn nabsls(c: &Client) -> Api<NonAdminBackupStorageLocation> {
+    Api::namespaced(c.clone(), "team-a")
+}
+
+async fn create(e: &Env, name: &str, patch: Value) {
+    nabsls(&e.alice)
+        .create(&PostParams::default(), &location(name, patch))
+        .await
+        .unwrap();
+}
+
+async fn wait(c: &Client, name: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut last = Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(o) = nabsls(c).get_opt(name).await.unwrap() {
+            last = serde_json::to_value(&o).unwrap();
+            if done(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for NonAdminBackupStorageLocation team-a/{name}; last: {last}");
+}
+
+async fn eventually<F, Fut>(what: &str, secs: u64, f: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out: {what}");
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn condition<'a>(v: &'a Value, type_: &str) -> &'a Value {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+fn is(v: &Value, type_: &str, status: &str) -> bool {
+    condition(v, type_)["status"] == status
+}
+
+async fn bsl(admin: &Client, name: &str) -> Option<BackupStorageLocation> {
+    Api::<BackupStorageLocation>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+async fn copied(admin: &Client, name: &str) -> Option<Secret> {
+    Api::<Secret>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+fn requests(admin: &Client) -> Api<NonAdminBackupStorageLocationRequest> {
+    Api::namespaced(admin.clone(), OADP_NAMESPACE)
+}
+
+async fn decide(admin: &Client, nacuuid: &str, decision: &str) {
+    requests(admin)
+        .patch(
+            nacuuid,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"approvalDecision": decision}})),
+        )
+        .await
+        .unwrap();
+}
+
+fn created_and_available(v: &Value) -> bool {
+    s(v, "/status/phase") == "Created"
+        && s(v, "/status/veleroBackupStorageLocation/status/phase") == "Available"
+}
+
+fn cloud_of(secret: &Secret) -> String {
+    String::from_utf8(secret.data.as_ref().unwrap()["cloud"].0.clone()).unwrap()
+}
+
+#[tokio::test]
+async fn approval_off_creates_an_available_bsl_with_the_secret_copied() {
+    let e = env(false).await;
+    create(&e, "mine", json!({})).await;
+    let done = wait(&e.alice, "mine", 30, created_and_available).await;
+    let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    assert!(nacuuid.starts_with("team-a-mine-"), "{nacuuid}");
+    for t in [
+        "Accepted",
+        "ClusterAdminApproved",
+        "SecretSynced",
+        "BackupStorageLocationSynced",
+    ] {
+        assert!(is(&done, t, "True"), "{t}: {done}");
+    }
+    assert_eq!(
+        done.pointer("/metadata/finalizers/0")
+            .and_then(Value::as_str),
+        Some("nonadminbackupstoragelocation.oadp.openshift.io/finalizer")
+    );
+    // Auto-approved request, as upstream.
+    let request = requests(&e.admin).get(&nacuuid).await.unwrap();
+    let rv = serde_json::to_value(&request).unwrap();
+    assert_eq!(s(&rv, "/spec/approvalDecision"), "approve");
+    assert_eq!(s(&rv, "/status/phase"), "Approved");
+    assert_eq!(
+        s(&rv, "/status/nonAdminBackupStorageLocation/namespace"),
+        "team-a"
+    );
+    // The Velero BSL: prefix under the namespace, credential pointing at the copy.
+    let velero = bsl(&e.admin, &nacuuid).await.unwrap();
+    assert_eq!(
+        velero.spec.object_storage.prefix.as_deref(),
+        Some("team-a/velero")
+    );
+    let credential = velero.spec.credential.clone().unwrap();
+    assert_eq!(
+        (credential.name.as_str(), credential.key.as_str()),
+        (nacuuid.as_str(), "cloud")
+    );
+    assert_eq!(
+        velero.metadata.labels.unwrap()["openshift.io/oadp-nabsl-origin-nacuuid"],
+        nacuuid
+    );
+    let copy = copied(&e.admin, &nacuuid).await.unwrap();
+    assert!(cloud_of(&copy).contains("aws_access_key_id=one"));
+    assert_eq!(
+        copy.metadata.annotations.unwrap()["openshift.io/oadp-nabsl-origin-namespace"],
+        "team-a"
+    );
+}
+
+#[tokio::test]
+async fn a_rotated_tenant_secret_is_copied_again() {
+    let e = env(false).await;
+    create(&e, "mine", json!({})).await;
+    let done = wait(&e.alice, "mine", 30, created_and_available).await;
+    let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    put_secret(
+        &e.admin,
+        "creds",
+        "[default]\naws_access_key_id=two\naws_secret_access_key=s2\n",
+    )
+    .await;
+    eventually("the copy follows the rotation", 30, || async {
+        copied(&e.admin, &nacuuid)
+            .await
+            .is_some_and(|c| cloud_of(&c).contains("aws_access_key_id=two"))
+    })
+    .await;
+    // Someone deletes the copy: it comes back.
+    Api::<Secret>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .delete(&nacuuid, &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the copy is restored", 30, || async {
+        copied(&e.admin, &nacuuid).await.is_some()
+    })
+    .await;
+}
+
+async fn pending(e: &Env, name: &str) -> String {
+    let v = wait(&e.alice, name, 30, |v| {
+        condition(v, "ClusterAdminApproved")["reason"] == "BslSpecApprovalPending"
+    })
+    .await;
+    assert!(is(&v, "ClusterAdminApproved", "False"));
+    let nacuuid = s(&v, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    let request = requests(&e.admin).get(&nacuuid).await.unwrap();
+    let rv = serde_json::to_value(&request).unwrap();
+    assert_eq!(s(&rv, "/spec/approvalDecision"), "pending");
+    assert_eq!(s(&rv, "/status/phase"), "Pending");
+    assert_eq!(s(&rv, "/status/nonAdminBackupStorageLocation/name"), name);
+    assert_eq!(
+        s(&rv, "/status/nonAdminBackupStorageLocation/nacuuid"),
+        nacuuid
+    );
+    assert_eq!(
+        s(
+            &rv,
+            "/status/nonAdminBackupStorageLocation/requestedSpec/objectStorage/bucket"
+        ),
+        "team-a-bucket"
+    );
+    assert!(bsl(&e.admin, &nacuuid).await.is_none());
+    assert!(copied(&e.admin, &nacuuid).await.is_none());
+    nacuuid
+}
+
+#[tokio::test]
+async fn approval_on_waits_for_the_admin_then_creates() {
+    let e = env(true).await;
+    create(&e, "mine", json!({})).await;
+    let nacuuid = pending(&e, "mine").await;
+    decide(&e.admin, &nacuuid, "approve").await;
+    let done = wait(&e.alice, "mine", 30, created_and_available).await;
+    assert_eq!(
+        condition(&done, "ClusterAdminApproved")["reason"],
+        "BslSpecApproved"
+    );
+    assert!(copied(&e.admin, &nacuuid).await.is_some());
+    let rv = serde_json::to_value(requests(&e.admin).get(&nacuuid).await.unwrap()).unwrap();
+    assert_eq!(s(&rv, "/status/phase"), "Approved");
+}
+
+#[tokio::test]
+async fn a_rejected_location_creates_nothing() {
+    let e = env(true).await;
+    create(&e, "mine", json!({})).await;
+    let nacuuid = pending(&e, "mine").await;
+    decide(&e.admin, &nacuuid, "reject").await;
+    let v = wait(&e.alice, "mine", 30, |v| {
+        condition(v, "ClusterAdminApproved")["reason"] == "BslSpecRejected"
+    })
+    .await;
+    assert!(is(&v, "ClusterAdminApproved", "False"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(bsl(&e.admin, &nacuuid).await.is_none());
+    assert!(copied(&e.admin, &nacuuid).await.is_none());
+    let rv = serde_json::to_value(requests(&e.admin).get(&nacuuid).await.unwrap()).unwrap();
+    assert_eq!(s(&rv, "/status/phase"), "Rejected");
+}
+
+#[tokio::test]
+async fn revoking_an_approval_removes_the_secret_and_the_bsl() {
+    let e = env(true).await;
+    create(&e, "mine", json!({})).await;
+    let nacuuid = pending(&e, "mine").await;
+    decide(&e.admin, &nacuuid, "approve").await;
+    wait(&e.alice, "mine", 30, created_and_available).await;
+    decide(&e.admin, &nacuuid, "reject").await;
+    wait(&e.alice, "mine", 30, |v| {
+        condition(v, "ClusterAdminApproved")["reason"] == "BslSpecRejected"
+    })
+    .await;
+    assert!(bsl(&e.admin, &nacuuid).await.is_none());
+    assert!(copied(&e.admin, &nacuuid).await.is_none());
+}
+
+#[tokio::test]
+async fn a_spec_update_after_approval_waits_for_a_new_approval() {
+    let e = env(true).await;
+    create(&e, "mine", json!({})).await;
+    let nacuuid = pending(&e, "mine").await;
+    decide(&e.admin, &nacuuid, "approve").await;
+    wait(&e.alice, "mine", 30, created_and_available).await;
+    nabsls(&e.alice)
+        .patch(
+            "mine",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"backupStorageLocationSpec": {"objectStorage": {"prefix": "v2"}}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let v = wait(&e.alice, "mine", 30, |v| {
+        is(v, "SpecUpdateApproved", "False")
+    })
+    .await;
+    assert_eq!(
+        condition(&v, "SpecUpdateApproved")["reason"],
+        "BslSpecUpdateRejected"
+    );
+    eventually("the request asks again", 30, || async {
+        let r = requests(&e.admin).get(&nacuuid).await.unwrap();
+        let r = serde_json::to_value(&r).unwrap();
+        s(&r, "/spec/approvalDecision") == "pending"
+            && s(
+                &r,
+                "/status/nonAdminBackupStorageLocation/requestedSpec/objectStorage/prefix",
+            ) == "v2"
+    })
+    .await;
+    // Meanwhile the approved location keeps its approved prefix.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let velero = bsl(&e.admin, &nacuuid).await.unwrap();
+    assert_eq!(
+        velero.spec.object_storage.prefix.as_deref(),
+        Some("team-a/velero")
+    );
+    decide(&e.admin, &nacuuid, "approve").await;
+    wait(&e.alice, "mine", 30, |v| {
+        is(v, "SpecUpdateApproved", "True")
+    })
+    .await;
+    let velero = bsl(&e.admin, &nacuuid).await.unwrap();
+    assert_eq!(
+        velero.spec.object_storage.prefix.as_deref(),
+        Some("team-a/v2")
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_location_cascades_to_its_request_secret_and_bsl() {
+    let e = env(false).await;
+    create(&e, "mine", json!({})).await;
+    let done = wait(&e.alice, "mine", 30, created_and_available).await;
+    let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    nabsls(&e.alice)
+        .delete("mine", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the NABSL is gone", 30, || async {
+        nabsls(&e.alice).get_opt("mine").await.unwrap().is_none()
+    })
+    .await;
+    assert!(bsl(&e.admin, &nacuuid).await.is_none());
+    assert!(copied(&e.admin, &nacuuid).await.is_none());
+    assert!(
+        requests(&e.admin)
+            .get_opt(&nacuuid)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // The tenant's own Secret is untouched.
+    assert!(
+        Api::<Secret>::namespaced(e.admin.clone(), "team-a")
+            .get_opt("creds")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn malicious_locations_are_refused_with_the_field_named() {
+    let e = env(false).await;
+    put_secret(
+        &e.admin,
+        "sts",
+        "[default]\nrole_arn = arn:aws:iam::1:role/velero\nweb_identity_token_file = /var/run/secrets/openshift/serviceaccount/token\n",
+    )
+    .await;
+    let attacks = [
+        (
+            "as-default",
+            json!({"spec": {"backupStorageLocationSpec": {"default": true}}}),
+            "spec.backupStorageLocationSpec.default",
+        ),
+        (
+            "no-secret",
+            json!({"spec": {"backupStorageLocationSpec": {"credential": {"name": "missing"}}}}),
+            "spec.backupStorageLocationSpec.credential.name",
+        ),
+        (
+            "sts",
+            json!({"spec": {"backupStorageLocationSpec": {"credential": {"name": "sts"}}}}),
+            "spec.backupStorageLocationSpec.credential",
+        ),
+        (
+            "dotdot",
+            json!({"spec": {"backupStorageLocationSpec": {"objectStorage": {"prefix": "../team-b"}}}}),
+            "spec.backupStorageLocationSpec.objectStorage.prefix",
+        ),
+        (
+            "nested",
+            json!({"spec": {"backupStorageLocationSpec": {"objectStorage": {"prefix": "x/../../team-b/velero"}}}}),
+            "spec.backupStorageLocationSpec.objectStorage.prefix",
+        ),
+    ];
+    for (name, patch, _) in &attacks {
+        create(&e, name, patch.clone()).await;
+    }
+    for (name, _, field) in &attacks {
+        let v = wait(&e.alice, name, 30, |v| {
+            s(v, "/status/phase") == "BackingOff"
+        })
+        .await;
+        let accepted = condition(&v, "Accepted");
+        assert_eq!(accepted["status"], "False", "{name}");
+        assert_eq!(accepted["reason"], "BslSpecValidation", "{name}");
+        assert!(
+            accepted["message"].as_str().unwrap().contains(field),
+            "{name}: {accepted}"
+        );
+        assert!(
+            v.pointer("/status/veleroBackupStorageLocation").is_none(),
+            "{name}"
+        );
+    }
+    // An absolute-looking prefix naming another tenant still lands under team-a.
+    create(
+        &e,
+        "abs",
+        json!({"spec": {"backupStorageLocationSpec": {"objectStorage": {"prefix": "/team-b"}}}}),
+    )
+    .await;
+    let v = wait(&e.alice, "abs", 30, created_and_available).await;
+    let velero = bsl(
+        &e.admin,
+        s(&v, "/status/veleroBackupStorageLocation/nacuuid"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        velero.spec.object_storage.prefix.as_deref(),
+        Some("team-a/team-b")
+    );
+    // Nothing was created for any refused location.
+    let all = Api::<BackupStorageLocation>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default().labels("openshift.io/oadp-nabsl-origin-nacuuid"))
+        .await
+        .unwrap();
+    assert_eq!(all.items.len(), 1);
+}

@@ -1,0 +1,484 @@
+//! NonAdminDownloadRequest and NonAdminSchedule scenarios on the emulator with the Velero
+//! simulator (its download endpoint served on a real port) and NAC's controllers running as
+//! their own service account: downloads of a tenant's own logs, refusals across namespaces,
+//! expiry; scheduled backups with child NABs, pause, invalid templates and deletion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminSchedule};
+use nac::api::velero::{Backup, DownloadRequest, Schedule};
+use nac::controllers::{self, Context};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::velero::tarball::gunzip;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+struct Env {
+    _server: ApiServer,
+    admin: Client,
+    alice: Client,
+    bob: Client,
+    _object_store: tempfile::TempDir,
+}
+
+async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
+    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
+    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
+            .unwrap();
+    sas.create_token_request(name, &PostParams::default(), &tr)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+}
+
+/// The cluster, Velero (download endpoint on a real port) and NAC's controllers.
+async fn env(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    let object_store = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    let mut options =
+        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
+    options.resync_interval = Duration::from_millis(100);
+    configure(&mut options);
+    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
+    let router = simulator.download_router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    tokio::spawn(simulator.run());
+    let client = server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    tokio::spawn(controllers::run(Arc::new(Context::new(
+        client,
+        OADP_NAMESPACE,
+    ))));
+    let alice = server.client(&server.add_user("alice", &[]));
+    let bob = server.client(&server.add_user("bob", &[]));
+    Env {
+        _server: server,
+        admin,
+        alice,
+        bob,
+        _object_store: object_store,
+    }
+}
+
+fn ns_api<K>(c: &Client, ns: &str) -> Api<K>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    Api::namespaced(c.clone(), ns)
+}
+
+async fn create<K>(c: &Client, ns: &str, value: Value)
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + DeserializeOwned,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let object: K = serde_json::from_value(value).unwrap();
+    ns_api::<K>(c, ns)
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+}
+
+async fn wait_for<K>(
+    c: &Client,
+    ns: &str,
+    name: &str,
+    secs: u64,
+    done: impl Fn(&Value) -> bool,
+) -> Value
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + DeserializeOwned,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut last = Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(o) = ns_api::<K>(c, ns).get_opt(name).await.unwrap() {
+            last = serde_json::to_value(&o).unwrap();
+            if done(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {ns}/{name}; last: {last}");
+}
+
+async fn wait_gone<K>(c: &Client, ns: &str, name: &str, secs: u64)
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + DeserializeOwned,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if ns_api::<K>(c, ns).get_opt(name).await.unwrap().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{ns}/{name} still exists");
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn condition<'a>(v: &'a Value, type_: &str) -> &'a Value {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+fn nab(name: &str) -> Value {
+    json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+           "metadata": {"name": name}, "spec": {"backupSpec": {}}})
+}
+
+fn nadr(name: &str, kind: &str, target: &str) -> Value {
+    json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminDownloadRequest",
+           "metadata": {"name": name}, "spec": {"target": {"kind": kind, "name": target}}})
+}
+
+fn nas(name: &str, schedule: &str, backup_spec: Value) -> Value {
+    json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
+           "metadata": {"name": name},
+           "spec": {"schedule": schedule, "template": {"backupSpec": backup_spec}}})
+}
+
+async fn completed_nab(c: &Client, ns: &str, name: &str) {
+    create::<NonAdminBackup>(c, ns, nab(name)).await;
+    wait_for::<NonAdminBackup>(c, ns, name, 30, |v| {
+        s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+}
+
+async fn download_requests(admin: &Client) -> Vec<DownloadRequest> {
+    ns_api::<DownloadRequest>(admin, OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+}
+
+/// A plain HTTP GET (status, body) without pulling an HTTP client crate into the tests.
+async fn http_get(url: &str) -> (u16, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let parsed = url::Url::parse(url).unwrap();
+    let addr = format!("{}:{}", parsed.host_str().unwrap(), parsed.port().unwrap());
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let path = match parsed.query() {
+        Some(q) => format!("{}?{q}", parsed.path()),
+        None => parsed.path().to_string(),
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, body)
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16)
+                .unwrap();
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[line_end + 2 + size + 2..];
+    }
+    out
+}
+
+#[tokio::test]
+async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces() {
+    let e = env(|_| {}).await;
+    completed_nab(&e.alice, "team-a", "first").await;
+    completed_nab(&e.bob, "team-b", "bobs").await;
+    create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("logs", "BackupLog", "first")).await;
+    let done = wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30, |v| {
+        s(v, "/status/velero/status/phase") == "Processed"
+    })
+    .await;
+    assert_eq!(s(&done, "/status/phase"), "Created");
+    assert_eq!(condition(&done, "Processed")["status"], "True");
+    assert!(done.pointer("/status/velero/status/expiration").is_some());
+    let url = s(&done, "/status/velero/status/downloadURL").to_string();
+    let (status, body) = http_get(&url).await;
+    assert_eq!(status, 200);
+    let log = String::from_utf8(gunzip(&body).unwrap()).unwrap();
+    assert!(log.contains("Backed up item"), "{log}");
+    // The Velero request: `nadr-<uid>`, labelled, annotated with its origin.
+    let uid = s(&done, "/metadata/uid").to_string();
+    let requests = download_requests(&e.admin).await;
+    assert_eq!(requests.len(), 1);
+    let r = &requests[0];
+    assert_eq!(
+        r.metadata.name.as_deref(),
+        Some(format!("nadr-{uid}").as_str())
+    );
+    let labels = r.metadata.labels.clone().unwrap();
+    assert_eq!(labels["openshift.io/oadp"], "True");
+    let annotations = r.metadata.annotations.clone().unwrap();
+    assert_eq!(
+        annotations["openshift.io/oadp-nadr-origin-namespace"],
+        "team-a"
+    );
+    assert_eq!(annotations["openshift.io/oadp-nadr-origin-name"], "logs");
+
+    // Another namespace's NAB and a missing one: refused, no Velero request.
+    create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("steal", "BackupLog", "bobs")).await;
+    create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("ghost", "BackupResults", "nope"))
+        .await;
+    create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("rlog", "RestoreLog", "nope")).await;
+    for (name, type_) in [
+        ("steal", "NonAdminBackupNotAvailable"),
+        ("ghost", "NonAdminBackupNotAvailable"),
+        ("rlog", "NonAdminRestoreNotAvailable"),
+    ] {
+        let v = wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", name, 20, |v| {
+            s(v, "/status/phase") == "BackingOff"
+        })
+        .await;
+        let accepted = condition(&v, "Accepted");
+        assert_eq!(accepted["status"], "False", "{name}");
+        assert_eq!(accepted["reason"], type_, "{name}");
+        assert!(
+            accepted["message"].as_str().unwrap().contains("not found"),
+            "{name}: {accepted}"
+        );
+    }
+    assert_eq!(download_requests(&e.admin).await.len(), 1);
+    // bob cannot see alice's download requests.
+    assert!(
+        ns_api::<NonAdminDownloadRequest>(&e.bob, "team-a")
+            .get("logs")
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn download_request_is_deleted_at_expiry() {
+    // Ten simulated minutes (the URL lifetime) pass in about two real seconds.
+    let e = env(|o| o.time_scale = 300.0).await;
+    completed_nab(&e.alice, "team-a", "first").await;
+    create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("logs", "BackupLog", "first")).await;
+    wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30, |v| {
+        s(v, "/status/velero/status/phase") == "Processed"
+    })
+    .await;
+    wait_gone::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30).await;
+    assert!(download_requests(&e.admin).await.is_empty());
+}
+
+async fn velero_backups(admin: &Client) -> Vec<Backup> {
+    ns_api::<Backup>(admin, OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+}
+
+#[tokio::test]
+async fn schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades() {
+    // One simulated hour per real second: an hourly cron fires about once a second.
+    let e = env(|o| o.time_scale = 3600.0).await;
+    create::<NonAdminSchedule>(&e.alice, "team-a", nas("hourly", "0 * * * *", json!({}))).await;
+    let v = wait_for::<NonAdminSchedule>(&e.alice, "team-a", "hourly", 60, |v| {
+        s(v, "/status/phase") == "Created"
+            && v.pointer("/status/recentBackups")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.len() >= 2)
+    })
+    .await;
+    assert_eq!(condition(&v, "Accepted")["reason"], "ScheduleAccepted");
+    assert!(v.pointer("/status/nextRun").is_some(), "{v}");
+    assert!(
+        v.pointer("/status/lastBackup/veleroBackupName").is_some(),
+        "{v}"
+    );
+    let nacuuid = s(&v, "/status/veleroSchedule/nacuuid").to_string();
+    assert!(nacuuid.starts_with("team-a-hourly-"), "{nacuuid}");
+    // The Velero Schedule: named by the NACUUID, with origin labels and annotations.
+    let schedule = ns_api::<Schedule>(&e.admin, OADP_NAMESPACE)
+        .get(&nacuuid)
+        .await
+        .unwrap();
+    let l = schedule.metadata.labels.clone().unwrap();
+    assert_eq!(l["openshift.io/oadp"], "True");
+    assert_eq!(l["openshift.io/oadp-nas-origin-nacuuid"], nacuuid);
+    assert_eq!(
+        schedule.metadata.annotations.clone().unwrap()["openshift.io/oadp-nas-origin-name"],
+        "hourly"
+    );
+    assert_eq!(
+        schedule.spec.template.included_namespaces,
+        Some(vec!["team-a".to_string()])
+    );
+    // Each run has a child NAB in team-a, adopted (mirrors the scheduled backup).
+    let first = v.pointer("/status/recentBackups/0").unwrap().clone();
+    let child_name = first["name"].as_str().unwrap().to_string();
+    let vb_name = first["veleroBackupName"].as_str().unwrap().to_string();
+    let child = wait_for::<NonAdminBackup>(&e.alice, "team-a", &child_name, 30, |c| {
+        s(c, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    // The child's NACUUID (a label value, so at most 63 characters) ties it to the backup.
+    let child_id = s(&child, "/status/veleroBackup/nacuuid").to_string();
+    assert!(
+        child_id.starts_with("team-a-") && child_id.len() <= 63,
+        "{child_id}"
+    );
+    assert_eq!(
+        s(
+            &child,
+            "/metadata/labels/openshift.io~1oadp-nab-synced-from-nacuuid"
+        ),
+        child_id
+    );
+    assert_eq!(s(&child, "/status/veleroBackup/name"), vb_name);
+    // Every Velero Backup is the schedule's: the NAB controller made none of its own.
+    for b in velero_backups(&e.admin).await {
+        let bl = b.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(
+            bl.get("velero.io/schedule-name"),
+            Some(&nacuuid),
+            "{:?}",
+            b.metadata.name
+        );
+    }
+    let labelled = ns_api::<Backup>(&e.admin, OADP_NAMESPACE)
+        .get(&vb_name)
+        .await
+        .unwrap();
+    let bl = labelled.metadata.labels.unwrap();
+    assert_eq!(bl["openshift.io/oadp-nas-origin-nacuuid"], nacuuid);
+    assert_eq!(bl["openshift.io/oadp-nab-origin-nacuuid"], child_id);
+
+    // Paused: the Velero Schedule is paused and no new backups appear.
+    ns_api::<NonAdminSchedule>(&e.alice, "team-a")
+        .patch(
+            "hourly",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"paused": true}})),
+        )
+        .await
+        .unwrap();
+    wait_for::<Schedule>(&e.admin, OADP_NAMESPACE, &nacuuid, 20, |o| {
+        o.pointer("/spec/paused") == Some(&json!(true))
+    })
+    .await;
+    let paused = wait_for::<NonAdminSchedule>(&e.alice, "team-a", "hourly", 20, |v| {
+        v.pointer("/status/nextRun").is_none()
+    })
+    .await;
+    assert_eq!(s(&paused, "/status/phase"), "Created");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = velero_backups(&e.admin).await.len();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        velero_backups(&e.admin).await.len(),
+        before,
+        "no runs while paused"
+    );
+
+    // Deleting the NAS deletes its Velero Schedule; the backups it made stay.
+    ns_api::<NonAdminSchedule>(&e.alice, "team-a")
+        .delete("hourly", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone::<NonAdminSchedule>(&e.alice, "team-a", "hourly", 30).await;
+    wait_gone::<Schedule>(&e.admin, OADP_NAMESPACE, &nacuuid, 10).await;
+    assert!(
+        ns_api::<NonAdminBackup>(&e.alice, "team-a")
+            .get_opt(&child_name)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn invalid_schedule_template_backs_off_without_a_velero_schedule() {
+    let e = env(|_| {}).await;
+    create::<NonAdminSchedule>(
+        &e.alice,
+        "team-a",
+        nas(
+            "bad",
+            "0 * * * *",
+            json!({"includedNamespaces": ["team-b"]}),
+        ),
+    )
+    .await;
+    create::<NonAdminSchedule>(&e.alice, "team-a", nas("badcron", "not a cron", json!({}))).await;
+    for (name, field) in [("bad", "includedNamespaces"), ("badcron", "spec.schedule")] {
+        let v = wait_for::<NonAdminSchedule>(&e.alice, "team-a", name, 20, |v| {
+            s(v, "/status/phase") == "BackingOff"
+        })
+        .await;
+        let accepted = condition(&v, "Accepted");
+        assert_eq!(accepted["status"], "False", "{name}");
+        assert_eq!(accepted["reason"], "InvalidScheduleSpec", "{name}");
+        assert!(
+            accepted["message"].as_str().unwrap().contains(field),
+            "{name}: {accepted}"
+        );
+        assert!(v.pointer("/status/veleroSchedule").is_none(), "{name}");
+    }
+    let schedules = ns_api::<Schedule>(&e.admin, OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(schedules.items.is_empty());
+}

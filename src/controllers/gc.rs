@@ -141,12 +141,16 @@ pub async fn collect_once(context: &Context) -> Result<Vec<(String, String)>, Co
             exists.insert(key);
         }
     }
-    // Backups the sync recreates a NonAdminBackup for are not orphans.
+    // Backups the sync recreates a NonAdminBackup for, and those of a live schedule (whose
+    // controller makes their child NABs), are not orphans.
     let backups = super::sync::nac_backups(context).await?;
     let view = super::sync::observe(context, &backups).await?;
     let syncing: HashSet<String> = backups
         .iter()
-        .filter(|b| super::sync::sync_origin(b, &view).is_some())
+        .filter(|b| {
+            super::sync::sync_origin(b, &view).is_some()
+                || super::sync::owned_by_live_schedule(b, &view)
+        })
         .filter_map(|b| b.metadata.name.clone())
         .collect();
     let mut deleted = Vec::new();

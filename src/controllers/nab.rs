@@ -38,6 +38,19 @@ fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminBackup>
     Some(ObjectRef::new(name).within(namespace))
 }
 
+/// Whether a NAC-made Velero object records `namespace` as its origin (a NAB's, or for
+/// scheduled backups the NonAdminSchedule's).
+pub fn made_for_namespace(meta: &kube::core::ObjectMeta, namespace: &str) -> bool {
+    meta.annotations.as_ref().is_some_and(|a| {
+        [
+            labels::NAB_ORIGIN_NAMESPACE_ANNOTATION,
+            labels::NAS_ORIGIN_NAMESPACE_ANNOTATION,
+        ]
+        .iter()
+        .any(|key| a.get(*key).map(String::as_str) == Some(namespace))
+    })
+}
+
 /// Runs the controller until the task is dropped.
 pub async fn run(context: Arc<Context>) {
     let client = context.client.clone();
@@ -172,7 +185,14 @@ pub async fn reconcile(
         Some(id) => {
             let selector =
                 ListParams::default().labels(&format!("{}={id}", labels::NAB_ORIGIN_NACUUID));
-            let vb = backups.list(&selector).await?.items.into_iter().next();
+            // Only a Velero Backup made for this namespace is adopted: a NACUUID alone (which
+            // a forged status or label could carry) never links another tenant's backup.
+            let vb = backups
+                .list(&selector)
+                .await?
+                .items
+                .into_iter()
+                .find(|b| made_for_namespace(&b.metadata, &namespace));
             let dbr = requests.list(&selector).await?.items.into_iter().next();
             (vb, dbr)
         }

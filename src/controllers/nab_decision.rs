@@ -31,6 +31,8 @@ pub const API_DELETE_MESSAGE: &str =
 pub const DELETE_BACKUP_MESSAGE: &str = "backup accepted for deletion";
 /// How long to wait before retrying a DeleteBackupRequest that ended with errors.
 pub const DELETE_RETRY_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a NAB labelled as synced may wait for the status its creator writes next.
+pub const SYNCED_STATUS_GRACE: Duration = Duration::from_secs(10);
 /// How often to look again while Velero deletes a backup.
 pub const DELETION_POLL: Duration = Duration::from_secs(2);
 
@@ -271,6 +273,30 @@ pub fn decide(obs: &NabObservation<'_>) -> NabStep {
 
     // Create/update path.
     let vb_exists = obs.velero_backup.is_some();
+    let has_uuid = status
+        .velero_backup
+        .as_ref()
+        .and_then(|v| v.nacuuid.as_ref())
+        .is_some_and(|u| !u.is_empty());
+    let synced = nab
+        .metadata
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(labels::NAB_SYNCED_FROM_NACUUID));
+    if synced && !has_uuid {
+        // Backup sync and schedules create the NAB first and write its status (which names
+        // the existing Velero Backup) right after: give that write a moment before treating
+        // the NAB as a new request (a copied or forged label then only delays it).
+        let age = nab
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|created| obs.now.0.as_second() - created.0.as_second())
+            .unwrap_or(i64::MAX);
+        if (0..SYNCED_STATUS_GRACE.as_secs() as i64).contains(&age) {
+            return NabStep::RequeueAfter(Duration::from_secs(1));
+        }
+    }
     if !vb_exists {
         if status.phase.is_none() {
             status.phase = Some(NonAdminPhase::New);
@@ -676,6 +702,26 @@ mod tests {
         assert!(matches!(
             decide(&obs(&again, Some(&vb), Err("now invalid".into()))),
             NabStep::RequeueAfter(_)
+        ));
+    }
+
+    #[test]
+    fn synced_nab_waits_briefly_for_its_status_then_proceeds() {
+        let young = nab(
+            json!({"metadata": {"creationTimestamp": "2023-11-14T22:13:15Z",
+            "labels": {labels::NAB_SYNCED_FROM_NACUUID: "team-a-x"}}}),
+        );
+        assert_eq!(
+            decide(&obs(&young, None, valid())),
+            NabStep::RequeueAfter(Duration::from_secs(1))
+        );
+        let old = nab(
+            json!({"metadata": {"creationTimestamp": "2023-11-14T22:00:00Z",
+            "labels": {labels::NAB_SYNCED_FROM_NACUUID: "team-a-x"}}}),
+        );
+        assert!(matches!(
+            decide(&obs(&old, None, valid())),
+            NabStep::WriteStatus(_)
         ));
     }
 

@@ -17,7 +17,8 @@ use kube::api::{Api, ListParams, PostParams};
 use super::{Context, ControllerError};
 use crate::api::nonadmin::labels;
 use crate::api::nonadmin::{
-    NonAdminBackup, NonAdminBackupStatus, NonAdminBackupStorageLocation, RelatedVeleroBackup,
+    NonAdminBackup, NonAdminBackupStatus, NonAdminBackupStorageLocation, NonAdminSchedule,
+    RelatedVeleroBackup,
 };
 use crate::api::velero::{Backup, BackupPhase, BackupStorageLocation};
 use crate::policy::origin::origin_of_kind;
@@ -91,6 +92,17 @@ pub struct SyncView {
     pub nabs: HashMap<String, (HashSet<String>, HashSet<String>)>,
     /// Velero BSLs by name.
     pub locations: HashMap<String, Location>,
+    /// Existing NonAdminSchedules as (namespace, name): their backups' child NABs are the
+    /// schedule controller's to make.
+    pub schedules: HashSet<(String, String)>,
+}
+
+/// Whether `backup` was made by a NonAdminSchedule that still exists.
+pub fn owned_by_live_schedule(backup: &Backup, view: &SyncView) -> bool {
+    let l = backup.metadata.labels.clone().unwrap_or_default();
+    let a = backup.metadata.annotations.clone().unwrap_or_default();
+    origin_of_kind(OriginKind::NonAdminSchedule, &l, &a)
+        .is_some_and(|o| view.schedules.contains(&(o.namespace, o.name)))
 }
 
 /// The origin of `backup` if the sync may recreate its NAB (ignoring whether it exists).
@@ -106,7 +118,10 @@ pub fn sync_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
         .as_ref()
         .and_then(|s| s.phase.as_ref())
         .is_some_and(|p| matches!(p, BackupPhase::Completed | BackupPhase::PartiallyFailed));
-    if !finished || !view.namespaces.contains(&origin.namespace) {
+    if !finished
+        || !view.namespaces.contains(&origin.namespace)
+        || owned_by_live_schedule(backup, view)
+    {
         return None;
     }
     match location_of(backup, &view.locations) {
@@ -223,6 +238,12 @@ pub async fn observe(context: &Context, backups: &[Backup]) -> Result<SyncView, 
             }
         }
         view.nabs.insert(ns.clone(), (names, uuids));
+        let schedules: Api<NonAdminSchedule> = Api::namespaced(client.clone(), &ns);
+        for n in schedules.list_metadata(&ListParams::default()).await?.items {
+            if let Some(name) = n.metadata.name {
+                view.schedules.insert((ns.clone(), name));
+            }
+        }
         let nabsls: Api<NonAdminBackupStorageLocation> = Api::namespaced(client.clone(), &ns);
         for n in nabsls.list_metadata(&ListParams::default()).await?.items {
             if let Some(name) = n.metadata.name {
@@ -366,6 +387,7 @@ mod tests {
             namespaces: ["team-a", "team-b"].map(String::from).into(),
             nabsls: [("team-a".to_string(), "bucket".to_string())].into(),
             nabs: HashMap::new(),
+            schedules: HashSet::new(),
             locations: [
                 ("default".to_string(), Location::Default),
                 (
@@ -421,6 +443,26 @@ mod tests {
             backup("team-a", "three", "u3", Some("team-a-bsl"), "Completed"),
         ];
         assert!(plan(&backups, &v, "openshift-adp").is_empty());
+    }
+
+    #[test]
+    fn backups_of_a_live_schedule_are_left_to_it() {
+        let mut b = backup("team-a", "child", "u1", None, "Completed");
+        b.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert(labels::NAS_ORIGIN_NACUUID.into(), "team-a-nightly-x".into());
+        let a = b.metadata.annotations.as_mut().unwrap();
+        a.insert(
+            labels::NAS_ORIGIN_NAMESPACE_ANNOTATION.into(),
+            "team-a".into(),
+        );
+        a.insert(labels::NAS_ORIGIN_NAME_ANNOTATION.into(), "nightly".into());
+        let mut v = view();
+        assert_eq!(plan(std::slice::from_ref(&b), &v, "openshift-adp").len(), 1);
+        v.schedules.insert(("team-a".into(), "nightly".into()));
+        assert!(plan(&[b], &v, "openshift-adp").is_empty());
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod nas;
 pub mod nas_decision;
 pub mod policy_source;
 pub mod queue_feed;
+pub mod status;
 pub mod sync;
 
 /// Failures of one reconcile; each is retried with per-object exponential backoff.

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use uuid::Uuid;
 
 use crate::api::nonadmin::conditions::{reasons, types};
@@ -84,81 +84,22 @@ pub enum NabStep {
     RequeueAfter(Duration),
 }
 
-fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.type_ == y.type_
-                && x.status == y.status
-                && x.reason == y.reason
-                && x.message == y.message
-        })
-}
-
-/// Sets a condition, keeping its transition time when its status does not change.
-pub fn set_condition(
-    conditions: &mut Vec<Condition>,
-    type_: &str,
-    status: bool,
-    reason: &str,
-    message: &str,
-    now: &Time,
-) {
-    let status = if status { "True" } else { "False" }.to_string();
-    match conditions.iter_mut().find(|c| c.type_ == type_) {
-        Some(c) => {
-            if c.status != status {
-                c.last_transition_time = now.clone();
-            }
-            c.status = status;
-            c.reason = reason.to_string();
-            c.message = message.to_string();
-        }
-        None => conditions.push(Condition {
-            type_: type_.to_string(),
-            status,
-            reason: reason.to_string(),
-            message: message.to_string(),
-            last_transition_time: now.clone(),
-            observed_generation: None,
-        }),
-    }
-}
+use super::status;
+pub use super::status::set_condition;
 
 /// Whether two statuses differ in anything but condition transition times (writes are skipped
 /// when they do not).
 pub fn status_changed(old: Option<&NonAdminBackupStatus>, new: &NonAdminBackupStatus) -> bool {
-    let empty = NonAdminBackupStatus::default();
-    let old = old.unwrap_or(&empty);
-    let mut a = old.clone();
-    let mut b = new.clone();
-    let conditions_same = same_conditions(&a.conditions, &b.conditions);
-    a.conditions.clear();
-    b.conditions.clear();
-    a != b || !conditions_same
-}
-
-fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
-    match p {
-        None => 0,
-        Some(NonAdminPhase::New) => 1,
-        Some(NonAdminPhase::BackingOff) => 2,
-        Some(NonAdminPhase::Created) => 3,
-        Some(NonAdminPhase::Deleting) => 4,
-    }
+    status::differs_ignoring_transition_times(old, new, |s| &mut s.conditions)
 }
 
 /// Phases only move forward.
 fn advance(status: &mut NonAdminBackupStatus, to: NonAdminPhase) {
-    if phase_rank(Some(to)) > phase_rank(status.phase) {
-        status.phase = Some(to);
-    }
+    status::advance_phase(&mut status.phase, to);
 }
 
 fn has_finalizer(nab: &NonAdminBackup) -> bool {
-    nab.metadata
-        .finalizers
-        .as_ref()
-        .is_some_and(|f| f.iter().any(|x| x == finalizers::NON_ADMIN_BACKUP))
+    status::has_finalizer(&nab.metadata, finalizers::NON_ADMIN_BACKUP)
 }
 
 /// The Velero Backup NAC creates for `nab` under `nacuuid`.

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::{Secret, SecretKeySelector};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use uuid::Uuid;
 
-use super::nab_decision::set_condition;
+use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{
@@ -118,20 +118,8 @@ pub enum NabslStep {
     RequeueAfter(Duration),
 }
 
-fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
-    match p {
-        None => 0,
-        Some(NonAdminPhase::New) => 1,
-        Some(NonAdminPhase::BackingOff) => 2,
-        Some(NonAdminPhase::Created) => 3,
-        Some(NonAdminPhase::Deleting) => 4,
-    }
-}
-
 fn advance(status: &mut NonAdminBackupStorageLocationStatus, to: NonAdminPhase) {
-    if phase_rank(Some(to)) > phase_rank(status.phase) {
-        status.phase = Some(to);
-    }
+    status::advance_phase(&mut status.phase, to);
 }
 
 /// Whether two statuses differ in anything but condition transition times.
@@ -139,23 +127,14 @@ pub fn status_changed(
     old: Option<&NonAdminBackupStorageLocationStatus>,
     new: &NonAdminBackupStorageLocationStatus,
 ) -> bool {
-    let strip = |s: &NonAdminBackupStorageLocationStatus| {
-        let mut s = s.clone();
-        for c in &mut s.conditions {
-            c.last_transition_time = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
-            c.observed_generation = None;
-        }
-        s
-    };
-    let empty = NonAdminBackupStorageLocationStatus::default();
-    strip(old.unwrap_or(&empty)) != strip(new)
+    status::differs_ignoring_transition_times(old, new, |s| &mut s.conditions)
 }
 
 fn has_finalizer(nabsl: &NonAdminBackupStorageLocation) -> bool {
-    nabsl.metadata.finalizers.as_ref().is_some_and(|f| {
-        f.iter()
-            .any(|x| x == finalizers::NON_ADMIN_BACKUP_STORAGE_LOCATION)
-    })
+    status::has_finalizer(
+        &nabsl.metadata,
+        finalizers::NON_ADMIN_BACKUP_STORAGE_LOCATION,
+    )
 }
 
 fn condition_is(status: &NonAdminBackupStorageLocationStatus, type_: &str, value: &str) -> bool {

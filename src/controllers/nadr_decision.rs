@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::nab_decision::set_condition;
+use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::types;
 use crate::api::nonadmin::labels;
 use crate::api::nonadmin::{
@@ -160,29 +160,12 @@ pub fn velero_request_for(
     request
 }
 
-fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.type_ == y.type_
-                && x.status == y.status
-                && x.reason == y.reason
-                && x.message == y.message
-        })
-}
-
 /// Whether two statuses differ in anything but condition transition times.
 pub fn status_changed(
     old: Option<&NonAdminDownloadRequestStatus>,
     new: &NonAdminDownloadRequestStatus,
 ) -> bool {
-    let empty = NonAdminDownloadRequestStatus::default();
-    let old = old.unwrap_or(&empty);
-    let mut a = old.clone();
-    let mut b = new.clone();
-    let conditions_same = same_conditions(&a.conditions, &b.conditions);
-    a.conditions.clear();
-    b.conditions.clear();
-    a != b || !conditions_same
+    status::differs_ignoring_transition_times(old, new, |s| &mut s.conditions)
 }
 
 fn expired(expiration: Option<&Time>, now: &Time) -> bool {

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use uuid::Uuid;
 
-use super::nab_decision::set_condition;
+use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{
@@ -71,51 +71,19 @@ pub enum NarStep {
     RequeueAfter(Duration),
 }
 
-fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.type_ == y.type_
-                && x.status == y.status
-                && x.reason == y.reason
-                && x.message == y.message
-        })
-}
-
 /// Whether two statuses differ in anything but condition transition times (writes are skipped
 /// when they do not).
 pub fn status_changed(old: Option<&NonAdminRestoreStatus>, new: &NonAdminRestoreStatus) -> bool {
-    let empty = NonAdminRestoreStatus::default();
-    let old = old.unwrap_or(&empty);
-    let mut a = old.clone();
-    let mut b = new.clone();
-    let conditions_same = same_conditions(&a.conditions, &b.conditions);
-    a.conditions.clear();
-    b.conditions.clear();
-    a != b || !conditions_same
-}
-
-fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
-    match p {
-        None => 0,
-        Some(NonAdminPhase::New) => 1,
-        Some(NonAdminPhase::BackingOff) => 2,
-        Some(NonAdminPhase::Created) => 3,
-        Some(NonAdminPhase::Deleting) => 4,
-    }
+    status::differs_ignoring_transition_times(old, new, |s| &mut s.conditions)
 }
 
 /// Phases only move forward.
 fn advance(status: &mut NonAdminRestoreStatus, to: NonAdminPhase) {
-    if phase_rank(Some(to)) > phase_rank(status.phase) {
-        status.phase = Some(to);
-    }
+    status::advance_phase(&mut status.phase, to);
 }
 
 fn has_finalizer(nar: &NonAdminRestore) -> bool {
-    nar.metadata
-        .finalizers
-        .as_ref()
-        .is_some_and(|f| f.iter().any(|x| x == finalizers::NON_ADMIN_RESTORE))
+    status::has_finalizer(&nar.metadata, finalizers::NON_ADMIN_RESTORE)
 }
 
 fn recorded_nacuuid(status: &NonAdminRestoreStatus) -> Option<String> {
@@ -239,7 +207,7 @@ fn decide_without_restore(
     if status.phase.is_none() {
         status.phase = Some(NonAdminPhase::New);
     }
-    if phase_rank(status.phase) >= phase_rank(Some(NonAdminPhase::Created)) {
+    if status::phase_rank(status.phase) >= status::phase_rank(Some(NonAdminPhase::Created)) {
         // The Velero Restore was seen and is gone (an admin, garbage collection): running the
         // restore again would be a surprise, so it is not recreated; it has no queue position.
         status.queue_info = Some(QueueInfo {
@@ -408,7 +376,10 @@ mod tests {
         x
     }
 
-    fn condition<'a>(s: &'a NonAdminRestoreStatus, type_: &str) -> &'a Condition {
+    fn condition<'a>(
+        s: &'a NonAdminRestoreStatus,
+        type_: &str,
+    ) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
         s.conditions.iter().find(|c| c.type_ == type_).unwrap()
     }
 

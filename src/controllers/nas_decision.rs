@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use uuid::Uuid;
 
-use super::nab_decision::set_condition;
+use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{
@@ -86,48 +86,17 @@ pub enum NasStep {
     RequeueAfter(Duration),
 }
 
-fn same_conditions(a: &[Condition], b: &[Condition]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.type_ == y.type_
-                && x.status == y.status
-                && x.reason == y.reason
-                && x.message == y.message
-        })
-}
-
 /// Whether two statuses differ in anything but condition transition times.
 pub fn status_changed(old: Option<&NonAdminScheduleStatus>, new: &NonAdminScheduleStatus) -> bool {
-    let empty = NonAdminScheduleStatus::default();
-    let mut a = old.unwrap_or(&empty).clone();
-    let mut b = new.clone();
-    let conditions_same = same_conditions(&a.conditions, &b.conditions);
-    a.conditions.clear();
-    b.conditions.clear();
-    a != b || !conditions_same
-}
-
-fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
-    match p {
-        None => 0,
-        Some(NonAdminPhase::New) => 1,
-        Some(NonAdminPhase::BackingOff) => 2,
-        Some(NonAdminPhase::Created) => 3,
-        Some(NonAdminPhase::Deleting) => 4,
-    }
+    status::differs_ignoring_transition_times(old, new, |s| &mut s.conditions)
 }
 
 fn advance(status: &mut NonAdminScheduleStatus, to: NonAdminPhase) {
-    if phase_rank(Some(to)) > phase_rank(status.phase) {
-        status.phase = Some(to);
-    }
+    status::advance_phase(&mut status.phase, to);
 }
 
 fn has_finalizer(nas: &NonAdminSchedule) -> bool {
-    nas.metadata
-        .finalizers
-        .as_ref()
-        .is_some_and(|f| f.iter().any(|x| x == finalizers::NON_ADMIN_SCHEDULE))
+    status::has_finalizer(&nas.metadata, finalizers::NON_ADMIN_SCHEDULE)
 }
 
 fn nacuuid_of(status: &NonAdminScheduleStatus) -> Option<String> {

@@ -19,7 +19,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the whole system on this machine: a Kubernetes API emulator with NAC's and Velero's
-    /// CRDs, demo tenants with their own kubeconfigs, and sample workloads.
+    /// CRDs, the Velero simulator, NAC's controllers, demo tenants with their own kubeconfigs and
+    /// sample workloads.
     Demo(DemoArgs),
     /// Run NAC's reconcilers against a cluster (turns tenants' non-admin objects into Velero's).
     Controller(ControllerArgs),

@@ -3,6 +3,9 @@
 //! collection of orphans, leader election between two contenders, and the metrics endpoint.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::sa_token;
+
 use std::future::pending;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,19 +36,6 @@ struct Env {
     bob: Client,
     controller: Client,
     _object_store: tempfile::TempDir,
-}
-
-async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
-    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
-    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
-        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
-            .unwrap();
-    sas.create_token_request(name, &PostParams::default(), &tr)
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token
 }
 
 /// The cluster, and Velero when `with_velero`; controllers are started by the tests.

@@ -3,6 +3,9 @@
 //! refusals, tenant isolation and a crash between every step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::sa_token;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,19 +27,6 @@ struct Env {
     alice: Client,
     bob: Client,
     _object_store: tempfile::TempDir,
-}
-
-async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
-    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
-    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
-        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
-            .unwrap();
-    sas.create_token_request(name, &PostParams::default(), &tr)
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token
 }
 
 /// The cluster, Velero, and (when `with_controllers`) NAC's controllers.

@@ -3,6 +3,9 @@
 //! revoke), secret rotation, spec updates after approval, deletion cascade, malicious tenants.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::sa_token;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,19 +29,6 @@ struct Env {
     admin: Client,
     alice: Client,
     _object_store: tempfile::TempDir,
-}
-
-async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
-    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
-    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
-        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
-            .unwrap();
-    sas.create_token_request(name, &PostParams::default(), &tr)
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token
 }
 
 /// The cluster, Velero, the tenant's credential Secret `creds` in team-a, and the NABSL

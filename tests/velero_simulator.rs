@@ -3,6 +3,9 @@
 //! signed download URLs, storage-location validation and sync, schedules and TTL expiry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::http_get;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -128,48 +131,6 @@ fn phase(v: &Value) -> &str {
     v.pointer("/status/phase")
         .and_then(Value::as_str)
         .unwrap_or("")
-}
-
-/// A plain HTTP GET (status, body) without pulling an HTTP client crate into the tests.
-async fn http_get(url: &str) -> (u16, Vec<u8>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let parsed = url::Url::parse(url).unwrap();
-    let addr = format!("{}:{}", parsed.host_str().unwrap(), parsed.port().unwrap());
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let path = match parsed.query() {
-        Some(q) => format!("{}?{q}", parsed.path()),
-        None => parsed.path().to_string(),
-    };
-    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let mut body = raw[split + 4..].to_vec();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body);
-    }
-    (status, body)
-}
-
-fn dechunk(mut data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
-        let size =
-            usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16)
-                .unwrap();
-        if size == 0 {
-            break;
-        }
-        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
-        data = &data[line_end + 2 + size + 2..];
-    }
-    out
 }
 
 #[tokio::test]

@@ -6,6 +6,9 @@
 //! `scripts/test.sh` installs the server; without it the tests print why and pass.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::dechunk;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -181,21 +184,6 @@ fn http_get(url: &url::Url) -> (u16, Vec<u8>) {
         body
     };
     (status, body)
-}
-
-fn dechunk(mut data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = data.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size_text = String::from_utf8_lossy(&data[..line_end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
-        data = &data[line_end + 2..];
-        if size == 0 {
-            return out;
-        }
-        out.extend_from_slice(&data[..size]);
-        data = &data[size + 2..];
-    }
 }
 
 fn config_map(name: &str) -> BackupItem {

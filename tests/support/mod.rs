@@ -1,0 +1,71 @@
+//! Helpers shared by the integration suites: service-account tokens from the emulator and a
+//! plain HTTP GET (no HTTP client crate in the tests). Each suite uses only some of them.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use kube::Client;
+use kube::api::{Api, PostParams};
+use serde_json::json;
+
+/// A day-long token for a service account, as the controllers and Velero get theirs.
+pub async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
+    let sas: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(admin.clone(), ns);
+    let tr: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 86400}}))
+            .unwrap();
+    sas.create_token_request(name, &PostParams::default(), &tr)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+}
+
+/// A plain HTTP GET (status, body) without pulling an HTTP client crate into the tests.
+pub async fn http_get(url: &str) -> (u16, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let parsed = url::Url::parse(url).unwrap();
+    let addr = format!("{}:{}", parsed.host_str().unwrap(), parsed.port().unwrap());
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let path = match parsed.query() {
+        Some(q) => format!("{}?{q}", parsed.path()),
+        None => parsed.path().to_string(),
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, body)
+}
+
+pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(
+            // Chunk extensions (`;name=value`) may follow the size.
+            std::str::from_utf8(&data[..line_end])
+                .unwrap()
+                .split(';')
+                .next()
+                .unwrap()
+                .trim(),
+            16,
+        )
+        .unwrap();
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[line_end + 2 + size + 2..];
+    }
+    out
+}

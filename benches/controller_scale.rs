@@ -154,7 +154,21 @@ async fn run(total: usize, namespace_count: usize) {
         "controller API reads (get/list) per NAB",
         reads as f64 / total as f64
     );
-    println!(
-        "(writes per NAB: 1 status with New+Accepted+NACUUID, 1 finalizer, 1 Velero Backup create, 1 status Created/Queued; upstream's flowchart writes New, Accepted and the NACUUID separately)"
-    );
+    // Where the calls go, per NAB: which verb on which resource, and whether it succeeded.
+    let mut breakdown: std::collections::BTreeMap<(String, String, u16), usize> =
+        std::collections::BTreeMap::new();
+    for e in server.audit_entries() {
+        if e.user == CONTROLLER_USER && !matches!(e.verb.as_str(), "watch") {
+            *breakdown
+                .entry((e.verb.clone(), e.resource.clone(), e.code))
+                .or_insert(0) += 1;
+        }
+    }
+    println!("controller API calls per NAB, by verb, resource and status code:");
+    for ((verb, resource, code), n) in breakdown {
+        let per_nab = n as f64 / total as f64;
+        if per_nab >= 0.01 {
+            println!("  {verb:<7} {resource:<48} {code}  {per_nab:>6.2}");
+        }
+    }
 }

@@ -3,7 +3,9 @@
 
 pub mod api;
 pub mod cli;
+pub mod client;
 pub mod controllers;
+pub mod gateway;
 pub mod policy;
 pub mod queue;
 pub mod sim;

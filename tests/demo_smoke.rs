@@ -4,21 +4,13 @@
 //! same state. Drives the real binary and the real kubectl.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "support/demo.rs"]
+mod demo;
+
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Demo {
-    child: Child,
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn kubectl_available() -> bool {
     let found = Command::new("kubectl")
@@ -32,38 +24,6 @@ fn kubectl_available() -> bool {
         );
     }
     found
-}
-
-/// Starts `nac demo` with XDG_DATA_HOME pointing at `xdg` and waits for its banner.
-fn start_demo(xdg: &Path) -> (Demo, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nac"))
-        .args(["demo", "--apiserver-listen", "127.0.0.1:0"])
-        .env("XDG_DATA_HOME", xdg)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut reader = BufReader::new(stdout);
-    let mut banner = String::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        banner.push_str(&line);
-        if line.starts_with("Press Ctrl-C") {
-            break;
-        }
-    }
-    // Keep draining stdout so the demo never blocks on a full pipe.
-    std::thread::spawn(move || for _ in reader.lines() {});
-    assert!(
-        banner.contains("Press Ctrl-C"),
-        "demo did not start: {banner}"
-    );
-    (Demo { child }, banner)
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String) {
@@ -100,6 +60,29 @@ fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, Stri
     (out.status.success(), text)
 }
 
+/// A GET with a bearer token over a plain TCP socket: (status, body).
+fn gateway_get(address: &str, path: &str, token: &str) -> (u16, String) {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
 fn wait_phase(kubeconfig: &Path, name: &str, want: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last = String::new();
@@ -133,7 +116,8 @@ fn newcomer_demo_backup_runs_to_completed_and_state_survives_a_restart() {
     }
     let xdg = tempfile::tempdir().unwrap();
     let data = xdg.path().join("nac").join("demo");
-    let (demo, banner) = start_demo(xdg.path());
+    let demo = demo::start(xdg.path(), &[]);
+    let banner = demo.banner.clone();
     let admin = data.join("kubeconfig-admin");
     for user in ["admin", "alice", "bob", "ci-bot"] {
         assert!(
@@ -196,6 +180,15 @@ fn newcomer_demo_backup_runs_to_completed_and_state_survives_a_restart() {
         ok && out.contains("REQUEST-PHASE") && out.contains("Created") && out.contains("Completed"),
         "{out}"
     );
+    // The demo's gateway answers alice's token with her backup, and refuses team-b.
+    let (gateway, token) = demo::gateway_and_token(&banner, "alice");
+    let (status, body) = gateway_get(&gateway, "/api/v1/namespaces/team-a/backups", &token);
+    assert!(
+        status == 200 && body.contains("\"mine\""),
+        "{status} {body}"
+    );
+    let (status, _) = gateway_get(&gateway, "/api/v1/namespaces/team-b/backups", &token);
+    assert_eq!(status, 403);
     // bob sees nothing of team-a.
     let bob = data.join("kubeconfig-bob");
     let (ok, out) = kubectl(&bob, &["get", "nab", "-n", "team-a"], None);
@@ -221,7 +214,7 @@ fn newcomer_demo_backup_runs_to_completed_and_state_survives_a_restart() {
     };
     assert!(exit.success(), "clean shutdown: {exit:?}");
     drop(demo);
-    let (_demo, _) = start_demo(xdg.path());
+    let _demo = demo::start(xdg.path(), &[]);
     wait_phase(&admin, "smoke", "Completed");
     let (ok, out) = kubectl(
         &admin,

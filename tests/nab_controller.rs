@@ -161,6 +161,34 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
             .and_then(Value::as_str),
         Some("nonadminbackup.oadp.openshift.io/finalizer")
     );
+    // Events on the NAB explain what happened; alice reads them in her namespace.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let reasons = loop {
+        let events: Api<k8s_openapi::api::core::v1::Event> =
+            Api::namespaced(e.alice.clone(), "team-a");
+        let reasons: Vec<String> = events
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|ev| ev.involved_object.name.as_deref() == Some("first"))
+            .filter_map(|ev| ev.reason)
+            .collect();
+        if reasons.iter().any(|r| r == "BackupCompleted") || tokio::time::Instant::now() > deadline
+        {
+            break reasons;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        reasons.contains(&"BackupScheduled".to_string()),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&"BackupCompleted".to_string()),
+        "{reasons:?}"
+    );
     let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
     assert!(nacuuid.starts_with("team-a-first-"), "{nacuuid}");
     // The Velero Backup: named by the NACUUID, labelled, scoped to team-a, our CRs excluded.
@@ -204,6 +232,57 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
             .is_err()
     );
     let _ = &e.server;
+}
+
+#[tokio::test]
+async fn queue_positions_are_published_and_only_move_forward() {
+    // One backup at a time, each taking a while: a queue forms behind the first.
+    let e = env(true, |o| o.item_delay = Duration::from_millis(30)).await;
+    for i in 1..=4 {
+        nabs(&e.alice, "team-a")
+            .create(&PostParams::default(), &nab(&format!("q{i}"), json!({})))
+            .await
+            .unwrap();
+    }
+    // The last one's position as its status shows it, over time.
+    let mut seen: Vec<i64> = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let last = loop {
+        assert!(tokio::time::Instant::now() < deadline, "seen {seen:?}");
+        let v = serde_json::to_value(nabs(&e.alice, "team-a").get("q4").await.unwrap()).unwrap();
+        if let Some(p) = v
+            .pointer("/status/queueInfo/estimatedQueuePosition")
+            .and_then(Value::as_i64)
+            && seen.last() != Some(&p)
+        {
+            seen.push(p);
+        }
+        if s(&v, "/status/veleroBackup/status/phase") == "Completed" {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        seen.iter().any(|p| *p >= 2),
+        "q4 waited behind others: {seen:?}"
+    );
+    let waiting: Vec<i64> = seen.iter().copied().filter(|p| *p > 0).collect();
+    assert!(
+        waiting.windows(2).all(|w| w[1] < w[0]),
+        "positions only move forward: {seen:?}"
+    );
+    assert_eq!(
+        last.pointer("/status/queueInfo/estimatedQueuePosition"),
+        Some(&json!(0))
+    );
+    for i in 1..=3 {
+        let done = wait_nab(&e.alice, "team-a", &format!("q{i}"), 30, |v| {
+            s(v, "/status/veleroBackup/status/phase") == "Completed"
+                && v.pointer("/status/queueInfo/estimatedQueuePosition") == Some(&json!(0))
+        })
+        .await;
+        assert_eq!(s(&done, "/status/phase"), "Created");
+    }
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! NonAdminBackupStorageLocation scenarios on the emulator with the Velero simulator and NAC's
 //! NABSL controller running as its own service account: approval off and on (approve, reject,
-//! revoke), secret rotation, spec updates after approval, deletion cascade, malicious tenants.
+//! revoke), secret rotation, spec updates after approval, deletion cascade, malicious tenants,
+//! the Events tenants see, and a crash between every step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -9,12 +10,12 @@ use support::sa_token;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::nonadmin::{NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest};
 use nac::api::velero::BackupStorageLocation;
-use nac::controllers::{Context, nabsl, policy_source};
+use nac::controllers::{Context, health, nabsl, nabsl_decision, policy_source};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
@@ -25,15 +26,21 @@ use serde_json::{Value, json};
 const LOCAL: &str = "nac.openshift.io/local";
 
 struct Env {
-    _server: ApiServer,
+    server: ApiServer,
     admin: Client,
     alice: Client,
+    bob: Client,
     _object_store: tempfile::TempDir,
 }
 
 /// The cluster, Velero, the tenant's credential Secret `creds` in team-a, and the NABSL
 /// controller (with approval required when `approval`).
 async fn env(approval: bool) -> Env {
+    env_with(approval, true).await
+}
+
+/// As [`env`]; the NABSL controller runs only when `with_controller`.
+async fn env_with(approval: bool, with_controller: bool) -> Env {
     let _ = rustls::crypto::ring::default_provider().install_default();
     if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
         let _ = tracing_subscriber::fmt()
@@ -68,16 +75,21 @@ async fn env(approval: bool) -> Env {
     options.resync_interval = Duration::from_millis(100);
     let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
     tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    let client = server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    let context = Arc::new(Context::new(client, OADP_NAMESPACE));
-    context.load_policy().await.unwrap();
-    tokio::spawn(policy_source::watch(context.clone()));
-    tokio::spawn(nabsl::run(context));
+    if with_controller {
+        let client =
+            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        let context = Arc::new(Context::new(client, OADP_NAMESPACE));
+        context.load_policy().await.unwrap();
+        tokio::spawn(policy_source::watch(context.clone()));
+        tokio::spawn(nabsl::run(context));
+    }
     let alice = server.client(&server.add_user("alice", &[]));
+    let bob = server.client(&server.add_user("bob", &[]));
     Env {
-        _server: server,
+        server,
         admin,
         alice,
+        bob,
         _object_store: object_store,
     }
 }
@@ -212,6 +224,50 @@ fn cloud_of(secret: &Secret) -> String {
     String::from_utf8(secret.data.as_ref().unwrap()["cloud"].0.clone()).unwrap()
 }
 
+/// The Events on NABSL `name` in team-a, listed as `c` (core v1, as `kubectl describe` does).
+async fn events_of(c: &Client, name: &str) -> Vec<Event> {
+    Api::<Event>::namespaced(c.clone(), "team-a")
+        .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
+        .await
+        .unwrap()
+        .items
+}
+
+fn reasons_of(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e.reason.clone().unwrap_or_default())
+        .collect()
+}
+
+/// Waits until alice sees an Event with `reason` on NABSL `name`, and returns them all.
+async fn wait_event(e: &Env, name: &str, reason: &str) -> Vec<Event> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let events = events_of(&e.alice, name).await;
+        if reasons_of(&events).iter().any(|r| r == reason) {
+            return events;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {reason} Event on {name}; have {:?}",
+            reasons_of(&events)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// No Event names an object of the OADP namespace (the NACUUID names them all).
+fn assert_notes_stay_in_the_namespace(events: &[Event], nacuuid: &str) {
+    for event in events {
+        let note = event.message.clone().unwrap_or_default();
+        assert!(!note.contains(nacuuid), "{note}");
+        assert!(!note.contains(OADP_NAMESPACE), "{note}");
+        assert_eq!(event.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(event.reporting_component.as_deref(), Some("nac-controller"));
+    }
+}
+
 #[tokio::test]
 async fn approval_off_creates_an_available_bsl_with_the_secret_copied() {
     let e = env(false).await;
@@ -262,6 +318,16 @@ async fn approval_off_creates_an_available_bsl_with_the_secret_copied() {
         copy.metadata.annotations.unwrap()["openshift.io/oadp-nabsl-origin-namespace"],
         "team-a"
     );
+    // The tenant is told the location was created; nothing about approval (not required).
+    let events = wait_event(&e, "mine", nabsl_decision::event_reasons::BSL_CREATED).await;
+    assert!(
+        !reasons_of(&events)
+            .iter()
+            .any(|r| r.starts_with("Approval")),
+        "{:?}",
+        reasons_of(&events)
+    );
+    assert_notes_stay_in_the_namespace(&events, &nacuuid);
 }
 
 #[tokio::test]
@@ -282,6 +348,14 @@ async fn a_rotated_tenant_secret_is_copied_again() {
             .is_some_and(|c| cloud_of(&c).contains("aws_access_key_id=two"))
     })
     .await;
+    let resynced = nabsl_decision::event_reasons::SECRET_RESYNCED;
+    let events = wait_event(&e, "mine", resynced).await;
+    let note = events
+        .iter()
+        .find(|ev| ev.reason.as_deref() == Some(resynced))
+        .and_then(|ev| ev.message.clone())
+        .unwrap();
+    assert!(note.contains("creds") && note.contains("mine"), "{note}");
     // Someone deletes the copy: it comes back.
     Api::<Secret>::namespaced(e.admin.clone(), OADP_NAMESPACE)
         .delete(&nacuuid, &DeleteParams::default())
@@ -291,6 +365,16 @@ async fn a_rotated_tenant_secret_is_copied_again() {
         copied(&e.admin, &nacuuid).await.is_some()
     })
     .await;
+    eventually("the restored copy is told too", 30, || async {
+        let events = events_of(&e.alice, "mine").await;
+        reasons_of(&events)
+            .iter()
+            .filter(|r| *r == resynced)
+            .count()
+            == 2
+    })
+    .await;
+    assert_notes_stay_in_the_namespace(&events_of(&e.alice, "mine").await, &nacuuid);
 }
 
 async fn pending(e: &Env, name: &str) -> String {
@@ -369,6 +453,19 @@ async fn revoking_an_approval_removes_the_secret_and_the_bsl() {
     .await;
     assert!(bsl(&e.admin, &nacuuid).await.is_none());
     assert!(copied(&e.admin, &nacuuid).await.is_none());
+    // The tenant can follow the whole story in its own namespace.
+    use nabsl_decision::event_reasons as why;
+    let events = wait_event(&e, "mine", why::APPROVAL_REJECTED).await;
+    let reasons = reasons_of(&events);
+    for expected in [why::APPROVAL_PENDING, why::BSL_CREATED] {
+        assert!(reasons.iter().any(|r| r == expected), "{reasons:?}");
+    }
+    let rejected = events
+        .iter()
+        .find(|ev| ev.reason.as_deref() == Some(why::APPROVAL_REJECTED))
+        .unwrap();
+    assert_eq!(rejected.type_.as_deref(), Some("Warning"));
+    assert_notes_stay_in_the_namespace(&events, &nacuuid);
 }
 
 #[tokio::test]
@@ -538,4 +635,139 @@ async fn malicious_locations_are_refused_with_the_field_named() {
         .await
         .unwrap();
     assert_eq!(all.items.len(), 1);
+}
+
+/// One reconcile by a freshly started controller (new client, new context: nothing remembered).
+async fn reconcile_once(e: &Env, token: &str, name: &str) {
+    let context = Arc::new(Context::new(e.server.client(token), OADP_NAMESPACE));
+    let current = nabsls(&e.admin).get(name).await.unwrap();
+    nabsl::reconcile(Arc::new(current), context).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_invalid_location_gets_one_warning_event_its_owner_can_list() {
+    let e = env_with(false, false).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    create(
+        &e,
+        "bad",
+        json!({"spec": {"backupStorageLocationSpec": {"default": true}}}),
+    )
+    .await;
+    // Three passes over the same refused spec: one transition, so one Event.
+    for _ in 0..3 {
+        reconcile_once(&e, &token, "bad").await;
+    }
+    let v = wait(&e.alice, "bad", 5, |v| {
+        s(v, "/status/phase") == "BackingOff"
+    })
+    .await;
+    assert_eq!(condition(&v, "Accepted")["status"], "False");
+    let events = events_of(&e.alice, "bad").await;
+    assert_eq!(events.len(), 1, "{:?}", reasons_of(&events));
+    let event = &events[0];
+    assert_eq!(
+        event.reason.as_deref(),
+        Some(nabsl_decision::event_reasons::SPEC_REFUSED)
+    );
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        event.involved_object.kind.as_deref(),
+        Some("NonAdminBackupStorageLocation")
+    );
+    assert_eq!(
+        event.involved_object.uid,
+        v.pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .map(String::from)
+    );
+    let note = event.message.clone().unwrap_or_default();
+    assert!(
+        note.contains("spec.backupStorageLocationSpec.default"),
+        "{note}"
+    );
+    assert_notes_stay_in_the_namespace(&events, "team-a-bad-");
+    // Another tenant cannot read team-a's Events.
+    assert!(
+        Api::<Event>::namespaced(e.bob.clone(), "team-a")
+            .list(&ListParams::default())
+            .await
+            .is_err()
+    );
+    // The tenant changes the spec, then breaks it again another way: a new refusal, a new Event.
+    nabsls(&e.alice)
+        .patch(
+            "bad",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"backupStorageLocationSpec": {
+                "default": null, "objectStorage": {"prefix": "../team-b"}}}})),
+        )
+        .await
+        .unwrap();
+    reconcile_once(&e, &token, "bad").await;
+    let events = events_of(&e.alice, "bad").await;
+    assert_eq!(events.len(), 2, "{:?}", reasons_of(&events));
+}
+
+fn ours() -> ListParams {
+    ListParams::default().labels("openshift.io/oadp-nabsl-origin-nacuuid")
+}
+
+async fn counts(admin: &Client) -> (usize, usize) {
+    let bsls = Api::<BackupStorageLocation>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ours())
+        .await
+        .unwrap()
+        .items
+        .len();
+    let secrets = Api::<Secret>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ours())
+        .await
+        .unwrap()
+        .items
+        .len();
+    (bsls, secrets)
+}
+
+#[tokio::test]
+async fn a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy() {
+    // No controller runs: each step is one reconcile by a freshly started controller.
+    let e = env_with(false, false).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    create(&e, "crashy", json!({})).await;
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        assert!(steps < 60, "did not converge");
+        reconcile_once(&e, &token, "crashy").await;
+        let (bsls, secrets) = counts(&e.admin).await;
+        assert!(
+            bsls <= 1 && secrets <= 1,
+            "step {steps}: {bsls} BSLs, {secrets} Secrets"
+        );
+        let v = serde_json::to_value(nabsls(&e.admin).get("crashy").await.unwrap()).unwrap();
+        if created_and_available(&v) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(counts(&e.admin).await, (1, 1));
+    // Re-running a step after it was applied (a crash before its result was seen) changes nothing.
+    reconcile_once(&e, &token, "crashy").await;
+    assert_eq!(counts(&e.admin).await, (1, 1));
+    let v = serde_json::to_value(nabsls(&e.admin).get("crashy").await.unwrap()).unwrap();
+    assert_eq!(s(&v, "/status/phase"), "Created");
+    let nacuuid = s(&v, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    assert!(bsl(&e.admin, &nacuuid).await.is_some());
+    assert!(copied(&e.admin, &nacuuid).await.is_some());
+    // Every pass was counted for the metrics.
+    let metrics = health::render(&nac::queue::QueueIndex::new(), health::counters(), None);
+    let line = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("nac_reconciles_total{controller=\"nonadminbackupstoragelocation\"}")
+        })
+        .unwrap_or_else(|| panic!("{metrics}"));
+    let counted: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(counted > steps, "{line} after {steps} steps");
 }

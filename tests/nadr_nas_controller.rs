@@ -1,7 +1,8 @@
 //! NonAdminDownloadRequest and NonAdminSchedule scenarios on the emulator with the Velero
 //! simulator (its download endpoint served on a real port) and NAC's controllers running as
 //! their own service account: downloads of a tenant's own logs, refusals across namespaces,
-//! expiry; scheduled backups with child NABs, pause, invalid templates and deletion.
+//! expiry and deletion before it; scheduled backups with child NABs, pause, invalid templates,
+//! deletion, the Events tenants see, and a crash between every schedule step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -10,11 +11,12 @@ use support::{http_get, sa_token};
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Event;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminSchedule};
 use nac::api::velero::{Backup, DownloadRequest, Schedule};
-use nac::controllers::{self, Context};
+use nac::controllers::{self, Context, nadr_decision, nas, nas_decision};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
@@ -25,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 struct Env {
-    _server: ApiServer,
+    server: ApiServer,
     admin: Client,
     alice: Client,
     bob: Client,
@@ -34,6 +36,11 @@ struct Env {
 
 /// The cluster, Velero (download endpoint on a real port) and NAC's controllers.
 async fn env(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    env_with(true, configure).await
+}
+
+/// As [`env`]; NAC's controllers run only when `with_controllers`.
+async fn env_with(with_controllers: bool, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
     let _ = rustls::crypto::ring::default_provider().install_default();
     if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
         let _ = tracing_subscriber::fmt()
@@ -56,15 +63,18 @@ async fn env(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
     let router = simulator.download_router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     tokio::spawn(simulator.run());
-    let client = server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    tokio::spawn(controllers::run(Arc::new(Context::new(
-        client,
-        OADP_NAMESPACE,
-    ))));
+    if with_controllers {
+        let client =
+            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        tokio::spawn(controllers::run(Arc::new(Context::new(
+            client,
+            OADP_NAMESPACE,
+        ))));
+    }
     let alice = server.client(&server.add_user("alice", &[]));
     let bob = server.client(&server.add_user("bob", &[]));
     Env {
-        _server: server,
+        server,
         admin,
         alice,
         bob,
@@ -179,6 +189,43 @@ async fn completed_nab(c: &Client, ns: &str, name: &str) {
     .await;
 }
 
+/// The reasons of the Events on `name` in `ns`, listed as `c` (core v1, as `kubectl describe`).
+async fn event_reasons(c: &Client, ns: &str, name: &str) -> Vec<String> {
+    events_of(c, ns, name)
+        .await
+        .iter()
+        .map(|e| e.reason.clone().unwrap_or_default())
+        .collect()
+}
+
+async fn events_of(c: &Client, ns: &str, name: &str) -> Vec<Event> {
+    ns_api::<Event>(c, ns)
+        .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
+        .await
+        .unwrap()
+        .items
+}
+
+/// Waits until `c` sees an Event with `reason` on `name` in `ns`; returns it.
+async fn wait_event(c: &Client, ns: &str, name: &str, reason: &str) -> Event {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let events = events_of(c, ns, name).await;
+        if let Some(e) = events.iter().find(|e| e.reason.as_deref() == Some(reason)) {
+            // Events only ever name the tenant's own objects.
+            let note = e.message.clone().unwrap_or_default();
+            assert!(!note.contains(OADP_NAMESPACE), "{note}");
+            return e.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {reason} Event on {ns}/{name}; have {:?}",
+            event_reasons(c, ns, name).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn download_requests(admin: &Client) -> Vec<DownloadRequest> {
     ns_api::<DownloadRequest>(admin, OADP_NAMESPACE)
         .list(&ListParams::default())
@@ -201,6 +248,18 @@ async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces() {
     assert_eq!(condition(&done, "Processed")["status"], "True");
     assert!(done.pointer("/status/velero/status/expiration").is_some());
     let url = s(&done, "/status/velero/status/downloadURL").to_string();
+    let ready = wait_event(
+        &e.alice,
+        "team-a",
+        "logs",
+        nadr_decision::event_reasons::DOWNLOAD_READY,
+    )
+    .await;
+    let note = ready.message.clone().unwrap_or_default();
+    assert!(
+        !note.contains(&url),
+        "the signed URL stays out of Events: {note}"
+    );
     let (status, body) = http_get(&url).await;
     assert_eq!(status, 200);
     let log = String::from_utf8(gunzip(&body).unwrap()).unwrap();
@@ -266,6 +325,52 @@ async fn download_request_is_deleted_at_expiry() {
     })
     .await;
     wait_gone::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30).await;
+    assert!(download_requests(&e.admin).await.is_empty());
+    wait_event(
+        &e.alice,
+        "team-a",
+        "logs",
+        nadr_decision::event_reasons::DOWNLOAD_EXPIRED,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_download_request_deleted_before_expiry_takes_its_velero_request_along() {
+    let e = env(|_| {}).await;
+    completed_nab(&e.alice, "team-a", "first").await;
+    create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("logs", "BackupLog", "first")).await;
+    let done = wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30, |v| {
+        s(v, "/status/velero/status/phase") == "Processed"
+    })
+    .await;
+    assert_eq!(
+        s(&done, "/metadata/finalizers/0"),
+        "nonadmindownloadrequest.oadp.openshift.io/finalizer"
+    );
+    let velero_name = format!("nadr-{}", s(&done, "/metadata/uid"));
+    let expiration = s(&done, "/status/velero/status/expiration").to_string();
+    assert!(
+        download_requests(&e.admin)
+            .await
+            .iter()
+            .any(|r| r.metadata.name.as_deref() == Some(velero_name.as_str())),
+        "the Velero request exists while its URL is valid (until {expiration})"
+    );
+    ns_api::<NonAdminDownloadRequest>(&e.alice, "team-a")
+        .delete("logs", &DeleteParams::default())
+        .await
+        .unwrap();
+    // The finalizer holds the NADR until its Velero request is gone, so once the NADR is gone
+    // no request (and no live signed URL) is left behind.
+    wait_gone::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30).await;
+    assert!(
+        ns_api::<DownloadRequest>(&e.admin, OADP_NAMESPACE)
+            .get_opt(&velero_name)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(download_requests(&e.admin).await.is_empty());
 }
 
@@ -345,6 +450,21 @@ async fn schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades() {
             b.metadata.name
         );
     }
+    let created = wait_event(
+        &e.alice,
+        "team-a",
+        "hourly",
+        nas_decision::event_reasons::SCHEDULE_CREATED,
+    )
+    .await;
+    assert!(
+        !created
+            .message
+            .clone()
+            .unwrap_or_default()
+            .contains(&nacuuid),
+        "the Velero Schedule's name stays out of Events"
+    );
     let labelled = ns_api::<Backup>(&e.admin, OADP_NAMESPACE)
         .get(&vb_name)
         .await
@@ -371,6 +491,13 @@ async fn schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades() {
     })
     .await;
     assert_eq!(s(&paused, "/status/phase"), "Created");
+    wait_event(
+        &e.alice,
+        "team-a",
+        "hourly",
+        nas_decision::event_reasons::SCHEDULE_PAUSED,
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = velero_backups(&e.admin).await.len();
     tokio::time::sleep(Duration::from_millis(2500)).await;
@@ -423,10 +550,137 @@ async fn invalid_schedule_template_backs_off_without_a_velero_schedule() {
             "{name}: {accepted}"
         );
         assert!(v.pointer("/status/veleroSchedule").is_none(), "{name}");
+        let refused = wait_event(
+            &e.alice,
+            "team-a",
+            name,
+            nas_decision::event_reasons::INVALID_SCHEDULE,
+        )
+        .await;
+        assert_eq!(refused.type_.as_deref(), Some("Warning"), "{name}");
+        assert!(
+            refused.message.clone().unwrap_or_default().contains(field),
+            "{name}: {refused:?}"
+        );
     }
     let schedules = ns_api::<Schedule>(&e.admin, OADP_NAMESPACE)
         .list(&ListParams::default())
         .await
         .unwrap();
     assert!(schedules.items.is_empty());
+}
+
+async fn velero_schedules(admin: &Client) -> Vec<Schedule> {
+    ns_api::<Schedule>(admin, OADP_NAMESPACE)
+        .list(&ListParams::default().labels("openshift.io/oadp-nas-origin-nacuuid"))
+        .await
+        .unwrap()
+        .items
+}
+
+/// One NAS reconcile by a freshly started controller (new client, new context).
+async fn reconcile_nas(e: &Env, token: &str, name: &str) {
+    let context = Arc::new(Context::new(e.server.client(token), OADP_NAMESPACE));
+    let current = ns_api::<NonAdminSchedule>(&e.admin, "team-a")
+        .get(name)
+        .await
+        .unwrap();
+    nas::reconcile(Arc::new(current), context).await.unwrap();
+}
+
+async fn nas_value(e: &Env, name: &str) -> Option<Value> {
+    ns_api::<NonAdminSchedule>(&e.admin, "team-a")
+        .get_opt(name)
+        .await
+        .unwrap()
+        .map(|n| serde_json::to_value(n).unwrap())
+}
+
+/// Reconciles NAS `name` step by step until the Velero Schedule exists and the NAS is Created,
+/// checking after every step that at most one Velero Schedule exists.
+async fn step_until_created(e: &Env, token: &str, name: &str) -> Value {
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        assert!(steps < 60, "did not converge");
+        reconcile_nas(e, token, name).await;
+        let schedules = velero_schedules(&e.admin).await.len();
+        assert!(schedules <= 1, "step {steps}: {schedules} Velero Schedules");
+        let v = nas_value(e, name).await.unwrap();
+        if s(&v, "/status/phase") == "Created" && schedules == 1 {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_crash_between_any_two_schedule_steps_yields_one_velero_schedule() {
+    // No controller runs: each step is one reconcile by a freshly started controller.
+    let e = env_with(false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    create::<NonAdminSchedule>(&e.alice, "team-a", nas("crashy", "0 * * * *", json!({}))).await;
+    let v = step_until_created(&e, &token, "crashy").await;
+    let nacuuid = s(&v, "/status/veleroSchedule/nacuuid").to_string();
+    let schedules = velero_schedules(&e.admin).await;
+    assert_eq!(schedules.len(), 1);
+    assert_eq!(
+        schedules[0].metadata.name.as_deref(),
+        Some(nacuuid.as_str())
+    );
+    // Re-running steps after they were applied (a crash before the result was seen) changes
+    // nothing.
+    for _ in 0..3 {
+        reconcile_nas(&e, &token, "crashy").await;
+    }
+    assert_eq!(velero_schedules(&e.admin).await.len(), 1);
+    assert_eq!(
+        event_reasons(&e.alice, "team-a", "crashy")
+            .await
+            .iter()
+            .filter(|r| *r == nas_decision::event_reasons::SCHEDULE_CREATED)
+            .count(),
+        1,
+        "one creation, one Event"
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_schedule_says_deleting_before_its_velero_schedule_goes() {
+    let e = env_with(false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    create::<NonAdminSchedule>(&e.alice, "team-a", nas("doomed", "0 * * * *", json!({}))).await;
+    let v = step_until_created(&e, &token, "doomed").await;
+    let nacuuid = s(&v, "/status/veleroSchedule/nacuuid").to_string();
+    ns_api::<NonAdminSchedule>(&e.alice, "team-a")
+        .delete("doomed", &DeleteParams::default())
+        .await
+        .unwrap();
+    // First pass: the tenant sees why its schedule lingers, and the Velero Schedule still exists.
+    reconcile_nas(&e, &token, "doomed").await;
+    let deleting = nas_value(&e, "doomed")
+        .await
+        .expect("held by the finalizer");
+    assert_eq!(s(&deleting, "/status/phase"), "Deleting");
+    let c = condition(&deleting, "Deleting");
+    assert_eq!(c["status"], "True");
+    assert_eq!(c["reason"], "DeletionPending");
+    assert_eq!(c["message"], nas_decision::DELETING_MESSAGE);
+    assert!(deleting.pointer("/status/nextRun").is_none());
+    assert!(
+        ns_api::<Schedule>(&e.admin, OADP_NAMESPACE)
+            .get_opt(&nacuuid)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Then the Velero Schedule goes, then the finalizer (and with it the NAS).
+    reconcile_nas(&e, &token, "doomed").await;
+    assert!(velero_schedules(&e.admin).await.is_empty());
+    assert_eq!(
+        s(&nas_value(&e, "doomed").await.unwrap(), "/status/phase"),
+        "Deleting"
+    );
+    reconcile_nas(&e, &token, "doomed").await;
+    wait_gone::<NonAdminSchedule>(&e.alice, "team-a", "doomed", 10).await;
 }

@@ -4,6 +4,7 @@
 pub mod common;
 pub mod crds;
 pub mod nonadmin;
+pub mod oadp;
 pub mod velero;
 
 /// Whether a kind's CRD declares the `status` subresource.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+mod pipeline;
 mod run;
 
 /// NAC: self-service Velero backups for Kubernetes/OpenShift namespace owners.
@@ -24,8 +25,20 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run NAC's reconcilers against a cluster (turns tenants' non-admin objects into Velero's).
     Controller(ControllerArgs),
+    /// Run NAC's gateway: the REST API (and live streams) for namespace owners and CI pipelines.
+    Gateway(GatewayArgs),
+    /// Run the gateway and the controllers in one process (small installs).
+    Serve(ServeArgs),
     /// Print the CustomResourceDefinitions (NAC's; with --velero also Velero's) as YAML.
     Crds(CrdsArgs),
+    /// Print the gateway's OpenAPI document (checked in at openapi/openapi.json).
+    Openapi,
+    /// Print the gateway's GraphQL schema as SDL (checked in at schema/schema.graphql).
+    GraphqlSchema,
+    /// Back up a namespace through the gateway, for CI pipelines (create, get, list, wait, logs, delete).
+    Backup(pipeline::BackupCommand),
+    /// Restore a namespace through the gateway, for CI pipelines (create, get, list, wait, logs, delete).
+    Restore(pipeline::RestoreCommand),
     /// Simulators for machines without a cluster.
     #[command(subcommand)]
     Sim(SimCommand),
@@ -77,6 +90,73 @@ pub struct ControllerArgs {
     /// Serve `/healthz`, `/readyz` and `/metrics` (Prometheus text) on this address.
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
+}
+
+/// Gateway settings shared by `nac gateway`, `nac serve` and `nac demo`.
+#[derive(Debug, Args, Clone)]
+pub struct GatewayOptions {
+    /// Audience the callers' tokens must be valid for (repeatable; none: the API server's own).
+    #[arg(long = "audience", value_name = "AUDIENCE")]
+    pub audiences: Vec<String>,
+    /// Seconds an accepted token's TokenReview is remembered.
+    #[arg(long, default_value_t = 30)]
+    pub token_ttl_secs: u64,
+    /// Seconds a refused token is remembered.
+    #[arg(long, default_value_t = 5)]
+    pub token_failure_ttl_secs: u64,
+    /// Seconds an allowed SubjectAccessReview is remembered (at most 30: a removed RoleBinding
+    /// takes effect within it).
+    #[arg(long, default_value_t = 30)]
+    pub allow_ttl_secs: u64,
+    /// Seconds a denied SubjectAccessReview is remembered.
+    #[arg(long, default_value_t = 5)]
+    pub deny_ttl_secs: u64,
+    /// Requests a user may make at once (the rate limiter's bucket).
+    #[arg(long, default_value_t = 200)]
+    pub rate_limit_burst: u32,
+    /// Requests per second a user's bucket refills with.
+    #[arg(long, default_value_t = 50.0)]
+    pub rate_limit_per_second: f64,
+    /// File holding a 32-byte (or longer) key that signs paging tokens, shared by replicas
+    /// (default: a random key per process).
+    #[arg(long, env = "NAC_GATEWAY_PAGING_KEY_FILE")]
+    pub paging_key_file: Option<PathBuf>,
+}
+
+/// Options of `nac gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// Kubeconfig of the gateway's identity (default: $KUBECONFIG, ~/.kube/config or the
+    /// in-cluster service account). It only reads and reviews; writes use the callers' tokens.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Address to serve HTTP on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The OADP namespace, where Velero and NAC's admin-side objects live.
+    #[arg(long, default_value = "openshift-adp")]
+    pub oadp_namespace: String,
+    #[command(flatten)]
+    pub gateway: GatewayOptions,
+}
+
+/// Options of `nac serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Kubeconfig (default: $KUBECONFIG, ~/.kube/config or the in-cluster service account).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Address to serve the gateway on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The OADP namespace.
+    #[arg(long, default_value = "openshift-adp")]
+    pub oadp_namespace: String,
+    /// Serve the controllers' `/healthz`, `/readyz` and `/metrics` on this address.
+    #[arg(long)]
+    pub metrics_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub gateway: GatewayOptions,
 }
 
 /// Options of `nac sim velero`.
@@ -144,6 +224,12 @@ pub struct DemoArgs {
     pub data_dir: Option<PathBuf>,
     #[command(flatten)]
     pub simulator: SimulatorArgs,
+    /// Address of NAC's gateway (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub gateway_listen: SocketAddr,
+    /// Address of the controllers' `/healthz`, `/readyz` and `/metrics` (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub metrics_listen: SocketAddr,
 }
 
 /// Entry point of the binary.
@@ -162,7 +248,13 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run::run(cli.command)) {
+    // Pipeline commands answer with exit codes that tell how a backup or restore ended.
+    let command = match cli.command {
+        Command::Backup(c) => return runtime.block_on(pipeline::backup(c)),
+        Command::Restore(c) => return runtime.block_on(pipeline::restore(c)),
+        other => other,
+    };
+    match runtime.block_on(run::run(command)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

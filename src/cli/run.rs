@@ -14,9 +14,12 @@ use crate::sim::velero::options::{Outcome, SimulatorOptions};
 use crate::sim::velero::signed_url::UrlSigner;
 
 use super::{
-    ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, SimCommand,
-    SimulatorArgs, VeleroArgs,
+    ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, GatewayArgs,
+    GatewayOptions, ServeArgs, SimCommand, SimulatorArgs, VeleroArgs,
 };
+use crate::gateway::artifacts::HttpArtifactFetcher;
+use crate::gateway::clients::{FnUserClients, KubeConfigClients, SharedUserClients};
+use crate::gateway::{Gateway, GatewayConfig};
 
 /// Errors a command ends with.
 #[derive(Debug, thiserror::Error)]
@@ -47,15 +50,29 @@ pub enum CliError {
     Kube(String),
     #[error("no data directory: set --data-dir (neither XDG_DATA_HOME nor HOME is set)")]
     NoDataDir,
+    #[error("gateway: {0}")]
+    Gateway(String),
 }
 
 pub(super) async fn run(command: Command) -> Result<(), CliError> {
     match command {
         Command::Crds(args) => crds_command(&args),
+        Command::Openapi => {
+            print!("{}", crate::gateway::rest::openapi::openapi_json());
+            Ok(())
+        }
+        Command::GraphqlSchema => {
+            print!("{}", crate::gateway::graphql::sdl());
+            Ok(())
+        }
+        Command::Gateway(args) => gateway_command(args).await,
+        Command::Serve(args) => serve_command(args).await,
         Command::Sim(SimCommand::Apiserver(args)) => apiserver_command(args).await,
         Command::Sim(SimCommand::Velero(args)) => velero_command(args).await,
         Command::Controller(args) => controller_command(args).await,
         Command::Demo(args) => demo_command(args).await,
+        // Answered by `cli::main` itself, with their own exit codes.
+        Command::Backup(_) | Command::Restore(_) => Ok(()),
     }
 }
 
@@ -260,7 +277,13 @@ fn start_simulator(
 
 /// A client from `--kubeconfig`, or the usual places (KUBECONFIG, ~/.kube/config, in-cluster).
 async fn client_from(kubeconfig: Option<&Path>) -> Result<kube::Client, CliError> {
-    let config = match kubeconfig {
+    let config = config_from(kubeconfig).await?;
+    kube::Client::try_from(config).map_err(|e| CliError::Kube(e.to_string()))
+}
+
+/// The kube configuration from `--kubeconfig`, or the usual places.
+async fn config_from(kubeconfig: Option<&Path>) -> Result<kube::Config, CliError> {
+    match kubeconfig {
         Some(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(path)
                 .map_err(|e| CliError::Kube(e.to_string()))?;
@@ -269,13 +292,148 @@ async fn client_from(kubeconfig: Option<&Path>) -> Result<kube::Client, CliError
                 &kube::config::KubeConfigOptions::default(),
             )
             .await
-            .map_err(|e| CliError::Kube(e.to_string()))?
+            .map_err(|e| CliError::Kube(e.to_string()))
         }
         None => kube::Config::infer()
             .await
-            .map_err(|e| CliError::Kube(e.to_string()))?,
+            .map_err(|e| CliError::Kube(e.to_string())),
+    }
+}
+
+/// The gateway's configuration from the command line.
+fn gateway_config(
+    options: &GatewayOptions,
+    oadp_namespace: &str,
+) -> Result<GatewayConfig, CliError> {
+    let mut config = GatewayConfig {
+        oadp_namespace: oadp_namespace.to_string(),
+        ..GatewayConfig::default()
     };
-    kube::Client::try_from(config).map_err(|e| CliError::Kube(e.to_string()))
+    config.authn.audiences = options.audiences.clone();
+    config.authn.success_ttl = Duration::from_secs(options.token_ttl_secs);
+    config.authn.failure_ttl = Duration::from_secs(options.token_failure_ttl_secs);
+    config.authz.allow_ttl = Duration::from_secs(options.allow_ttl_secs);
+    config.authz.deny_ttl = Duration::from_secs(options.deny_ttl_secs);
+    config.rate_limit.burst = options.rate_limit_burst.max(1);
+    config.rate_limit.per_second = options.rate_limit_per_second;
+    if let Some(path) = &options.paging_key_file {
+        let bytes = std::fs::read(path)
+            .map_err(|e| CliError::Gateway(format!("cannot read {}: {e}", path.display())))?;
+        if bytes.len() < 32 {
+            return Err(CliError::Gateway(format!(
+                "{} must hold at least 32 bytes",
+                path.display()
+            )));
+        }
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        config.paging_key = Some(key);
+    }
+    Ok(config)
+}
+
+/// Binds `addr`, starts the gateway's caches and serves it; returns the bound address.
+async fn start_gateway(
+    reader: kube::Client,
+    users: SharedUserClients,
+    config: GatewayConfig,
+    addr: SocketAddr,
+) -> Result<SocketAddr, CliError> {
+    let fetcher = HttpArtifactFetcher::new(Duration::from_secs(60))
+        .map_err(|e| CliError::Gateway(format!("cannot load CA roots: {e}")))?;
+    let gateway = Gateway::new(reader, users, Arc::new(fetcher), config);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| CliError::Listen { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| CliError::Listen { addr, source })?;
+    gateway.start();
+    let router = gateway.router();
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "gateway stopped");
+        }
+    });
+    Ok(bound)
+}
+
+async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
+    let config = config_from(args.kubeconfig.as_deref()).await?;
+    let reader =
+        kube::Client::try_from(config.clone()).map_err(|e| CliError::Kube(e.to_string()))?;
+    let users: SharedUserClients = Arc::new(KubeConfigClients::new(
+        config,
+        Duration::from_secs(60),
+        10_000,
+    ));
+    let bound = start_gateway(
+        reader,
+        users,
+        gateway_config(&args.gateway, &args.oadp_namespace)?,
+        args.listen,
+    )
+    .await?;
+    println!("nac gateway on http://{bound} (API documentation at http://{bound}/docs)");
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| CliError::Kube(e.to_string()))?;
+    Ok(())
+}
+
+async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
+    let config = config_from(args.kubeconfig.as_deref()).await?;
+    let client =
+        kube::Client::try_from(config.clone()).map_err(|e| CliError::Kube(e.to_string()))?;
+    let users: SharedUserClients = Arc::new(KubeConfigClients::new(
+        config,
+        Duration::from_secs(60),
+        10_000,
+    ));
+    let bound = start_gateway(
+        client.clone(),
+        users,
+        gateway_config(&args.gateway, &args.oadp_namespace)?,
+        args.listen,
+    )
+    .await?;
+    let context = Arc::new(crate::controllers::Context::new(
+        client,
+        &args.oadp_namespace,
+    ));
+    if let Some(addr) = args.metrics_listen {
+        let bound = serve_controller_health(&context, addr).await?;
+        println!("nac controller health and metrics on http://{bound}");
+    }
+    println!(
+        "nac serve: gateway on http://{bound}, controllers running (OADP namespace {})",
+        args.oadp_namespace
+    );
+    tokio::select! {
+        _ = crate::controllers::run(context) => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    Ok(())
+}
+
+/// Serves the controllers' `/healthz`, `/readyz` and `/metrics` on `addr`; returns the bound
+/// address (port 0 picks a free one).
+async fn serve_controller_health(
+    context: &Arc<crate::controllers::Context>,
+    addr: SocketAddr,
+) -> Result<SocketAddr, CliError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| CliError::Listen { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| CliError::Listen { addr, source })?;
+    let router = crate::controllers::health::router(crate::controllers::health::Health {
+        context: context.clone(),
+        ready: crate::controllers::leader::leading_flag(),
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(bound)
 }
 
 async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
@@ -285,15 +443,8 @@ async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
         &args.oadp_namespace,
     ));
     if let Some(addr) = args.metrics_listen {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| CliError::Listen { addr, source })?;
-        let router = crate::controllers::health::router(crate::controllers::health::Health {
-            context: context.clone(),
-            ready: crate::controllers::leader::leading_flag(),
-        });
-        println!("nac controller health and metrics on http://{addr}");
-        tokio::spawn(async move { axum::serve(listener, router).await });
+        let bound = serve_controller_health(&context, addr).await?;
+        println!("nac controller health and metrics on http://{bound}");
     }
     println!(
         "nac controller running (OADP namespace {})",
@@ -380,8 +531,10 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let admin = served.server.client(&served.server.admin_token());
     demo::install(&admin).await?;
     let mut lines = Vec::new();
+    let mut tokens = Vec::new();
     for tenant in demo::TENANTS {
         let token = served.server.add_user(tenant.user, &[]);
+        tokens.push((tenant.user, token.clone()));
         write_kubeconfig(&served, &data_dir, tenant.user, &token, tenant.namespace)?;
         lines.push(format!(
             "  {:<7} admin of {:<7}   KUBECONFIG={}",
@@ -395,6 +548,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let ci = demo::CI_BOT;
     let ci_token = service_account_token(&admin, ci.namespace, ci.user).await?;
     write_kubeconfig(&served, &data_dir, ci.user, &ci_token, ci.namespace)?;
+    tokens.push((ci.user, ci_token.clone()));
     lines.push(format!(
         "  {:<7} CI in {:<7}      KUBECONFIG={}",
         ci.user,
@@ -428,7 +582,23 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         served.server.client(&controller_token),
         demo::OADP_NAMESPACE,
     ));
+    let metrics = serve_controller_health(&context, args.metrics_listen).await?;
     tokio::spawn(crate::controllers::run(context));
+    let gateway_token =
+        service_account_token(&admin, demo::OADP_NAMESPACE, demo::GATEWAY_SERVICE_ACCOUNT).await?;
+    let emulator = served.server.clone();
+    let users: SharedUserClients =
+        Arc::new(FnUserClients(move |token: &str| emulator.client(token)));
+    let gateway_addr = start_gateway(
+        served.server.client(&gateway_token),
+        users,
+        GatewayConfig {
+            oadp_namespace: demo::OADP_NAMESPACE.to_string(),
+            ..GatewayConfig::default()
+        },
+        args.gateway_listen,
+    )
+    .await?;
     served.server.save()?;
 
     println!("NAC demo is running:");
@@ -440,7 +610,10 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     );
     println!("  object-store downloads      {download_base}");
     println!(
-        "  NAC controllers             NonAdminBackup → Velero Backup (as openshift-adp/nac-controller)"
+        "  NAC controllers             every non-admin kind → Velero (as openshift-adp/nac-controller); metrics http://{metrics}/metrics"
+    );
+    println!(
+        "  NAC gateway (REST, SSE)     http://{gateway_addr}  (API documentation at http://{gateway_addr}/docs)"
     );
     println!("Users:");
     println!(
@@ -449,6 +622,10 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     );
     for l in lines {
         println!("{l}");
+    }
+    println!("Gateway tokens (Authorization: Bearer TOKEN):");
+    for (user, token) in &tokens {
+        println!("  {user:<7} {token}");
     }
     println!("Try:");
     println!(
@@ -471,6 +648,11 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         "  kubectl apply -f - <<< '{{\"apiVersion\":\"oadp.openshift.io/v1alpha1\",\"kind\":\"NonAdminBackup\",\"metadata\":{{\"name\":\"mine\"}},\"spec\":{{\"backupSpec\":{{}}}}}}'"
     );
     println!("  kubectl get nab -w");
+    if let Some((_, token)) = tokens.first() {
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' http://{gateway_addr}/api/v1/namespaces/team-a/backups"
+        );
+    }
     println!(
         "Press Ctrl-C to stop; state is kept in {}.",
         data_dir.display()

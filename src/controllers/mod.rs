@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 use rand::Rng;
 
 use crate::policy::NacPolicy;
 use crate::queue::QueueIndex;
 
+pub mod events;
 pub mod gc;
 pub mod health;
 pub mod leader;
@@ -25,10 +26,13 @@ pub mod nar;
 pub mod nar_decision;
 pub mod nas;
 pub mod nas_decision;
+pub mod outcome_notices;
 pub mod policy_source;
+pub mod positions;
 pub mod queue_feed;
 pub mod status;
 pub mod sync;
+pub mod velero_cache;
 
 /// Failures of one reconcile; each is retried with per-object exponential backoff.
 #[derive(Debug, thiserror::Error)]
@@ -39,15 +43,27 @@ pub enum ControllerError {
     Invalid(String),
 }
 
+/// Watch caches of NAC-made Velero objects in the OADP namespace.
+#[derive(Default)]
+pub struct VeleroCaches {
+    pub backups: velero_cache::Cache<crate::api::velero::Backup>,
+    pub delete_requests: velero_cache::Cache<crate::api::velero::DeleteBackupRequest>,
+    pub restores: velero_cache::Cache<crate::api::velero::Restore>,
+}
+
 /// What every reconciler shares.
 pub struct Context {
     pub client: kube::Client,
     /// Where Velero and NAC's admin-side objects live.
     pub oadp_namespace: String,
-    /// The admin policy (reloaded when its ConfigMap changes).
+    /// The admin policy (reloaded when the DataProtectionApplication or its ConfigMap changes).
     pub policy: Arc<RwLock<NacPolicy>>,
     /// Queue positions of Velero Backups and Restores.
     pub queue: Arc<RwLock<QueueIndex>>,
+    /// The one writer of queue positions on NAB/NAR status.
+    pub positions: positions::Positions,
+    /// Watch caches of NAC's Velero objects (filled while the controllers run).
+    pub velero: VeleroCaches,
     failures: Mutex<HashMap<String, u32>>,
 }
 
@@ -67,6 +83,8 @@ impl Context {
             oadp_namespace: oadp_namespace.to_string(),
             policy: Arc::new(RwLock::new(NacPolicy::default())),
             queue: Arc::new(RwLock::new(QueueIndex::new())),
+            positions: positions::Positions::default(),
+            velero: VeleroCaches::default(),
             failures: Mutex::new(HashMap::new()),
         }
     }
@@ -110,12 +128,10 @@ impl Context {
         Ok(policy.for_namespace(&labels))
     }
 
-    /// Reads the NAC policy ConfigMap now (start-up, and tests).
+    /// Reads the admin policy now — the DataProtectionApplication's `spec.nonAdmin` and NAC's
+    /// ConfigMap — (start-up, and tests).
     pub async fn load_policy(&self) -> Result<(), ControllerError> {
-        let config: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.oadp_namespace);
-        let map = config.get_opt(policy_source::POLICY_CONFIG_MAP).await?;
-        policy_source::install(&self.policy, map.as_ref());
-        Ok(())
+        policy_source::load(self).await
     }
 }
 
@@ -150,6 +166,7 @@ async fn run_controllers(context: Arc<Context>) {
         gc::run(context.clone(), None),
         policy_source::watch(context.clone()),
         queue_feed::run(context.clone()),
+        positions::run(context.clone()),
         nab::run(context.clone()),
         nabsl::run(context.clone()),
         nadr::run(context.clone()),

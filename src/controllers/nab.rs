@@ -12,12 +12,13 @@ use kube::runtime::watcher;
 use serde_json::json;
 
 use super::nab_decision::{self, NabObservation, NabStep};
-use super::{Context, ControllerError};
+use super::positions::Follower;
+use super::{Context, ControllerError, velero_cache};
 use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore};
 use crate::api::velero::{Backup, BackupSpec, DeleteBackupRequest};
-use crate::queue::QueueKind;
+use crate::queue::{QueueKind, TrackedObject};
 
 /// Message when the Velero backup vanished without the tenant asking.
 pub const VANISHED_MESSAGE: &str = "the Velero Backup no longer exists (expired or deleted by the administrator); the NonAdminBackup follows it";
@@ -58,21 +59,48 @@ pub async fn run(context: Arc<Context>) {
     let backups: Api<Backup> = Api::namespaced(client.clone(), &context.oadp_namespace);
     let requests: Api<DeleteBackupRequest> =
         Api::namespaced(client.clone(), &context.oadp_namespace);
-    // Only NAC's own Velero objects matter, so the watches are scoped by label.
+    // Only NAC's own Velero objects matter, so the watches are scoped by label. Each feeds a
+    // cache the reconciler reads and wakes the NAB the object was made for.
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    Controller::new(nabs, watcher::Config::default())
-        .watches(backups, ours.clone(), |b: Backup| origin_ref(&b.metadata))
-        .watches(requests, ours, |r: DeleteBackupRequest| {
-            origin_ref(&r.metadata)
-        })
-        .run(reconcile, error_policy, context)
+    let (backup_feed, backup_events) = velero_cache::feed(
+        backups,
+        ours.clone(),
+        &context.velero.backups,
+        |b: &Backup| origin_ref(&b.metadata),
+    );
+    let (request_feed, request_events) = velero_cache::feed(
+        requests,
+        ours,
+        &context.velero.delete_requests,
+        |r: &DeleteBackupRequest| origin_ref(&r.metadata),
+    );
+    let _caches = UninstallOnDrop(context.clone());
+    let wakes = context
+        .positions
+        .wakes(QueueKind::Backup)
+        .map(|f| ObjectRef::new(&f.name).within(&f.namespace));
+    let controller = Controller::new(nabs, watcher::Config::default())
+        .reconcile_on(backup_events)
+        .reconcile_on(request_events)
+        .reconcile_on(wakes)
+        .run(reconcile, error_policy, context.clone())
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "nonadminbackup reconcile error");
             }
-        })
-        .await;
+        });
+    tokio::join!(backup_feed, request_feed, controller);
+}
+
+/// Stops serving lookups from the caches once their watches are gone (leadership lost).
+struct UninstallOnDrop(Arc<Context>);
+
+impl Drop for UninstallOnDrop {
+    fn drop(&mut self) {
+        self.0.velero.backups.uninstall();
+        self.0.velero.delete_requests.uninstall();
+    }
 }
 
 fn error_policy(
@@ -160,8 +188,17 @@ async fn storage_location(
     }
 }
 
-/// One reconcile: observe, decide, apply.
+/// One reconcile: observe, decide, apply; counted in the controller metrics.
 pub async fn reconcile(
+    nab: Arc<NonAdminBackup>,
+    context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let result = reconcile_step(nab, context).await;
+    super::health::record("nonadminbackup", result.as_ref().err());
+    result
+}
+
+async fn reconcile_step(
     nab: Arc<NonAdminBackup>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
@@ -170,6 +207,7 @@ pub async fn reconcile(
     let api: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
     // Every decision starts from a fresh read (the cache may be behind our own last write).
     let Some(nab) = api.get_opt(&name).await? else {
+        context.positions.forget(&follower(&namespace, &name));
         return Ok(Action::await_change());
     };
     let nacuuid = nab
@@ -178,23 +216,18 @@ pub async fn reconcile(
         .and_then(|s| s.velero_backup.as_ref())
         .and_then(|v| v.nacuuid.clone())
         .filter(|u| !u.is_empty());
-    let backups: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
-    let requests: Api<DeleteBackupRequest> =
-        Api::namespaced(context.client.clone(), &context.oadp_namespace);
     let (velero_backup, delete_request) = match &nacuuid {
         Some(id) => {
-            let selector =
-                ListParams::default().labels(&format!("{}={id}", labels::NAB_ORIGIN_NACUUID));
-            // Only a Velero Backup made for this namespace is adopted: a NACUUID alone (which
-            // a forged status or label could carry) never links another tenant's backup.
-            let vb = backups
-                .list(&selector)
-                .await?
-                .items
-                .into_iter()
-                .find(|b| made_for_namespace(&b.metadata, &namespace));
-            let dbr = requests.list(&selector).await?.items.into_iter().next();
-            (vb, dbr)
+            let velero_name = nab
+                .status
+                .as_ref()
+                .and_then(|s| s.velero_backup.as_ref())
+                .and_then(|v| v.name.clone())
+                .unwrap_or_else(|| id.clone());
+            (
+                find_velero_backup(&context, &namespace, id, &velero_name).await?,
+                find_delete_request(&context, id).await?,
+            )
         }
         None => (None, None),
     };
@@ -203,10 +236,9 @@ pub async fn reconcile(
     } else {
         Ok(BackupSpec::default())
     };
-    let queue_position = velero_backup.as_ref().and_then(|vb| {
-        let name = vb.metadata.name.as_deref()?;
-        context.queue.read().ok()?.position(QueueKind::Backup, name)
-    });
+    let queue_position = velero_backup
+        .as_ref()
+        .and_then(|vb| published_position(&context, &nab, vb));
     let observation = NabObservation {
         nab: &nab,
         velero_backup: velero_backup.as_ref(),
@@ -221,9 +253,110 @@ pub async fn reconcile(
     };
     let step = nab_decision::decide(&observation);
     tracing::debug!(nab = %key(&nab), ?step, "reconcile step");
+    let notice = super::outcome_notices::backup_notice(&nab, &step);
     let action = apply(&context, &api, &nab, step).await?;
+    if notice.is_some() {
+        super::events::publish_notice(&context.client, &super::events::reference(&nab), notice)
+            .await;
+    }
     context.succeeded(&key(&nab));
     Ok(action)
+}
+
+fn follower(namespace: &str, name: &str) -> Follower {
+    Follower {
+        kind: QueueKind::Backup,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+/// The queue position the NAB's status shows for `velero_backup`, as decided by the one
+/// position writer (see [`super::positions`]).
+fn published_position(
+    context: &Context,
+    nab: &NonAdminBackup,
+    velero_backup: &Backup,
+) -> Option<u64> {
+    let velero_name = velero_backup.metadata.name.clone()?;
+    let namespace = nab.metadata.namespace.as_deref().unwrap_or_default();
+    let name = nab.metadata.name.as_deref().unwrap_or_default();
+    let live = context
+        .queue
+        .read()
+        .ok()?
+        .position(QueueKind::Backup, &velero_name);
+    let status_holds = nab
+        .status
+        .as_ref()
+        .and_then(|s| s.queue_info.as_ref())
+        .map(|q| q.estimated_queue_position)
+        .and_then(|p| u64::try_from(p).ok())
+        .filter(|p| *p > 0);
+    let finished = velero_backup
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_ref())
+        .is_some_and(|p| p.is_terminal());
+    if finished && status_holds.is_none() {
+        // Nothing left to publish for this one: keep the writer's set to the live queue.
+        context.positions.forget(&follower(namespace, name));
+        return None;
+    }
+    context.positions.to_publish(
+        TrackedObject::new(QueueKind::Backup, velero_name),
+        follower(namespace, name),
+        status_holds,
+        live,
+    )
+}
+
+/// The Velero Backup a NAB follows: named `velero_name` (its NACUUID, or the scheduled
+/// backup's name for a schedule's child), labelled with `nacuuid`, and made for `namespace` —
+/// a NACUUID alone (which a forged status or label could carry) never links another tenant's
+/// backup. Served from the watch cache; a miss is confirmed with one GET by name.
+async fn find_velero_backup(
+    context: &Context,
+    namespace: &str,
+    nacuuid: &str,
+    velero_name: &str,
+) -> Result<Option<Backup>, ControllerError> {
+    let backups: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    context
+        .velero
+        .backups
+        .get(&backups, &context.oadp_namespace, velero_name, |b| {
+            has_label(&b.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
+                && made_for_namespace(&b.metadata, namespace)
+        })
+        .await
+}
+
+/// The DeleteBackupRequest NAC made for `nacuuid`, if any.
+async fn find_delete_request(
+    context: &Context,
+    nacuuid: &str,
+) -> Result<Option<DeleteBackupRequest>, ControllerError> {
+    if context.velero.delete_requests.is_installed() {
+        return Ok(context
+            .velero
+            .delete_requests
+            .matching(|r| has_label(&r.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid))
+            .first()
+            .map(|r| (**r).clone()));
+    }
+    let requests: Api<DeleteBackupRequest> =
+        Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let selector =
+        ListParams::default().labels(&format!("{}={nacuuid}", labels::NAB_ORIGIN_NACUUID));
+    Ok(requests.list(&selector).await?.items.into_iter().next())
+}
+
+fn has_label(meta: &kube::core::ObjectMeta, key: &str, value: &str) -> bool {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .is_some_and(|v| v == value)
 }
 
 const SOON: Duration = Duration::from_millis(20);

@@ -20,13 +20,15 @@ use kube::runtime::watcher;
 use serde_json::json;
 
 use super::nabsl_decision::{self, NabslObservation, NabslStep};
-use super::{Context, ControllerError};
+use super::{Context, ControllerError, events, health};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest};
 use crate::api::velero::{BackupStorageLocation, BackupStorageLocationSpec};
 use crate::policy::PolicyViolation;
 
 const CREDENTIAL_FIELD: &str = "spec.backupStorageLocationSpec.credential";
+/// This controller's name in metrics.
+pub const CONTROLLER_NAME: &str = "nonadminbackupstoragelocation";
 const SOON: Duration = Duration::from_millis(20);
 
 /// `(namespace, Secret name)` → names of the NABSLs in that namespace whose credential it is.
@@ -223,6 +225,16 @@ async fn reconcile_indexed(
     context: Arc<Context>,
     index: Option<&SharedIndex>,
 ) -> Result<Action, ControllerError> {
+    let result = reconcile_once(&nabsl, &context, index).await;
+    health::record(CONTROLLER_NAME, result.as_ref().err());
+    result
+}
+
+async fn reconcile_once(
+    nabsl: &NonAdminBackupStorageLocation,
+    context: &Context,
+    index: Option<&SharedIndex>,
+) -> Result<Action, ControllerError> {
     let namespace = nabsl.metadata.namespace.clone().unwrap_or_default();
     let name = nabsl.metadata.name.clone().unwrap_or_default();
     let api: Api<NonAdminBackupStorageLocation> =
@@ -300,7 +312,11 @@ async fn reconcile_indexed(
     };
     let step = nabsl_decision::decide(&observation);
     tracing::debug!(nabsl = %key(&nabsl), step = step_name(&step), "reconcile step");
-    let action = apply(&context, &api, &nabsl, step).await?;
+    let notice = nabsl_decision::notice(&nabsl, &step);
+    let (action, took_effect) = apply(context, &api, &nabsl, step).await?;
+    if took_effect {
+        events::publish_notice(&context.client, &events::reference(&nabsl), notice).await;
+    }
     context.succeeded(&key(&nabsl));
     Ok(action)
 }
@@ -326,20 +342,23 @@ fn step_name(step: &NabslStep) -> &'static str {
     }
 }
 
-fn ignore(result: Result<(), kube::Error>, code: u16) -> Result<(), ControllerError> {
+/// Whether the call changed something: `Ok(false)` when it failed with `code` (already done).
+fn ignore(result: Result<(), kube::Error>, code: u16) -> Result<bool, ControllerError> {
     match result {
-        Ok(()) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == code => Ok(()),
+        Ok(()) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == code => Ok(false),
         Err(e) => Err(e.into()),
     }
 }
 
+/// Applies `step`; also says whether it took effect (a create that found the object already
+/// there did not, so its Event is not published twice).
 async fn apply(
     context: &Context,
     api: &Api<NonAdminBackupStorageLocation>,
     nabsl: &NonAdminBackupStorageLocation,
     step: NabslStep,
-) -> Result<Action, ControllerError> {
+) -> Result<(Action, bool), ControllerError> {
     let name = nabsl.metadata.name.clone().unwrap_or_default();
     let oadp = &context.oadp_namespace;
     let client = context.client.clone();
@@ -348,11 +367,12 @@ async fn apply(
     let bsls: Api<BackupStorageLocation> = Api::namespaced(client.clone(), oadp);
     let post = PostParams::default();
     let delete = DeleteParams::default();
-    match step {
+    let took_effect = match step {
         NabslStep::WriteStatus(status) => {
             let mut next = nabsl.clone();
             next.status = Some(*status);
             api.replace_status(&name, &post, &next).await?;
+            true
         }
         NabslStep::AddFinalizer | NabslStep::RemoveFinalizer => {
             let mut list: Vec<String> = nabsl
@@ -373,49 +393,50 @@ async fn apply(
                 .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .map(|_| ());
-            ignore(result, 404)?;
+            let patched = ignore(result, 404)?;
             if !adding {
-                return Ok(Action::await_change());
+                return Ok((Action::await_change(), patched));
             }
+            patched
         }
         NabslStep::CreateRequest(request) => {
-            ignore(requests.create(&post, &request).await.map(|_| ()), 409)?;
+            ignore(requests.create(&post, &request).await.map(|_| ()), 409)?
         }
         NabslStep::WriteRequestStatus(request) => {
             let rname = request.metadata.name.clone().unwrap_or_default();
             requests.replace_status(&rname, &post, &request).await?;
+            true
         }
         NabslStep::ResetRequestDecision(rname) => {
             let patch = json!({"spec": {"approvalDecision": "pending"}});
             requests
                 .patch(&rname, &PatchParams::default(), &Patch::Merge(patch))
                 .await?;
+            true
         }
         NabslStep::DeleteRequest(rname) => {
-            ignore(requests.delete(&rname, &delete).await.map(|_| ()), 404)?;
+            ignore(requests.delete(&rname, &delete).await.map(|_| ()), 404)?
         }
         NabslStep::CreateSecret(secret) => {
-            ignore(secrets.create(&post, &secret).await.map(|_| ()), 409)?;
+            ignore(secrets.create(&post, &secret).await.map(|_| ()), 409)?
         }
         NabslStep::ReplaceSecret(secret) => {
             let sname = secret.metadata.name.clone().unwrap_or_default();
             secrets.replace(&sname, &post, &secret).await?;
+            true
         }
         NabslStep::DeleteSecret(sname) => {
-            ignore(secrets.delete(&sname, &delete).await.map(|_| ()), 404)?;
+            ignore(secrets.delete(&sname, &delete).await.map(|_| ()), 404)?
         }
-        NabslStep::CreateBsl(bsl) => {
-            ignore(bsls.create(&post, &bsl).await.map(|_| ()), 409)?;
-        }
+        NabslStep::CreateBsl(bsl) => ignore(bsls.create(&post, &bsl).await.map(|_| ()), 409)?,
         NabslStep::ReplaceBsl(bsl) => {
             let bname = bsl.metadata.name.clone().unwrap_or_default();
             bsls.replace(&bname, &post, &bsl).await?;
+            true
         }
-        NabslStep::DeleteBsl(bname) => {
-            ignore(bsls.delete(&bname, &delete).await.map(|_| ()), 404)?;
-        }
-        NabslStep::AwaitChange => return Ok(Action::await_change()),
-        NabslStep::RequeueAfter(d) => return Ok(Action::requeue(d)),
-    }
-    Ok(Action::requeue(SOON))
+        NabslStep::DeleteBsl(bname) => ignore(bsls.delete(&bname, &delete).await.map(|_| ()), 404)?,
+        NabslStep::AwaitChange => return Ok((Action::await_change(), false)),
+        NabslStep::RequeueAfter(d) => return Ok((Action::requeue(d), false)),
+    };
+    Ok((Action::requeue(SOON), took_effect))
 }

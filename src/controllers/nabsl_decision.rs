@@ -583,6 +583,129 @@ fn decide_delete(
     NabslStep::RemoveFinalizer
 }
 
+/// Event reasons of the NABSL controller.
+pub mod event_reasons {
+    /// Warning: the spec was refused (validation or admin policy).
+    pub const SPEC_REFUSED: &str = "BslSpecRefused";
+    /// The Velero BackupStorageLocation was created.
+    pub const BSL_CREATED: &str = "BackupStorageLocationCreated";
+    /// The location (or a change of it) waits for the cluster administrator.
+    pub const APPROVAL_PENDING: &str = "ApprovalPending";
+    /// Warning: the cluster administrator rejected the location.
+    pub const APPROVAL_REJECTED: &str = "ApprovalRejected";
+    /// Warning: the cluster administrator withdrew an approval.
+    pub const APPROVAL_REVOKED: &str = "ApprovalRevoked";
+    /// The credential Secret was copied again (rotated, or its copy was removed).
+    pub const SECRET_RESYNCED: &str = "CredentialSecretResynced";
+}
+
+fn condition_of<'a>(
+    status: Option<&'a NonAdminBackupStorageLocationStatus>,
+    type_: &str,
+) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+    status?.conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Whether condition `type_` newly says False with `message` (it did not say exactly that).
+fn newly_false(
+    old: Option<&NonAdminBackupStorageLocationStatus>,
+    new: &NonAdminBackupStorageLocationStatus,
+    type_: &str,
+) -> Option<String> {
+    let now = condition_of(Some(new), type_).filter(|c| c.status == "False")?;
+    let before = condition_of(old, type_);
+    let same = before.is_some_and(|c| c.status == "False" && c.message == now.message);
+    (!same).then(|| now.message.clone())
+}
+
+/// The Event worth publishing once `step` was applied to `nabsl` (as observed), if any: only
+/// transitions, never a repeated state. Notes name only the NABSL and the tenant's own Secret.
+pub fn notice(
+    nabsl: &NonAdminBackupStorageLocation,
+    step: &NabslStep,
+) -> Option<super::events::Notice<'static>> {
+    use super::events::Notice;
+    let name = nabsl.metadata.name.as_deref().unwrap_or_default();
+    let old = nabsl.status.as_ref();
+    match step {
+        NabslStep::WriteStatus(new) => {
+            if let Some(message) = newly_false(old, new, types::ACCEPTED) {
+                return Some(Notice::warning(
+                    event_reasons::SPEC_REFUSED,
+                    "Validate",
+                    format!("NonAdminBackupStorageLocation {name} was refused: {message}"),
+                ));
+            }
+            if let Some(message) = newly_false(old, new, types::SPEC_UPDATE_APPROVED) {
+                return Some(Notice::normal(
+                    event_reasons::APPROVAL_PENDING,
+                    "RequestApproval",
+                    format!("NonAdminBackupStorageLocation {name}: {message}"),
+                ));
+            }
+            let message = newly_false(old, new, types::CLUSTER_ADMIN_APPROVED)?;
+            let (type_, reason) = match message.as_str() {
+                REJECTED_MESSAGE => (
+                    super::events::EventType::Warning,
+                    event_reasons::APPROVAL_REJECTED,
+                ),
+                REVOKED_MESSAGE => (
+                    super::events::EventType::Warning,
+                    event_reasons::APPROVAL_REVOKED,
+                ),
+                _ => (
+                    super::events::EventType::Normal,
+                    event_reasons::APPROVAL_PENDING,
+                ),
+            };
+            Some(Notice {
+                type_,
+                reason,
+                action: "RequestApproval",
+                note: format!("NonAdminBackupStorageLocation {name}: {message}"),
+            })
+        }
+        NabslStep::CreateBsl(_) => Some(Notice::normal(
+            event_reasons::BSL_CREATED,
+            "CreateBackupStorageLocation",
+            format!(
+                "created the Velero BackupStorageLocation of NonAdminBackupStorageLocation {name}"
+            ),
+        )),
+        NabslStep::ReplaceSecret(_) => Some(secret_resynced(nabsl, "it changed")),
+        // The first copy is part of creating the location; a later one restores a removed copy.
+        NabslStep::CreateSecret(_) if condition_is_true(old, types::SECRET_SYNCED) => {
+            Some(secret_resynced(nabsl, "NAC's copy of it was removed"))
+        }
+        _ => None,
+    }
+}
+
+fn condition_is_true(status: Option<&NonAdminBackupStorageLocationStatus>, type_: &str) -> bool {
+    condition_of(status, type_).is_some_and(|c| c.status == "True")
+}
+
+fn secret_resynced(
+    nabsl: &NonAdminBackupStorageLocation,
+    why: &str,
+) -> super::events::Notice<'static> {
+    let name = nabsl.metadata.name.as_deref().unwrap_or_default();
+    let secret = nabsl
+        .spec
+        .backup_storage_location_spec
+        .credential
+        .as_ref()
+        .map(|c| c.name.as_str())
+        .unwrap_or_default();
+    super::events::Notice::normal(
+        event_reasons::SECRET_RESYNCED,
+        "SyncSecret",
+        format!(
+            "copied credential Secret {secret} of NonAdminBackupStorageLocation {name} again ({why})"
+        ),
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -973,6 +1096,125 @@ mod tests {
             o.nabsl = &written;
             assert_eq!(decide(&o), NabslStep::AwaitChange, "{decision}");
         }
+    }
+
+    #[test]
+    fn events_mark_refusals_creation_and_resyncs_once() {
+        use crate::controllers::events::EventType;
+        // A refusal is told once, and again only when the reason changes.
+        let n = nabsl(json!({}));
+        let mut o = obs(&n);
+        o.verdict = Err("spec.backupStorageLocationSpec.default: no".into());
+        let step = decide(&o);
+        let e = notice(&n, &step).unwrap();
+        assert_eq!(
+            (e.type_, e.reason),
+            (EventType::Warning, event_reasons::SPEC_REFUSED)
+        );
+        assert!(
+            e.note.contains("mine") && e.note.contains("default: no"),
+            "{}",
+            e.note
+        );
+        let told = with_status(&n, status_of(step));
+        let same = NabslStep::WriteStatus(Box::new(told.status.clone().unwrap()));
+        assert_eq!(notice(&told, &same), None);
+        let mut o = obs(&told);
+        o.verdict = Err("spec.backupStorageLocationSpec.objectStorage.prefix: no".into());
+        assert!(notice(&told, &decide(&o)).is_some());
+
+        // Creating the Velero BSL is told; the first Secret copy is part of it, not a resync.
+        let started = started(json!([]));
+        let tenant = tenant_secret("a");
+        let copy = secret_copy(&started, &tenant, ID, OADP);
+        let e = notice(&started, &NabslStep::CreateSecret(Box::new(copy.clone())));
+        assert_eq!(e, None);
+        let bsl = velero_bsl_for(&started, ID, OADP, velero_spec());
+        let e = notice(&started, &NabslStep::CreateBsl(Box::new(bsl))).unwrap();
+        assert_eq!(e.reason, event_reasons::BSL_CREATED);
+        assert!(
+            !e.note.contains(ID),
+            "OADP-namespace names stay out: {}",
+            e.note
+        );
+        let e = notice(&started, &NabslStep::ReplaceSecret(Box::new(copy.clone()))).unwrap();
+        assert_eq!(e.reason, event_reasons::SECRET_RESYNCED);
+        assert!(
+            e.note.contains("creds") && !e.note.contains(ID),
+            "{}",
+            e.note
+        );
+        // A copy made again after it was synced (someone removed it) is a resync.
+        let synced = started_with(&[(types::SECRET_SYNCED, "True", "x")]);
+        let e = notice(&synced, &NabslStep::CreateSecret(Box::new(copy))).unwrap();
+        assert_eq!(e.reason, event_reasons::SECRET_RESYNCED);
+        assert_eq!(notice(&synced, &NabslStep::AwaitChange), None);
+    }
+
+    fn started_with(conditions: &[(&str, &str, &str)]) -> NonAdminBackupStorageLocation {
+        let list: Vec<Value> = conditions
+            .iter()
+            .map(|(t, status, message)| {
+                json!({"type": t, "status": status, "reason": "R", "message": message,
+                       "lastTransitionTime": "2023-11-14T22:13:20Z"})
+            })
+            .collect();
+        started(json!(list))
+    }
+
+    #[test]
+    fn events_tell_pending_rejected_and_revoked_approvals_apart() {
+        use crate::controllers::events::EventType;
+        let approved = started_with(&[(types::CLUSTER_ADMIN_APPROVED, "True", APPROVED_MESSAGE)]);
+        for (message, reason, type_) in [
+            (
+                APPROVAL_PENDING_MESSAGE,
+                event_reasons::APPROVAL_PENDING,
+                EventType::Normal,
+            ),
+            (
+                REJECTED_MESSAGE,
+                event_reasons::APPROVAL_REJECTED,
+                EventType::Warning,
+            ),
+            (
+                REVOKED_MESSAGE,
+                event_reasons::APPROVAL_REVOKED,
+                EventType::Warning,
+            ),
+        ] {
+            let mut next = approved.status.clone().unwrap();
+            set_condition(
+                &mut next.conditions,
+                types::CLUSTER_ADMIN_APPROVED,
+                false,
+                reasons::BSL_SPEC_APPROVAL_PENDING,
+                message,
+                &time(),
+            );
+            let step = NabslStep::WriteStatus(Box::new(next.clone()));
+            let e = notice(&approved, &step).unwrap();
+            assert_eq!((e.reason, e.type_), (reason, type_), "{message}");
+            assert!(
+                e.note.contains("mine") && !e.note.contains(ID),
+                "{}",
+                e.note
+            );
+            // Written: the same condition again is not a transition.
+            assert_eq!(notice(&with_status(&approved, next), &step), None);
+        }
+        // A spec change waiting for a new approval is told as pending too.
+        let mut next = approved.status.clone().unwrap();
+        set_condition(
+            &mut next.conditions,
+            types::SPEC_UPDATE_APPROVED,
+            false,
+            reasons::BSL_SPEC_UPDATE_REJECTED,
+            SPEC_UPDATE_PENDING_MESSAGE,
+            &time(),
+        );
+        let e = notice(&approved, &NabslStep::WriteStatus(Box::new(next))).unwrap();
+        assert_eq!(e.reason, event_reasons::APPROVAL_PENDING);
     }
 
     #[test]

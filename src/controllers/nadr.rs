@@ -1,18 +1,20 @@
 //! The NonAdminDownloadRequest controller: observes a NADR (read fresh), the NAB or NAR it
 //! names in its own namespace, and its Velero DownloadRequest `nadr-<uid>` in the OADP
-//! namespace, asks [`nadr_decision::decide`] for the next step, and applies it.
+//! namespace, asks [`nadr_decision::decide`] for the next step, and applies it. Its finalizer
+//! removes the Velero request of a NADR deleted before the URL expired.
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
+use serde_json::json;
 
 use super::nadr_decision::{self, NadrObservation, NadrStep, Target};
-use super::{Context, ControllerError};
-use crate::api::nonadmin::labels;
+use super::{Context, ControllerError, events, health};
+use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminRestore};
 use crate::api::velero::DownloadRequest;
 
@@ -23,6 +25,9 @@ fn key(nadr: &NonAdminDownloadRequest) -> String {
         nadr.metadata.name.as_deref().unwrap_or_default()
     )
 }
+
+/// This controller's name in metrics.
+pub const CONTROLLER_NAME: &str = "nonadmindownloadrequest";
 
 /// The NADR a Velero DownloadRequest was created for, from its origin annotations.
 fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminDownloadRequest>> {
@@ -82,10 +87,19 @@ async fn target(
     }
 }
 
-/// One reconcile: observe, decide, apply.
+/// One reconcile: observe, decide, apply (counted in the metrics).
 pub async fn reconcile(
     nadr: Arc<NonAdminDownloadRequest>,
     context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let result = reconcile_once(&nadr, &context).await;
+    health::record(CONTROLLER_NAME, result.as_ref().err());
+    result
+}
+
+async fn reconcile_once(
+    nadr: &NonAdminDownloadRequest,
+    context: &Context,
 ) -> Result<Action, ControllerError> {
     let namespace = nadr.metadata.namespace.clone().unwrap_or_default();
     let name = nadr.metadata.name.clone().unwrap_or_default();
@@ -98,8 +112,9 @@ pub async fn reconcile(
     let velero_request = requests
         .get_opt(&nadr_decision::velero_request_name(&nadr))
         .await?;
-    let target = if velero_request.is_none() {
-        target(&context, &nadr).await?
+    // The target only matters while no Velero request exists and the NADR is not deleted.
+    let target = if velero_request.is_none() && nadr.metadata.deletion_timestamp.is_none() {
+        target(context, &nadr).await?
     } else {
         Target::Ready(String::new())
     };
@@ -114,38 +129,75 @@ pub async fn reconcile(
     };
     let step = nadr_decision::decide(&observation);
     tracing::debug!(nadr = %key(&nadr), ?step, "reconcile step");
-    let action = apply(&requests, &api, &nadr, step).await?;
+    let notice = nadr_decision::notice(&nadr, &step);
+    let (action, took_effect) = apply(&requests, &api, &nadr, step).await?;
+    if took_effect {
+        events::publish_notice(&context.client, &events::reference(&nadr), notice).await;
+    }
     context.succeeded(&key(&nadr));
     Ok(action)
 }
 
 const SOON: Duration = Duration::from_millis(20);
 
+/// Applies `step`; also says whether it took effect (a create that found the request already
+/// there did not).
 async fn apply(
     requests: &Api<DownloadRequest>,
     api: &Api<NonAdminDownloadRequest>,
     nadr: &NonAdminDownloadRequest,
     step: NadrStep,
-) -> Result<Action, ControllerError> {
+) -> Result<(Action, bool), ControllerError> {
+    let name = nadr.metadata.name.clone().unwrap_or_default();
     match step {
         NadrStep::WriteStatus(status) => {
             let mut next = nadr.clone();
             next.status = Some(*status);
-            api.replace_status(
-                nadr.metadata.name.as_deref().unwrap_or_default(),
-                &PostParams::default(),
-                &next,
-            )
-            .await?;
-            Ok(Action::requeue(SOON))
+            api.replace_status(&name, &PostParams::default(), &next)
+                .await?;
+            Ok((Action::requeue(SOON), true))
+        }
+        NadrStep::AddFinalizer | NadrStep::RemoveFinalizer => {
+            let adding = matches!(step, NadrStep::AddFinalizer);
+            let mut list: Vec<String> = nadr
+                .metadata
+                .finalizers
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f != finalizers::NON_ADMIN_DOWNLOAD_REQUEST)
+                .collect();
+            if adding {
+                list.push(finalizers::NON_ADMIN_DOWNLOAD_REQUEST.to_string());
+            }
+            // The resourceVersion makes this a compare-and-swap: no finalizer of others is lost.
+            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nadr.metadata.resource_version}});
+            let patched = ignore_not_found(
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await,
+            )?;
+            let action = if adding {
+                Action::requeue(SOON)
+            } else {
+                Action::await_change()
+            };
+            Ok((action, patched))
         }
         NadrStep::CreateVeleroRequest(request) => {
-            match requests.create(&PostParams::default(), &request).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
+            let created = match requests.create(&PostParams::default(), &request).await {
+                Ok(_) => true,
+                Err(kube::Error::Api(s)) if s.code == 409 => false,
                 Err(e) => return Err(e.into()),
-            }
-            Ok(Action::requeue(SOON))
+            };
+            Ok((Action::requeue(SOON), created))
+        }
+        NadrStep::DeleteVeleroRequest(velero_name) => {
+            let deleted = ignore_not_found(
+                requests
+                    .delete(&velero_name, &DeleteParams::default())
+                    .await,
+            )?;
+            Ok((Action::requeue(SOON), deleted))
         }
         NadrStep::Expire => {
             let velero_name = nadr_decision::velero_request_name(nadr);
@@ -154,19 +206,20 @@ async fn apply(
                     .delete(&velero_name, &DeleteParams::default())
                     .await,
             )?;
-            let name = nadr.metadata.name.clone().unwrap_or_default();
-            ignore_not_found(api.delete(&name, &DeleteParams::default()).await)?;
-            Ok(Action::await_change())
+            let deleted = ignore_not_found(api.delete(&name, &DeleteParams::default()).await)?;
+            // The finalizer is removed by the pass the deletion triggers.
+            Ok((Action::await_change(), deleted))
         }
-        NadrStep::AwaitChange => Ok(Action::await_change()),
-        NadrStep::RequeueAfter(d) => Ok(Action::requeue(d)),
+        NadrStep::AwaitChange => Ok((Action::await_change(), false)),
+        NadrStep::RequeueAfter(d) => Ok((Action::requeue(d), false)),
     }
 }
 
-fn ignore_not_found<T>(result: Result<T, kube::Error>) -> Result<(), ControllerError> {
+/// `Ok(true)` when the call succeeded, `Ok(false)` when the object was already gone.
+fn ignore_not_found<T>(result: Result<T, kube::Error>) -> Result<bool, ControllerError> {
     match result {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
         Err(e) => Err(e.into()),
     }
 }

@@ -1,7 +1,9 @@
 //! The NonAdminDownloadRequest reconcile decision, pure: from the NADR, what its target NAB or
 //! NAR resolved to, and its Velero DownloadRequest (`nadr-<uid>` in the OADP namespace) to the
 //! ONE next step. Backups on any storage location are served (upstream refuses the default
-//! BSL); the NADR and its Velero request are deleted once the download URL expires.
+//! BSL); the NADR and its Velero request are deleted once the download URL expires. A finalizer
+//! makes a NADR deleted before that remove its Velero request first, so no request (and no
+//! signed URL) outlives the tenant's object.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -9,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::types;
-use crate::api::nonadmin::labels;
+use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminDownloadRequest, NonAdminDownloadRequestStatus, NonAdminPhase,
     NonAdminRestore, RelatedVeleroDownloadRequest,
@@ -25,6 +27,16 @@ pub const TARGET_ACCEPTED: &str = "DownloadRequestAccepted";
 pub const PROCESSED_REASON: &str = "DownloadURLReady";
 /// How often a NADR whose target is not usable yet (still running) is looked at again.
 pub const TARGET_POLL: Duration = Duration::from_secs(5);
+/// How often a deleted NADR looks again while its Velero request is being deleted.
+pub const DELETION_POLL: Duration = Duration::from_secs(1);
+
+/// Event reasons of the NADR controller.
+pub mod event_reasons {
+    /// The download URL is ready.
+    pub const DOWNLOAD_READY: &str = "DownloadURLReady";
+    /// The download URL expired; the request is removed.
+    pub const DOWNLOAD_EXPIRED: &str = "DownloadURLExpired";
+}
 
 /// What the NADR's target resolved to.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,8 +69,14 @@ pub struct NadrObservation<'a> {
 pub enum NadrStep {
     /// Write this status (then reconcile again).
     WriteStatus(Box<NonAdminDownloadRequestStatus>),
+    /// Add the NADR finalizer (before any Velero request exists).
+    AddFinalizer,
+    /// Remove the NADR finalizer (its Velero request is gone).
+    RemoveFinalizer,
     /// Create this Velero DownloadRequest.
     CreateVeleroRequest(Box<DownloadRequest>),
+    /// The NADR is being deleted: delete its Velero request of that name (absent is fine).
+    DeleteVeleroRequest(String),
     /// The URL expired: delete the Velero request (if any) and the NADR.
     Expire,
     /// Nothing to do until something changes.
@@ -180,11 +198,33 @@ fn unavailable_type(nadr: &NonAdminDownloadRequest) -> &'static str {
     }
 }
 
+fn has_finalizer(nadr: &NonAdminDownloadRequest) -> bool {
+    status::has_finalizer(&nadr.metadata, finalizers::NON_ADMIN_DOWNLOAD_REQUEST)
+}
+
+/// A deleted NADR: its Velero request goes first, then the finalizer.
+fn decide_delete(obs: &NadrObservation<'_>) -> NadrStep {
+    if let Some(request) = obs.velero_request {
+        if request.metadata.deletion_timestamp.is_some() {
+            return NadrStep::RequeueAfter(DELETION_POLL);
+        }
+        return NadrStep::DeleteVeleroRequest(velero_request_name(obs.nadr));
+    }
+    if has_finalizer(obs.nadr) {
+        return NadrStep::RemoveFinalizer;
+    }
+    NadrStep::AwaitChange
+}
+
 /// Decides the next step for a NonAdminDownloadRequest.
 pub fn decide(obs: &NadrObservation<'_>) -> NadrStep {
     let nadr = obs.nadr;
     if nadr.metadata.deletion_timestamp.is_some() {
-        return NadrStep::AwaitChange;
+        return decide_delete(obs);
+    }
+    if !has_finalizer(nadr) {
+        // Before a Velero request can exist, so a deletion always finds it.
+        return NadrStep::AddFinalizer;
     }
     let current = nadr.status.clone();
     let mut status = current.clone().unwrap_or_default();
@@ -285,6 +325,54 @@ pub fn decide(obs: &NadrObservation<'_>) -> NadrStep {
     }
 }
 
+fn processed(status: Option<&NonAdminDownloadRequestStatus>) -> bool {
+    status.is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == types::PROCESSED && c.status == "True")
+    })
+}
+
+/// The Event worth publishing once `step` was applied to `nadr` (as observed), if any: the
+/// URL became ready, or it expired. Notes name only the NADR and its target (same namespace);
+/// the URL itself stays in the status, out of Events.
+pub fn notice(
+    nadr: &NonAdminDownloadRequest,
+    step: &NadrStep,
+) -> Option<super::events::Notice<'static>> {
+    use super::events::Notice;
+    let name = nadr.metadata.name.as_deref().unwrap_or_default();
+    let what = format!(
+        "{} of {} {}",
+        nadr.spec.target.kind.as_str(),
+        if nadr.spec.target.kind.is_restore_artifact() {
+            "NonAdminRestore"
+        } else {
+            "NonAdminBackup"
+        },
+        nadr.spec.target.name
+    );
+    match step {
+        NadrStep::WriteStatus(new) if processed(Some(new)) && !processed(nadr.status.as_ref()) => {
+            Some(Notice::normal(
+                event_reasons::DOWNLOAD_READY,
+                "Download",
+                format!(
+                    "the download URL for {what} is ready in the status of NonAdminDownloadRequest {name}"
+                ),
+            ))
+        }
+        NadrStep::Expire => Some(Notice::normal(
+            event_reasons::DOWNLOAD_EXPIRED,
+            "Expire",
+            format!(
+                "the download URL for {what} expired; NonAdminDownloadRequest {name} is deleted"
+            ),
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -295,10 +383,12 @@ mod tests {
         Time(k8s_openapi::jiff::Timestamp::from_second(1_800_000_000 + secs).unwrap())
     }
 
+    /// A NADR as the controller keeps it: with its finalizer.
     fn nadr(kind: &str) -> NonAdminDownloadRequest {
         serde_json::from_value(json!({
             "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminDownloadRequest",
-            "metadata": {"name": "logs", "namespace": "team-a", "uid": "u-1"},
+            "metadata": {"name": "logs", "namespace": "team-a", "uid": "u-1",
+                         "finalizers": [finalizers::NON_ADMIN_DOWNLOAD_REQUEST]},
             "spec": {"target": {"kind": kind, "name": "first"}}
         }))
         .unwrap()
@@ -521,12 +611,80 @@ mod tests {
     }
 
     #[test]
-    fn a_deleted_nadr_is_left_alone() {
+    fn the_finalizer_comes_before_anything_else() {
+        let mut n = nadr("BackupLog");
+        n.metadata.finalizers = None;
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), None)),
+            NadrStep::AddFinalizer
+        );
+        assert_eq!(
+            decide(&obs(&n, Target::Unavailable("gone".into()), None)),
+            NadrStep::AddFinalizer
+        );
+    }
+
+    #[test]
+    fn a_deleted_nadr_removes_its_velero_request_then_its_finalizer() {
         let mut n = nadr("BackupLog");
         n.metadata.deletion_timestamp = Some(time(0));
+        let live = request(json!({"phase": "Processed"}));
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), Some(&live))),
+            NadrStep::DeleteVeleroRequest("nadr-u-1".into())
+        );
+        // Velero's own finalizers may hold the request a while: look again, do not re-delete.
+        let mut going = live.clone();
+        going.metadata.deletion_timestamp = Some(time(0));
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), Some(&going))),
+            NadrStep::RequeueAfter(DELETION_POLL)
+        );
+        assert_eq!(
+            decide(&obs(&n, Target::Ready("vb".into()), None)),
+            NadrStep::RemoveFinalizer
+        );
+        n.metadata.finalizers = None;
         assert_eq!(
             decide(&obs(&n, Target::Ready("vb".into()), None)),
             NadrStep::AwaitChange
+        );
+    }
+
+    #[test]
+    fn events_mark_the_url_becoming_ready_and_expiring_only() {
+        let mut n = nadr("BackupLog");
+        let pending = request(json!({}));
+        let first = decide(&obs(&n, Target::Ready("vb".into()), Some(&pending)));
+        assert_eq!(notice(&n, &first), None, "accepted but not ready: no Event");
+        n.status = Some(written(first));
+        let done = request(json!({"phase": "Processed", "downloadURL": "http://x/secret"}));
+        let ready = decide(&obs(&n, Target::Ready("vb".into()), Some(&done)));
+        let event = notice(&n, &ready).unwrap();
+        assert_eq!(event.reason, event_reasons::DOWNLOAD_READY);
+        assert_eq!(event.type_, crate::controllers::events::EventType::Normal);
+        assert!(
+            event.note.contains("BackupLog of NonAdminBackup first"),
+            "{}",
+            event.note
+        );
+        assert!(event.note.contains("logs"), "{}", event.note);
+        assert!(
+            !event.note.contains("http://"),
+            "the URL stays out of Events"
+        );
+        assert!(!event.note.contains("nadr-u-1"), "no OADP-namespace names");
+        // Written once: the same state again is no transition.
+        n.status = Some(written(ready.clone()));
+        assert_eq!(notice(&n, &ready), None);
+        let expired = notice(&n, &NadrStep::Expire).unwrap();
+        assert_eq!(expired.reason, event_reasons::DOWNLOAD_EXPIRED);
+        assert_eq!(notice(&n, &NadrStep::RemoveFinalizer), None);
+        let restore = nadr("RestoreLog");
+        let note = notice(&restore, &NadrStep::Expire).unwrap().note;
+        assert!(
+            note.contains("RestoreLog of NonAdminRestore first"),
+            "{note}"
         );
     }
 }

@@ -6,18 +6,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
 
 use super::nar_decision::{self, NarObservation, NarStep};
-use super::{Context, ControllerError};
+use super::positions::Follower;
+use super::{Context, ControllerError, velero_cache};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus};
 use crate::api::velero::{Restore, RestoreSpec};
-use crate::queue::QueueKind;
+use crate::queue::{QueueKind, TrackedObject};
 
 const FIELD: &str = "spec.restoreSpec.backupName";
 
@@ -37,6 +38,15 @@ fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminRestore
     Some(ObjectRef::new(name).within(namespace))
 }
 
+/// Stops serving lookups from the cache once its watch is gone (leadership lost).
+struct UninstallOnDrop(Arc<Context>);
+
+impl Drop for UninstallOnDrop {
+    fn drop(&mut self) {
+        self.0.velero.restores.uninstall();
+    }
+}
+
 /// Runs the controller until the task is dropped.
 pub async fn run(context: Arc<Context>) {
     let client = context.client.clone();
@@ -46,10 +56,20 @@ pub async fn run(context: Arc<Context>) {
     // Only NAC's own Velero objects matter, so the watch is scoped by label.
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
+    let (restore_feed, restore_events) =
+        velero_cache::feed(restores, ours, &context.velero.restores, |r: &Restore| {
+            origin_ref(&r.metadata)
+        });
+    let _cache = UninstallOnDrop(context.clone());
+    let wakes = context
+        .positions
+        .wakes(QueueKind::Restore)
+        .map(|f| ObjectRef::new(&f.name).within(&f.namespace));
     let controller = Controller::new(nars, watcher::Config::default());
     let store = controller.store();
-    controller
-        .watches(restores, ours, |r: Restore| origin_ref(&r.metadata))
+    let controller = controller
+        .reconcile_on(restore_events)
+        .reconcile_on(wakes)
         // A NAR refused because its backup was not finished yet is looked at again when that
         // NonAdminBackup changes (the tenant should not have to touch the NAR).
         .watches(
@@ -74,13 +94,13 @@ pub async fn run(context: Arc<Context>) {
                     .collect::<Vec<_>>()
             },
         )
-        .run(reconcile, error_policy, context)
+        .run(reconcile, error_policy, context.clone())
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "nonadminrestore reconcile error");
             }
-        })
-        .await;
+        });
+    tokio::join!(restore_feed, controller);
 }
 
 fn error_policy(
@@ -147,8 +167,17 @@ pub async fn verdict(
     )
 }
 
-/// One reconcile: observe, decide, apply.
+/// One reconcile: observe, decide, apply; counted in the controller metrics.
 pub async fn reconcile(
+    nar: Arc<NonAdminRestore>,
+    context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let result = reconcile_step(nar, context).await;
+    super::health::record("nonadminrestore", result.as_ref().err());
+    result
+}
+
+async fn reconcile_step(
     nar: Arc<NonAdminRestore>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
@@ -157,6 +186,7 @@ pub async fn reconcile(
     let api: Api<NonAdminRestore> = Api::namespaced(context.client.clone(), &namespace);
     // Every decision starts from a fresh read (the cache may be behind our own last write).
     let Some(nar) = api.get_opt(&name).await? else {
+        context.positions.forget(&follower(&namespace, &name));
         return Ok(Action::await_change());
     };
     let status = nar.status.clone().unwrap_or_default();
@@ -165,12 +195,14 @@ pub async fn reconcile(
         .as_ref()
         .and_then(|v| v.nacuuid.clone())
         .filter(|u| !u.is_empty());
-    let restores: Api<Restore> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
     let velero_restore = match &nacuuid {
         Some(id) => {
-            let selector =
-                ListParams::default().labels(&format!("{}={id}", labels::NAR_ORIGIN_NACUUID));
-            restores.list(&selector).await?.items.into_iter().next()
+            let velero_name = status
+                .velero_restore
+                .as_ref()
+                .and_then(|v| v.name.clone())
+                .unwrap_or_else(|| id.clone());
+            find_velero_restore(&context, &namespace, id, &velero_name).await?
         }
         None => None,
     };
@@ -185,14 +217,9 @@ pub async fn reconcile(
         } else {
             Ok(RestoreSpec::default())
         };
-    let queue_position = velero_restore.as_ref().and_then(|vr| {
-        let name = vr.metadata.name.as_deref()?;
-        context
-            .queue
-            .read()
-            .ok()?
-            .position(QueueKind::Restore, name)
-    });
+    let queue_position = velero_restore
+        .as_ref()
+        .and_then(|vr| published_position(&context, &nar, vr));
     let observation = NarObservation {
         nar: &nar,
         velero_restore: velero_restore.as_ref(),
@@ -206,9 +233,88 @@ pub async fn reconcile(
     };
     let step = nar_decision::decide(&observation);
     tracing::debug!(nar = %key(&nar), ?step, "reconcile step");
+    let notice = super::outcome_notices::restore_notice(&nar, &step);
     let action = apply(&context, &api, &nar, step).await?;
+    if notice.is_some() {
+        super::events::publish_notice(&context.client, &super::events::reference(&nar), notice)
+            .await;
+    }
     context.succeeded(&key(&nar));
     Ok(action)
+}
+
+fn follower(namespace: &str, name: &str) -> Follower {
+    Follower {
+        kind: QueueKind::Restore,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+/// The queue position the NAR's status shows for `velero_restore`, as decided by the one
+/// position writer (see [`super::positions`]).
+fn published_position(
+    context: &Context,
+    nar: &NonAdminRestore,
+    velero_restore: &Restore,
+) -> Option<u64> {
+    let velero_name = velero_restore.metadata.name.clone()?;
+    let namespace = nar.metadata.namespace.as_deref().unwrap_or_default();
+    let name = nar.metadata.name.as_deref().unwrap_or_default();
+    let live = context
+        .queue
+        .read()
+        .ok()?
+        .position(QueueKind::Restore, &velero_name);
+    let status_holds = nar
+        .status
+        .as_ref()
+        .and_then(|s| s.queue_info.as_ref())
+        .map(|q| q.estimated_queue_position)
+        .and_then(|p| u64::try_from(p).ok())
+        .filter(|p| *p > 0);
+    let finished = velero_restore
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_ref())
+        .is_some_and(|p| p.is_terminal());
+    if finished && status_holds.is_none() {
+        context.positions.forget(&follower(namespace, name));
+        return None;
+    }
+    context.positions.to_publish(
+        TrackedObject::new(QueueKind::Restore, velero_name),
+        follower(namespace, name),
+        status_holds,
+        live,
+    )
+}
+
+/// The Velero Restore a NAR follows: named `velero_name`, labelled with `nacuuid` and made for
+/// `namespace`. Served from the watch cache; a miss is confirmed with one GET by name.
+async fn find_velero_restore(
+    context: &Context,
+    namespace: &str,
+    nacuuid: &str,
+    velero_name: &str,
+) -> Result<Option<Restore>, ControllerError> {
+    let restores: Api<Restore> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    context
+        .velero
+        .restores
+        .get(&restores, &context.oadp_namespace, velero_name, |r| {
+            let meta = &r.metadata;
+            meta.labels
+                .as_ref()
+                .and_then(|l| l.get(labels::NAR_ORIGIN_NACUUID))
+                .is_some_and(|v| v == nacuuid)
+                && meta
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(labels::NAR_ORIGIN_NAMESPACE_ANNOTATION))
+                    .is_some_and(|v| v == namespace)
+        })
+        .await
 }
 
 const SOON: Duration = Duration::from_millis(20);

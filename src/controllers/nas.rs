@@ -13,10 +13,13 @@ use kube::runtime::watcher;
 use serde_json::json;
 
 use super::nas_decision::{self, NasObservation, NasStep};
-use super::{Context, ControllerError};
+use super::{Context, ControllerError, events, health};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupSpec, NonAdminSchedule};
 use crate::api::velero::{Backup, BackupSpec, Schedule};
+
+/// This controller's name in metrics.
+pub const CONTROLLER_NAME: &str = "nonadminschedule";
 
 fn key(nas: &NonAdminSchedule) -> String {
     format!(
@@ -83,10 +86,19 @@ async fn verdict(
     super::nab::verdict(context, &as_nab).await
 }
 
-/// One reconcile: observe, decide, apply.
+/// One reconcile: observe, decide, apply (counted in the metrics).
 pub async fn reconcile(
     nas: Arc<NonAdminSchedule>,
     context: Arc<Context>,
+) -> Result<Action, ControllerError> {
+    let result = reconcile_once(&nas, &context).await;
+    health::record(CONTROLLER_NAME, result.as_ref().err());
+    result
+}
+
+async fn reconcile_once(
+    nas: &NonAdminSchedule,
+    context: &Context,
 ) -> Result<Action, ControllerError> {
     let namespace = nas.metadata.namespace.clone().unwrap_or_default();
     let name = nas.metadata.name.clone().unwrap_or_default();
@@ -121,7 +133,7 @@ pub async fn reconcile(
         None => (None, Vec::new(), Vec::new()),
     };
     let verdict = if nas.metadata.deletion_timestamp.is_none() {
-        verdict(&context, &nas).await?
+        verdict(context, &nas).await?
     } else {
         Ok(BackupSpec::default())
     };
@@ -139,20 +151,26 @@ pub async fn reconcile(
     };
     let step = nas_decision::decide(&observation);
     tracing::debug!(nas = %key(&nas), ?step, "reconcile step");
-    let action = apply(&context, &api, &nab_api, &nas, step).await?;
+    let notice = nas_decision::notice(&nas, velero_schedule.as_ref(), &step);
+    let (action, took_effect) = apply(context, &api, &nab_api, &nas, step).await?;
+    if took_effect {
+        events::publish_notice(&context.client, &events::reference(&nas), notice).await;
+    }
     context.succeeded(&key(&nas));
     Ok(action)
 }
 
 const SOON: Duration = Duration::from_millis(20);
 
+/// Applies `step`; also says whether it took effect (a create that found the object already
+/// there did not, so its Event is not published twice).
 async fn apply(
     context: &Context,
     api: &Api<NonAdminSchedule>,
     nab_api: &Api<NonAdminBackup>,
     nas: &NonAdminSchedule,
     step: NasStep,
-) -> Result<Action, ControllerError> {
+) -> Result<(Action, bool), ControllerError> {
     let name = nas.metadata.name.clone().unwrap_or_default();
     let params = PatchParams::default();
     let schedules: Api<Schedule> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
@@ -163,14 +181,14 @@ async fn apply(
             next.status = Some(*status);
             api.replace_status(&name, &PostParams::default(), &next)
                 .await?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::AddFinalizer => {
             let mut list = nas.metadata.finalizers.clone().unwrap_or_default();
             list.push(finalizers::NON_ADMIN_SCHEDULE.to_string());
             let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nas.metadata.resource_version}});
             api.patch(&name, &params, &Patch::Merge(patch)).await?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::RemoveFinalizer => {
             let list: Vec<String> = nas
@@ -183,26 +201,27 @@ async fn apply(
                 .collect();
             let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nas.metadata.resource_version}});
             ignore_not_found(api.patch(&name, &params, &Patch::Merge(patch)).await)?;
-            Ok(Action::await_change())
+            Ok((Action::await_change(), true))
         }
         NasStep::CreateVeleroSchedule(schedule) => {
-            match schedules.create(&PostParams::default(), &schedule).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
+            let created = match schedules.create(&PostParams::default(), &schedule).await {
+                Ok(_) => true,
+                // Made by an earlier attempt: already told.
+                Err(kube::Error::Api(s)) if s.code == 409 => false,
                 Err(e) => return Err(e.into()),
-            }
-            Ok(Action::requeue(SOON))
+            };
+            Ok((Action::requeue(SOON), created))
         }
         NasStep::UpdateVeleroSchedule(schedule) => {
             let sname = schedule.metadata.name.clone().unwrap_or_default();
             schedules
                 .replace(&sname, &PostParams::default(), &schedule)
                 .await?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::DeleteVeleroSchedule(sname) => {
             ignore_not_found(schedules.delete(&sname, &DeleteParams::default()).await)?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::LabelVeleroBackup {
             name: vb,
@@ -211,30 +230,32 @@ async fn apply(
         } => {
             let patch = json!({"metadata": {"labels": labels, "annotations": annotations}});
             ignore_not_found(backups.patch(&vb, &params, &Patch::Merge(patch)).await)?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::CreateChildNab(child) => {
             let created = match nab_api.create(&PostParams::default(), &child).await {
                 Ok(c) => c,
                 // Made by an earlier attempt: the next pass checks its status.
-                Err(kube::Error::Api(s)) if s.code == 409 => return Ok(Action::requeue(SOON)),
+                Err(kube::Error::Api(s)) if s.code == 409 => {
+                    return Ok((Action::requeue(SOON), false));
+                }
                 Err(e) => return Err(e.into()),
             };
             // Name the Velero Backup in its status at once, so the NAB controller adopts it.
             write_child_status(nab_api, created, child.status.clone()).await?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::WriteChildStatus(child) => {
             let status = child.status.clone();
             write_child_status(nab_api, *child, status).await?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
         NasStep::DeleteChildNab(child) => {
             ignore_not_found(nab_api.delete(&child, &DeleteParams::default()).await)?;
-            Ok(Action::requeue(SOON))
+            Ok((Action::requeue(SOON), true))
         }
-        NasStep::AwaitChange => Ok(Action::await_change()),
-        NasStep::RequeueAfter(d) => Ok(Action::requeue(d)),
+        NasStep::AwaitChange => Ok((Action::await_change(), false)),
+        NasStep::RequeueAfter(d) => Ok((Action::requeue(d), false)),
     }
 }
 

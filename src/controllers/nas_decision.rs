@@ -28,6 +28,21 @@ pub const ACCEPTED_MESSAGE: &str = "schedule accepted";
 pub const RUNNING_POLL: Duration = Duration::from_secs(1);
 /// How often an idle schedule is looked at again.
 pub const IDLE_POLL: Duration = Duration::from_secs(30);
+/// Message of the Deleting condition (the backups the schedule made are not deleted with it).
+pub const DELETING_MESSAGE: &str =
+    "removing the Velero Schedule; the backups it already made are kept";
+
+/// Event reasons of the NAS controller.
+pub mod event_reasons {
+    /// The Velero Schedule was created.
+    pub const SCHEDULE_CREATED: &str = "ScheduleCreated";
+    /// The tenant paused the schedule.
+    pub const SCHEDULE_PAUSED: &str = "SchedulePaused";
+    /// The tenant unpaused the schedule.
+    pub const SCHEDULE_UNPAUSED: &str = "ScheduleUnpaused";
+    /// Warning: the schedule or its backup template was refused.
+    pub const INVALID_SCHEDULE: &str = "InvalidScheduleSpec";
+}
 
 /// Everything the decision depends on.
 #[derive(Debug, Clone)]
@@ -365,6 +380,109 @@ fn scheduled_backup(nas: &NonAdminSchedule, nacuuid: &str, backup: &Backup) -> S
     }
 }
 
+/// A deleted NAS: says so in its status (phase Deleting, Deleting=True/DeletionPending) while
+/// its finalizer holds it, then deletes the Velero Schedule, then removes the finalizer.
+fn decide_delete(
+    obs: &NasObservation<'_>,
+    mut status: NonAdminScheduleStatus,
+    current: Option<&NonAdminScheduleStatus>,
+) -> NasStep {
+    let nas = obs.nas;
+    // Without our finalizer the object may vanish any moment: nothing to report on then.
+    if has_finalizer(nas) {
+        advance(&mut status, NonAdminPhase::Deleting);
+        set_condition(
+            &mut status.conditions,
+            types::DELETING,
+            true,
+            reasons::DELETION_PENDING,
+            DELETING_MESSAGE,
+            &obs.now,
+        );
+        status.next_run = None;
+        if status_changed(current, &status) {
+            return NasStep::WriteStatus(Box::new(status));
+        }
+    }
+    if let Some(s) = obs.velero_schedule {
+        return NasStep::DeleteVeleroSchedule(s.metadata.name.clone().unwrap_or_default());
+    }
+    if has_finalizer(nas) {
+        return NasStep::RemoveFinalizer;
+    }
+    NasStep::AwaitChange
+}
+
+fn accepted_refusal(status: Option<&NonAdminScheduleStatus>) -> Option<&str> {
+    status?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == types::ACCEPTED && c.status == "False")
+        .map(|c| c.message.as_str())
+}
+
+/// The Event worth publishing once `step` was applied to `nas` (as observed, with its Velero
+/// Schedule `velero_schedule`), if any: created, paused or unpaused by the tenant, refused.
+/// Notes name only the NAS (the Velero Schedule's name is another namespace's object).
+pub fn notice(
+    nas: &NonAdminSchedule,
+    velero_schedule: Option<&Schedule>,
+    step: &NasStep,
+) -> Option<super::events::Notice<'static>> {
+    use super::events::Notice;
+    let name = nas.metadata.name.as_deref().unwrap_or_default();
+    match step {
+        NasStep::CreateVeleroSchedule(s) => Some(Notice::normal(
+            event_reasons::SCHEDULE_CREATED,
+            "CreateSchedule",
+            format!(
+                "created the Velero Schedule of NonAdminSchedule {name} (cron {:?}{})",
+                s.spec.schedule,
+                if s.spec.paused == Some(true) {
+                    ", paused"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        NasStep::UpdateVeleroSchedule(next) => {
+            let was = velero_schedule.is_some_and(|s| s.spec.paused == Some(true));
+            let now = next.spec.paused == Some(true);
+            let asked = nas.spec.paused == Some(true);
+            // A pause because the template became invalid is told by the refusal's Event.
+            match (was, now, asked) {
+                (false, true, true) => Some(Notice::normal(
+                    event_reasons::SCHEDULE_PAUSED,
+                    "PauseSchedule",
+                    format!(
+                        "NonAdminSchedule {name} is paused: no backups run until it is unpaused"
+                    ),
+                )),
+                (true, false, false) => Some(Notice::normal(
+                    event_reasons::SCHEDULE_UNPAUSED,
+                    "UnpauseSchedule",
+                    format!(
+                        "the Velero Schedule of NonAdminSchedule {name} is no longer paused: backups run on its schedule again"
+                    ),
+                )),
+                _ => None,
+            }
+        }
+        NasStep::WriteStatus(new) => {
+            let refused = accepted_refusal(Some(new))?;
+            if accepted_refusal(nas.status.as_ref()) == Some(refused) {
+                return None;
+            }
+            Some(Notice::warning(
+                event_reasons::INVALID_SCHEDULE,
+                "Validate",
+                format!("NonAdminSchedule {name} was refused: {refused}"),
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// Decides the next step for a NonAdminSchedule.
 pub fn decide(obs: &NasObservation<'_>) -> NasStep {
     let nas = obs.nas;
@@ -372,13 +490,7 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
     let mut status = current.clone().unwrap_or_default();
 
     if nas.metadata.deletion_timestamp.is_some() {
-        if let Some(s) = obs.velero_schedule {
-            return NasStep::DeleteVeleroSchedule(s.metadata.name.clone().unwrap_or_default());
-        }
-        if has_finalizer(nas) {
-            return NasStep::RemoveFinalizer;
-        }
-        return NasStep::AwaitChange;
+        return decide_delete(obs, status, current.as_ref());
     }
 
     let verdict = validate_cron(&nas.spec.schedule).and(obs.verdict.clone());
@@ -647,10 +759,29 @@ mod tests {
     }
 
     #[test]
-    fn deletion_removes_the_velero_schedule_then_the_finalizer() {
+    fn deletion_says_deleting_then_removes_the_velero_schedule_then_the_finalizer() {
         let mut n = nas(json!({}), with_id(), true);
         n.metadata.deletion_timestamp = Some(time(0));
         let s = schedule_for(&n);
+        // First the status, while the Velero Schedule still exists.
+        let st = status_of(decide(&obs(&n, Some(&s), &[], &[], valid())));
+        assert_eq!(st.phase, Some(NonAdminPhase::Deleting));
+        let c = st
+            .conditions
+            .iter()
+            .find(|c| c.type_ == types::DELETING)
+            .unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            ("True", reasons::DELETION_PENDING, DELETING_MESSAGE)
+        );
+        assert!(st.next_run.is_none());
+        assert_eq!(
+            st.velero_schedule.as_ref().unwrap().nacuuid.as_deref(),
+            Some(ID),
+            "the status still names what is being removed"
+        );
+        n.status = Some(st);
         assert_eq!(
             decide(&obs(&n, Some(&s), &[], &[], valid())),
             NasStep::DeleteVeleroSchedule(ID.into())
@@ -664,6 +795,65 @@ mod tests {
             decide(&obs(&n, None, &[], &[], valid())),
             NasStep::AwaitChange
         );
+    }
+
+    #[test]
+    fn a_deleted_schedule_without_our_finalizer_only_removes_the_velero_schedule() {
+        let mut n = nas(json!({}), with_id(), false);
+        n.metadata.deletion_timestamp = Some(time(0));
+        let s = schedule_for(&n);
+        assert_eq!(
+            decide(&obs(&n, Some(&s), &[], &[], valid())),
+            NasStep::DeleteVeleroSchedule(ID.into())
+        );
+        assert_eq!(
+            decide(&obs(&n, None, &[], &[], valid())),
+            NasStep::AwaitChange
+        );
+    }
+
+    #[test]
+    fn events_mark_creation_tenant_pauses_and_refusals_only() {
+        use crate::controllers::events::EventType;
+        let n = nas(json!({}), with_id(), true);
+        let created = decide(&obs(&n, None, &[], &[], valid()));
+        let e = notice(&n, None, &created).unwrap();
+        assert_eq!(e.reason, event_reasons::SCHEDULE_CREATED);
+        assert!(
+            e.note.contains("hourly") && e.note.contains("0 * * * *"),
+            "{}",
+            e.note
+        );
+        assert!(!e.note.contains(ID), "the Velero Schedule's name stays out");
+
+        let s = schedule_for(&n);
+        let paused = nas(json!({"paused": true}), with_id(), true);
+        let step = decide(&obs(&paused, Some(&s), &[], &[], valid()));
+        let e = notice(&paused, Some(&s), &step).unwrap();
+        assert_eq!(e.reason, event_reasons::SCHEDULE_PAUSED);
+        let NasStep::UpdateVeleroSchedule(ps) = step else {
+            panic!("expected the pause")
+        };
+        let step = decide(&obs(&n, Some(&ps), &[], &[], valid()));
+        let e = notice(&n, Some(&ps), &step).unwrap();
+        assert_eq!(e.reason, event_reasons::SCHEDULE_UNPAUSED);
+
+        // An invalid template pauses the Velero Schedule silently; the refusal is the Event.
+        let refused = Err("spec.backupSpec.includedNamespaces: team-b".to_string());
+        let step = decide(&obs(&n, Some(&s), &[], &[], refused.clone()));
+        assert!(matches!(step, NasStep::UpdateVeleroSchedule(_)));
+        assert_eq!(notice(&n, Some(&s), &step), None);
+        let step = decide(&obs(&n, Some(&ps), &[], &[], refused.clone()));
+        let e = notice(&n, Some(&ps), &step).unwrap();
+        assert_eq!(e.reason, event_reasons::INVALID_SCHEDULE);
+        assert_eq!(e.type_, EventType::Warning);
+        assert!(e.note.contains("includedNamespaces"), "{}", e.note);
+        // Once written, the same refusal is no new Event.
+        let mut told = n.clone();
+        told.status = Some(status_of(step));
+        let again = NasStep::WriteStatus(Box::new(told.status.clone().unwrap()));
+        assert_eq!(notice(&told, Some(&ps), &again), None);
+        assert_eq!(notice(&n, None, &NasStep::AwaitChange), None);
     }
 
     #[test]

@@ -54,7 +54,7 @@ mod writer;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod tests_support;
+pub(crate) mod tests_support;
 
 pub use entry::{Activity, Entry, EntryError, QueueKind, VeleroPhase};
 pub use index::{QueueIndex, UpsertOutcome};

@@ -181,6 +181,16 @@ impl PositionWriter {
         }
     }
 
+    /// The position this writer decided `object`'s status shows: `Some(None)` for "no
+    /// position", `None` when the object is untracked or its status is unknown (a write
+    /// failed) — then the caller publishes the current position.
+    pub fn published(&self, object: &TrackedObject) -> Option<Option<u64>> {
+        match self.tracked.get(object)?.published {
+            Published::Value(value) => Some(value),
+            Published::Unknown => None,
+        }
+    }
+
     /// Number of tracked objects.
     pub fn tracked_len(&self) -> usize {
         self.tracked.len()
@@ -323,6 +333,23 @@ mod tests {
         assert_eq!(plan.next_check, None);
         // Nothing changed: nothing to do.
         assert_eq!(writer.plan(&index, start), WritePlan::default());
+    }
+
+    #[test]
+    fn published_follows_plans_and_failures() {
+        let mut writer = PositionWriter::new(WriterConfig::default());
+        let index = QueueIndex::from_entries([backup("a", 1, None)]);
+        assert_eq!(writer.published(&object("a")), None, "untracked");
+        writer.track(object("a"), Some(7));
+        assert_eq!(writer.published(&object("a")), Some(Some(7)));
+        writer.plan(&index, Instant::now());
+        assert_eq!(writer.published(&object("a")), Some(Some(1)));
+        writer.write_failed(&object("a"));
+        assert_eq!(
+            writer.published(&object("a")),
+            None,
+            "unknown after a failure"
+        );
     }
 
     #[test]

@@ -60,6 +60,11 @@ const CONTROLLER_RBAC_YAML: &str = include_str!("../../deploy/rbac/controller.ya
 /// The service account the NAC controller runs as.
 pub const CONTROLLER_SERVICE_ACCOUNT: &str = "nac-controller";
 
+/// The gateway's service account and read-only RBAC (`deploy/gateway/base/rbac.yaml`).
+const GATEWAY_RBAC_YAML: &str = include_str!("../../deploy/gateway/base/rbac.yaml");
+/// The service account the NAC gateway runs as.
+pub const GATEWAY_SERVICE_ACCOUNT: &str = "nac-gateway";
+
 /// Creates every object of a multi-document manifest that does not exist yet.
 pub async fn apply_manifests(
     client: &kube::Client,
@@ -179,6 +184,7 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
     )
     .await?;
     apply_manifests(admin, "deploy/rbac/controller.yaml", CONTROLLER_RBAC_YAML).await?;
+    apply_manifests(admin, "deploy/gateway/base/rbac.yaml", GATEWAY_RBAC_YAML).await?;
     // Velero runs as a service account with cluster-admin, as OADP installs it.
     ensure_namespaced::<ServiceAccount>(
         admin,

@@ -64,4 +64,7 @@ pub mod finalizers {
         "nonadminbackupstoragelocation.oadp.openshift.io/finalizer";
     /// Keeps a NonAdminSchedule until its Velero Schedule is gone.
     pub const NON_ADMIN_SCHEDULE: &str = "nonadminschedule.oadp.openshift.io/finalizer";
+    /// Keeps a NonAdminDownloadRequest until its Velero DownloadRequest is gone.
+    pub const NON_ADMIN_DOWNLOAD_REQUEST: &str =
+        "nonadmindownloadrequest.oadp.openshift.io/finalizer";
 }

@@ -1,0 +1,266 @@
+//! Authorization: every namespace-scoped action is a SubjectAccessReview for the caller's user,
+//! uid, groups and extra, with the exact verb, group `oadp.openshift.io`, resource, subresource
+//! and name. Decisions are cached keyed on the whole identity and every attribute: allows for
+//! at most `allow_ttl` (so a removed RoleBinding takes effect within it), denials for
+//! `deny_ttl`.
+//!
+//! A granted check yields an [`Authorized`] value, which only this module can make; the
+//! service's read paths take one, so a handler cannot read a namespace it did not authorize.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
+use kube::api::{Api, PostParams};
+
+use super::Identity;
+use super::cache::TtlCache;
+use crate::api::nonadmin::GROUP;
+use crate::gateway::error::GatewayError;
+
+/// Longest an allow decision may be cached.
+pub const MAX_ALLOW_TTL: Duration = Duration::from_secs(30);
+
+/// Settings of the authorizer.
+#[derive(Clone, Debug)]
+pub struct AuthzConfig {
+    /// How long an allow is remembered (capped at [`MAX_ALLOW_TTL`]).
+    pub allow_ttl: Duration,
+    /// How long a denial is remembered.
+    pub deny_ttl: Duration,
+    /// Most decisions remembered.
+    pub capacity: usize,
+}
+
+impl Default for AuthzConfig {
+    fn default() -> Self {
+        AuthzConfig {
+            allow_ttl: MAX_ALLOW_TTL,
+            deny_ttl: Duration::from_secs(5),
+            capacity: 50_000,
+        }
+    }
+}
+
+/// One thing to check: `verb` on `resource` (group `oadp.openshift.io`) in `namespace`,
+/// optionally a `subresource` and one object `name`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AccessCheck {
+    /// Kubernetes verb (get, list, watch, create, patch, delete …).
+    pub verb: &'static str,
+    /// Plural resource, e.g. `nonadminbackups`.
+    pub resource: &'static str,
+    /// Subresource, empty for none.
+    pub subresource: &'static str,
+    /// Namespace.
+    pub namespace: String,
+    /// Object name, empty for collection verbs.
+    pub name: String,
+}
+
+impl AccessCheck {
+    /// `verb` on the collection `resource` in `namespace`.
+    pub fn new(verb: &'static str, resource: &'static str, namespace: &str) -> Self {
+        AccessCheck {
+            verb,
+            resource,
+            subresource: "",
+            namespace: namespace.to_string(),
+            name: String::new(),
+        }
+    }
+
+    /// The same check on the object `name`.
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.to_string();
+        self
+    }
+}
+
+/// Proof that the caller passed an access check in `namespace`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Authorized {
+    namespace: String,
+    resource: &'static str,
+    verb: &'static str,
+}
+
+impl Authorized {
+    /// The namespace the caller may act in.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The resource the check was about.
+    pub fn resource(&self) -> &'static str {
+        self.resource
+    }
+
+    /// The verb the check was about.
+    pub fn verb(&self) -> &'static str {
+        self.verb
+    }
+}
+
+/// Counters for `/metrics`.
+#[derive(Debug, Default)]
+pub struct AuthzCounters {
+    /// Decisions served from the cache.
+    pub cache_hits: AtomicU64,
+    /// SubjectAccessReviews sent.
+    pub reviews: AtomicU64,
+    /// Checks denied.
+    pub denied: AtomicU64,
+}
+
+type DecisionKey = (Arc<Identity>, AccessCheck);
+
+/// Answers access checks with SubjectAccessReviews.
+pub struct Authorizer {
+    client: kube::Client,
+    config: AuthzConfig,
+    cache: TtlCache<DecisionKey, bool>,
+    /// Counters for `/metrics`.
+    pub counters: AuthzCounters,
+}
+
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authorizer {
+    /// An authorizer sending reviews through `client` (the gateway's identity).
+    pub fn new(client: kube::Client, mut config: AuthzConfig) -> Self {
+        config.allow_ttl = config.allow_ttl.min(MAX_ALLOW_TTL);
+        let cache = TtlCache::new(config.capacity);
+        Authorizer {
+            client,
+            config,
+            cache,
+            counters: AuthzCounters::default(),
+        }
+    }
+
+    /// The effective settings.
+    pub fn config(&self) -> &AuthzConfig {
+        &self.config
+    }
+
+    /// Whether `identity` may do `check`.
+    pub async fn allowed(
+        &self,
+        identity: &Arc<Identity>,
+        check: &AccessCheck,
+    ) -> Result<bool, GatewayError> {
+        let key = (identity.clone(), check.clone());
+        if let Some(allowed) = self.cache.get(&key) {
+            self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+            if !allowed {
+                self.counters.denied.fetch_add(1, Ordering::Relaxed);
+            }
+            return Ok(allowed);
+        }
+        self.counters.reviews.fetch_add(1, Ordering::Relaxed);
+        let allowed = self.review(identity, check).await?;
+        let ttl = if allowed {
+            self.config.allow_ttl
+        } else {
+            self.config.deny_ttl
+        };
+        self.cache.insert(key, allowed, ttl);
+        if !allowed {
+            self.counters.denied.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(allowed)
+    }
+
+    /// [`Authorized`] when `identity` may do `check`, else 403 naming only what the caller
+    /// asked for (never whether the object exists).
+    pub async fn require(
+        &self,
+        identity: &Arc<Identity>,
+        check: AccessCheck,
+    ) -> Result<Authorized, GatewayError> {
+        if self.allowed(identity, &check).await? {
+            Ok(Authorized {
+                namespace: check.namespace,
+                resource: check.resource,
+                verb: check.verb,
+            })
+        } else {
+            Err(GatewayError::Forbidden {
+                verb: check.verb,
+                resource: check.resource,
+                namespace: check.namespace,
+            })
+        }
+    }
+
+    /// [`Authorized`] for the first of `checks` that is allowed; 403 for the first check when
+    /// none is.
+    pub async fn require_any(
+        &self,
+        identity: &Arc<Identity>,
+        checks: Vec<AccessCheck>,
+    ) -> Result<Authorized, GatewayError> {
+        let mut first = None;
+        for check in checks {
+            if self.allowed(identity, &check).await? {
+                return Ok(Authorized {
+                    namespace: check.namespace,
+                    resource: check.resource,
+                    verb: check.verb,
+                });
+            }
+            first.get_or_insert(check);
+        }
+        Err(match first {
+            Some(check) => GatewayError::Forbidden {
+                verb: check.verb,
+                resource: check.resource,
+                namespace: check.namespace,
+            },
+            None => GatewayError::BadRequest("nothing to authorize".into()),
+        })
+    }
+
+    async fn review(&self, identity: &Identity, check: &AccessCheck) -> Result<bool, GatewayError> {
+        let review = SubjectAccessReview {
+            spec: SubjectAccessReviewSpec {
+                user: Some(identity.username.clone()),
+                uid: (!identity.uid.is_empty()).then(|| identity.uid.clone()),
+                groups: Some(identity.groups.clone()),
+                extra: (!identity.extra.is_empty()).then(|| identity.extra.clone()),
+                resource_attributes: Some(ResourceAttributes {
+                    group: Some(GROUP.to_string()),
+                    resource: Some(check.resource.to_string()),
+                    verb: Some(check.verb.to_string()),
+                    namespace: Some(check.namespace.clone()),
+                    subresource: (!check.subresource.is_empty())
+                        .then(|| check.subresource.to_string()),
+                    name: (!check.name.is_empty()).then(|| check.name.clone()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let answer = Api::<SubjectAccessReview>::all(self.client.clone())
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|error| {
+                tracing::warn!(error = %error, "SubjectAccessReview failed");
+                GatewayError::Unavailable("the API server could not check permissions".into())
+            })?;
+        Ok(answer
+            .status
+            .is_some_and(|status| status.allowed && status.denied != Some(true)))
+    }
+}

@@ -1,0 +1,404 @@
+//! GraphQL at `/graphql` (async-graphql): the same data and the same access checks as REST,
+//! because every resolver calls a [`GatewayService`] operation with the caller — queries,
+//! mutations (written with the caller's own token by the service) and subscriptions over
+//! WebSocket (`graphql-transport-ws`, and the legacy `graphql-ws`) fed by the gateway's event
+//! log. Lists are Relay connections over the service's `limit`/`continue` paging
+//! ([`cursor`]); queries deeper than [`MAX_DEPTH`] or above [`MAX_COMPLEXITY`] are refused
+//! before anything runs; DataLoaders ([`loaders`]) batch a restore's backup and a backup's
+//! restores. Errors carry `extensions.code` ([`errors`]).
+//!
+//! Authentication:
+//! - `POST /graphql` needs `Authorization: Bearer <token>` like REST. Without a valid token the
+//!   answer is HTTP 401 with `WWW-Authenticate: Bearer realm="nac"` and a GraphQL body whose
+//!   error has `extensions.code = UNAUTHENTICATED`; over the rate limit, HTTP 429 with
+//!   `Retry-After` and `RATE_LIMITED`. Errors inside an authenticated request (FORBIDDEN,
+//!   NOT_FOUND, INVALID …) are HTTP 200 with `errors`, as GraphQL over HTTP expects.
+//! - `GET /graphql` with a WebSocket upgrade opens a subscription connection. The token comes
+//!   from the `connection_init` payload (`{"Authorization": "Bearer …"}`, `{"token": "…"}` or
+//!   `{"headers": {"Authorization": …}}`) or else from the upgrade request's Authorization
+//!   header; a header token the cluster refuses is answered 401 before the upgrade, and a
+//!   connection without a valid token is closed at `connection_init` (close code 1002 with
+//!   the reason "a valid bearer token is required").
+//! - `GET /graphql` otherwise serves a small query console that loads nothing from elsewhere.
+//!
+//! The SDL is checked in at `schema/schema.graphql` (`nac graphql-schema` prints it).
+
+pub mod cursor;
+pub mod errors;
+pub mod loaders;
+pub mod mutation;
+pub mod query;
+pub mod subscription;
+pub mod types;
+
+use std::sync::Arc;
+
+use async_graphql::dataloader::DataLoader;
+use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
+use async_graphql::{Context, Data, Schema};
+use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
+use axum::Router;
+use axum::extract::{FromRequestParts, Request, State, WebSocketUpgrade};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use crate::gateway::Gateway;
+use crate::gateway::auth::{BearerToken, Caller};
+use crate::gateway::error::GatewayError;
+use crate::gateway::service::GatewayService;
+use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
+use loaders::{BackupLoader, RestoresOfBackupLoader};
+use mutation::MutationRoot;
+use query::QueryRoot;
+use subscription::SubscriptionRoot;
+
+/// Deepest selection accepted.
+pub const MAX_DEPTH: usize = 12;
+/// Largest complexity accepted (every field costs 1; lists cost their page size times their
+/// selection; `describe(details: true)` costs 50).
+pub const MAX_COMPLEXITY: usize = 500;
+
+/// The schema type.
+pub type NacSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
+
+/// The caller of the current request or subscription connection.
+#[derive(Clone, Debug)]
+pub struct RequestCaller(pub Caller);
+
+/// The schema, with `service` for resolvers (none: for printing the SDL).
+pub fn schema(service: Option<Arc<GatewayService>>) -> NacSchema {
+    let mut builder = Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
+        .limit_depth(MAX_DEPTH)
+        .limit_complexity(MAX_COMPLEXITY)
+        .limit_recursive_depth(32)
+        .extension(errors::EngineErrorCodes);
+    if let Some(service) = service {
+        builder = builder.data(service);
+    }
+    builder.finish()
+}
+
+/// The schema in SDL, as checked in at `schema/schema.graphql`.
+pub fn sdl() -> String {
+    schema(None).sdl()
+}
+
+pub(crate) fn service_of<'a>(ctx: &Context<'a>) -> async_graphql::Result<&'a Arc<GatewayService>> {
+    ctx.data::<Arc<GatewayService>>()
+}
+
+pub(crate) fn caller_of<'a>(ctx: &Context<'a>) -> async_graphql::Result<&'a Caller> {
+    ctx.data::<RequestCaller>()
+        .map(|caller| &caller.0)
+        .map_err(|_| errors::to_graphql(&GatewayError::Unauthenticated))
+}
+
+pub(crate) fn check_namespace(namespace: &str) -> Result<(), GatewayError> {
+    if !namespace.is_empty() && is_dns1123_label(namespace) {
+        Ok(())
+    } else {
+        Err(GatewayError::BadRequest(
+            "namespace is not a valid namespace name".into(),
+        ))
+    }
+}
+
+pub(crate) fn check_name(name: &str) -> Result<(), GatewayError> {
+    if !name.is_empty() && is_dns1123_subdomain(name) {
+        Ok(())
+    } else {
+        Err(GatewayError::BadRequest(
+            "name is not a valid object name".into(),
+        ))
+    }
+}
+
+/// What one request (or subscription connection) runs with: the caller and their loaders.
+fn fill_data(data: &mut Data, service: &Arc<GatewayService>, caller: Caller) {
+    data.insert(DataLoader::new(
+        BackupLoader::new(Arc::clone(service), caller.clone()),
+        tokio::spawn,
+    ));
+    data.insert(DataLoader::new(
+        RestoresOfBackupLoader::new(Arc::clone(service), caller.clone()),
+        tokio::spawn,
+    ));
+    data.insert(RequestCaller(caller));
+}
+
+#[derive(Clone)]
+struct GraphqlState {
+    gateway: Gateway,
+    schema: NacSchema,
+}
+
+/// The `/graphql` routes over `gateway`'s service.
+pub fn router(gateway: Gateway) -> Router {
+    let schema = schema(Some(Arc::clone(gateway.service())));
+    Router::new()
+        .route("/graphql", get(graphql_get).post(graphql_post))
+        .with_state(GraphqlState { gateway, schema })
+}
+
+fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response {
+    let mut response = (status, serde_json::to_vec(body).unwrap_or_default()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// An HTTP answer carrying one GraphQL error (for failures before the query runs).
+fn error_response(error: &GatewayError) -> Response {
+    let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut extensions = json!({"code": errors::code_of(error), "reason": error.code()});
+    if let GatewayError::RateLimited { retry_after } = error {
+        extensions["retryAfterSeconds"] = json!(retry_after.as_secs().max(1));
+    }
+    let body = json!({"errors": [{"message": error.to_string(), "extensions": extensions}]});
+    let mut response = json_response(status, &body);
+    match error {
+        GatewayError::Unauthenticated => {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"nac\""),
+            );
+        }
+        GatewayError::RateLimited { retry_after } => {
+            if let Ok(value) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        _ => {}
+    }
+    response
+}
+
+fn bearer(headers: &HeaderMap) -> Option<BearerToken> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(BearerToken::from_authorization)
+}
+
+/// The caller holding `token`, within their rate limit.
+async fn admit(gateway: &Gateway, token: Option<BearerToken>) -> Result<Caller, GatewayError> {
+    let caller = gateway.service().authenticate(token).await?;
+    let decision = gateway.limiter.check(caller.username());
+    if !decision.allowed {
+        return Err(GatewayError::RateLimited {
+            retry_after: decision.reset,
+        });
+    }
+    Ok(caller)
+}
+
+/// The token of a `connection_init` payload.
+pub fn token_from_init_payload(payload: &Value) -> Option<BearerToken> {
+    let authorization = |object: &Value| {
+        ["Authorization", "authorization"]
+            .iter()
+            .find_map(|key| object.get(*key).and_then(Value::as_str))
+            .and_then(BearerToken::from_authorization)
+    };
+    authorization(payload)
+        .or_else(|| payload.get("headers").and_then(authorization))
+        .or_else(|| {
+            payload
+                .get("token")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|token| !token.is_empty() && token.len() <= 16 * 1024)
+                .map(BearerToken::new)
+        })
+}
+
+async fn graphql_post(State(state): State<GraphqlState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let caller = match admit(&state.gateway, bearer(&parts.headers)).await {
+        Ok(caller) => caller,
+        Err(error) => return error_response(&error),
+    };
+    if let Some(content_type) = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    {
+        let essence = content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if essence != "application/json" {
+            return error_response(&GatewayError::UnsupportedMediaType);
+        }
+    }
+    let limit = state.gateway.config.max_body_bytes;
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return error_response(&GatewayError::PayloadTooLarge { limit });
+    };
+    let request: async_graphql::Request = match serde_json::from_slice(&bytes) {
+        Ok(request) => request,
+        Err(_) => {
+            return error_response(&GatewayError::BadRequest(
+                "the body must be one GraphQL request: {\"query\": …, \"variables\": {…}} (batches are not accepted)".into(),
+            ));
+        }
+    };
+    let service = state.gateway.service();
+    let mut request = request;
+    fill_data(&mut request.data, service, caller);
+    let mut response = state.schema.execute(request).await;
+    errors::ensure_codes(&mut response);
+    json_response(StatusCode::OK, &response)
+}
+
+async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Response {
+    let wants_upgrade = request
+        .headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    if !wants_upgrade {
+        return console();
+    }
+    let (mut parts, _body) = request.into_parts();
+    let Ok(protocol) = GraphQLProtocol::from_request_parts(&mut parts, &()).await else {
+        return error_response(&GatewayError::BadRequest(
+            "Sec-WebSocket-Protocol must be graphql-transport-ws (or graphql-ws)".into(),
+        ));
+    };
+    let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return rejection.into_response(),
+    };
+    // A token in the upgrade request is checked now, so a refused one is a plain 401.
+    let header_caller = match bearer(&parts.headers) {
+        Some(token) => match admit(&state.gateway, Some(token)).await {
+            Ok(caller) => Some(caller),
+            Err(error) => return error_response(&error),
+        },
+        None => None,
+    };
+    let gateway = state.gateway.clone();
+    let schema = state.schema.clone();
+    upgrade
+        .protocols(ALL_WEBSOCKET_PROTOCOLS)
+        .on_upgrade(move |socket| async move {
+            GraphQLWebSocket::new(socket, schema, protocol)
+                .on_connection_init(move |payload| async move {
+                    let caller = match token_from_init_payload(&payload) {
+                        Some(token) => admit(&gateway, Some(token)).await,
+                        None => header_caller.ok_or(GatewayError::Unauthenticated),
+                    }
+                    .map_err(|error| async_graphql::Error::new(error.to_string()))?;
+                    let mut data = Data::default();
+                    fill_data(&mut data, gateway.service(), caller);
+                    Ok(data)
+                })
+                .serve()
+                .await;
+        })
+}
+
+const CONSOLE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>NAC GraphQL</title>
+<style>body{font-family:sans-serif;margin:1rem;max-width:70rem}textarea,input{width:100%;font-family:monospace;box-sizing:border-box}textarea{height:14rem}pre{background:#f4f4f4;padding:.5rem;overflow:auto}</style>
+</head><body>
+<h1>NAC GraphQL</h1>
+<p>POST <code>/graphql</code> with <code>Authorization: Bearer TOKEN</code>. The schema is in <code>schema/schema.graphql</code>; subscriptions use <code>graphql-transport-ws</code> on this URL.</p>
+<label>Token <input id="token" type="password" autocomplete="off"></label>
+<label>Query <textarea id="query">{ viewer { username } namespaces { name permissions { resource verbs } } }</textarea></label>
+<label>Variables (JSON) <textarea id="variables" style="height:4rem">{}</textarea></label>
+<button id="run">Run</button>
+<pre id="out"></pre>
+<script>
+document.getElementById('run').onclick = async () => {
+  const out = document.getElementById('out');
+  let variables = {};
+  try { variables = JSON.parse(document.getElementById('variables').value || '{}'); }
+  catch (e) { out.textContent = 'variables: ' + e; return; }
+  const response = await fetch('/graphql', {method: 'POST', headers: {
+    'content-type': 'application/json',
+    'authorization': 'Bearer ' + document.getElementById('token').value}, body: JSON.stringify({
+    query: document.getElementById('query').value, variables})});
+  out.textContent = response.status + '\n' + JSON.stringify(await response.json(), null, 2);
+};
+</script></body></html>
+"#;
+
+fn console() -> Response {
+    let mut response = axum::response::Html(CONSOLE).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
+        ),
+    );
+    response
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn init_payload_tokens() {
+        for payload in [
+            json!({"Authorization": "Bearer abc"}),
+            json!({"authorization": "bearer abc"}),
+            json!({"headers": {"Authorization": "Bearer abc"}}),
+            json!({"token": "abc"}),
+        ] {
+            assert_eq!(
+                token_from_init_payload(&payload).map(|t| t.expose().to_string()),
+                Some("abc".to_string()),
+                "{payload}"
+            );
+        }
+        for payload in [
+            json!({}),
+            json!(null),
+            json!({"Authorization": "Basic abc"}),
+            json!({"token": ""}),
+            json!({"token": 5}),
+        ] {
+            assert!(token_from_init_payload(&payload).is_none(), "{payload}");
+        }
+    }
+
+    #[test]
+    fn the_sdl_has_the_main_types_and_no_limits_are_lost() {
+        let sdl = sdl();
+        for needle in [
+            "type BackupConnection",
+            "type Mutation {",
+            "type Subscription",
+            "changes(",
+            "phaseCounts(",
+        ] {
+            assert!(sdl.contains(needle), "{needle} missing from the SDL");
+        }
+    }
+
+    #[test]
+    fn unauthenticated_answers_carry_www_authenticate() {
+        let response = error_response(&GatewayError::Unauthenticated);
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            response.headers()[header::WWW_AUTHENTICATE],
+            "Bearer realm=\"nac\""
+        );
+    }
+
+    #[test]
+    fn the_console_loads_nothing_from_elsewhere() {
+        assert!(!CONSOLE.contains("http://") && !CONSOLE.contains("https://"));
+        assert!(!CONSOLE.contains("<script src"));
+    }
+}

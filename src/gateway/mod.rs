@@ -1,0 +1,174 @@
+//! The gateway: NAC's HTTP API for namespace owners, CI pipelines and dashboards.
+//!
+//! - `auth/`: bearer token → TokenReview (cached under a keyed hash of the token), and every
+//!   namespace-scoped action → SubjectAccessReview (cached briefly, allow ≤ 30 s, deny 5 s);
+//! - [`service`]: the authorized operations, transport-neutral (REST today, GraphQL on top of the
+//!   same functions);
+//! - [`store`]: watch caches reads are served from, and the queue index;
+//! - [`clients`]: writes go to the API server with the caller's own token;
+//! - `rest/`: `/api/v1` with OpenAPI, problem+json errors, paging, idempotency, rate limits,
+//!   metrics, health and an API documentation page;
+//! - `events/`: live changes as Server-Sent Events.
+//!
+//! The gateway's own identity only reads (watches) and runs TokenReview/SubjectAccessReview.
+
+pub mod artifacts;
+pub mod auth;
+pub mod clients;
+pub mod error;
+pub mod events;
+pub mod graphql;
+pub mod idempotency;
+pub mod metrics;
+pub mod paging;
+pub mod ratelimit;
+pub mod resources;
+pub mod rest;
+pub mod selector;
+pub mod service;
+pub mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use auth::{Authenticator, AuthnConfig, Authorizer, AuthzConfig, TokenHasher};
+use clients::SharedUserClients;
+use idempotency::IdempotencyStore;
+use metrics::RequestMetrics;
+use paging::PageTokens;
+use ratelimit::{RateLimitConfig, RateLimiter};
+use service::{GatewayService, ServiceConfig};
+use store::WatchCaches;
+
+pub use error::GatewayError;
+
+/// Everything configurable about a gateway.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    /// Where Velero and NAC's admin-side objects live.
+    pub oadp_namespace: String,
+    /// Token checking.
+    pub authn: AuthnConfig,
+    /// Access checking.
+    pub authz: AuthzConfig,
+    /// Per-user rate limit.
+    pub rate_limit: RateLimitConfig,
+    /// Largest request body.
+    pub max_body_bytes: usize,
+    /// How long Idempotency-Key answers are kept.
+    pub idempotency_ttl: Duration,
+    /// Changes kept for resuming event streams.
+    pub event_capacity: usize,
+    /// Operation settings.
+    pub service: ServiceConfig,
+    /// Key signing `continue` tokens (random when unset: tokens then work only on the replica
+    /// that issued them).
+    pub paging_key: Option<[u8; 32]>,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            oadp_namespace: "openshift-adp".into(),
+            authn: AuthnConfig::default(),
+            authz: AuthzConfig::default(),
+            rate_limit: RateLimitConfig::default(),
+            max_body_bytes: 1024 * 1024,
+            idempotency_ttl: Duration::from_secs(3600),
+            event_capacity: 10_000,
+            service: ServiceConfig::default(),
+            paging_key: None,
+        }
+    }
+}
+
+/// The state shared by every request.
+pub struct GatewayState {
+    /// The operations.
+    pub service: Arc<GatewayService>,
+    /// Request metrics.
+    pub metrics: RequestMetrics,
+    /// Per-user rate limits.
+    pub limiter: RateLimiter,
+    /// Idempotency-Key answers.
+    pub idempotency: IdempotencyStore,
+    /// The settings.
+    pub config: GatewayConfig,
+    reader: kube::Client,
+}
+
+/// A gateway: cheap to clone.
+#[derive(Clone)]
+pub struct Gateway(Arc<GatewayState>);
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("config", &self.0.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for Gateway {
+    type Target = GatewayState;
+    fn deref(&self) -> &GatewayState {
+        &self.0
+    }
+}
+
+impl Gateway {
+    /// A gateway reading and reviewing through `reader` (its own identity), writing through
+    /// `users` (the callers' identities), downloading artifacts with `fetcher`.
+    pub fn new(
+        reader: kube::Client,
+        users: SharedUserClients,
+        fetcher: Arc<dyn artifacts::ArtifactFetcher>,
+        config: GatewayConfig,
+    ) -> Self {
+        let caches = Arc::new(WatchCaches::new(config.event_capacity));
+        let authn = Authenticator::new(reader.clone(), config.authn.clone(), TokenHasher::random());
+        let authz = Authorizer::new(reader.clone(), config.authz.clone());
+        let pages = match config.paging_key {
+            Some(key) => PageTokens::new(key),
+            None => PageTokens::random(),
+        };
+        let service = Arc::new(GatewayService::new(
+            caches,
+            authn,
+            authz,
+            users,
+            fetcher,
+            pages,
+            config.service.clone(),
+        ));
+        Gateway(Arc::new(GatewayState {
+            service,
+            metrics: RequestMetrics::default(),
+            limiter: RateLimiter::new(config.rate_limit),
+            idempotency: IdempotencyStore::new(config.idempotency_ttl, 100_000),
+            config,
+            reader,
+        }))
+    }
+
+    /// The operations (for GraphQL and tests).
+    pub fn service(&self) -> &Arc<GatewayService> {
+        &self.0.service
+    }
+
+    /// The HTTP router (REST, GraphQL, SSE, health, metrics, OpenAPI, docs).
+    pub fn router(&self) -> axum::Router {
+        rest::router(self.clone(), graphql::router(self.clone()))
+    }
+
+    /// Starts the watch caches in the background.
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        let caches = self.0.service.caches().clone();
+        tokio::spawn(caches.run(self.0.reader.clone(), self.0.config.oadp_namespace.clone()))
+    }
+
+    /// Waits until the caches are loaded or `timeout` passes; returns whether loaded.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        self.0.service.caches().wait_synced(timeout).await
+    }
+}

@@ -1,0 +1,210 @@
+//! REST under `/api/v1`: the router, the request middleware (request ids, per-route latency
+//! metrics, RateLimit headers), health, metrics, the OpenAPI document and its HTML page. Every
+//! error — including unknown routes, wrong methods and rejected extractors — is problem+json.
+
+pub mod docs;
+pub mod extract;
+pub mod handlers;
+pub mod openapi;
+pub mod problem;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, patch};
+
+use crate::gateway::Gateway;
+use crate::gateway::metrics::method_label;
+use crate::gateway::ratelimit::RateLimitDecision;
+use problem::REQUEST_ID;
+
+/// What handlers tell the request middleware: the matched route template and the caller's
+/// rate-limit state.
+#[derive(Debug, Default)]
+pub struct SlotContents {
+    /// The route template (`/api/v1/namespaces/{namespace}/backups`), never the raw path.
+    pub route: Option<String>,
+    /// The caller's bucket after this request.
+    pub rate: Option<RateLimitDecision>,
+}
+
+/// Shared between the outer middleware and the handlers of one request.
+#[derive(Debug, Clone, Default)]
+pub struct RequestSlot(pub Arc<Mutex<SlotContents>>);
+
+fn valid_request_id(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 64
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+async fn observe(State(gateway): State<Gateway>, mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let request_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| valid_request_id(v))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let method = method_label(request.method());
+    let slot = RequestSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let mut response = REQUEST_ID
+        .scope(request_id.clone(), next.run(request))
+        .await;
+    let (route, rate) = slot
+        .0
+        .lock()
+        .map(|mut s| (s.route.take(), s.rate.take()))
+        .unwrap_or((None, None));
+    let status = response.status().as_u16();
+    let route = route.unwrap_or_else(|| "unmatched".into());
+    gateway
+        .metrics
+        .observe(method, &route, status, started.elapsed());
+    tracing::debug!(request_id = %request_id, method, route = %route, status, elapsed_ms = started.elapsed().as_millis() as u64, "request");
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        headers.insert("x-request-id", value);
+    }
+    if let Some(rate) = rate {
+        let config = gateway.limiter.config();
+        let window = (f64::from(config.burst) / config.per_second.max(0.001)).ceil() as u64;
+        for (name, value) in [
+            ("ratelimit-limit", rate.limit.to_string()),
+            ("ratelimit-remaining", rate.remaining.to_string()),
+            (
+                "ratelimit-reset",
+                rate.reset.as_secs_f64().ceil().to_string(),
+            ),
+            ("ratelimit-policy", format!("{};w={window}", rate.limit)),
+        ] {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(name, value);
+            }
+        }
+    }
+    response
+}
+
+async fn record_route(request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string());
+    if let (Some(route), Some(slot)) = (route, request.extensions().get::<RequestSlot>())
+        && let Ok(mut slot) = slot.0.lock()
+    {
+        slot.route = Some(route);
+    }
+    next.run(request).await
+}
+
+async fn openapi_document() -> Response {
+    let mut response = openapi::openapi_json().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+async fn documentation() -> Html<String> {
+    let document: serde_json::Value =
+        serde_json::from_str(&openapi::openapi_json()).unwrap_or_default();
+    Html(docs::render(&document))
+}
+
+/// The gateway's HTTP router: REST routes plus `others` (GraphQL), under one request middleware.
+pub fn router(gateway: Gateway, others: Router) -> Router {
+    use handlers::*;
+    let api = Router::new()
+        .route("/api/v1/namespaces", get(list_namespaces))
+        .route(
+            "/api/v1/namespaces/{namespace}/backups",
+            get(list_backups).post(create_backup),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}",
+            get(get_backup).delete(delete_backup),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/describe",
+            get(describe_backup),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/logs",
+            get(backup_logs),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/restores",
+            get(list_restores).post(create_restore),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/restores/{name}",
+            get(get_restore).delete(delete_restore),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/restores/{name}/describe",
+            get(describe_restore),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/restores/{name}/logs",
+            get(restore_logs),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/storage-locations",
+            get(list_storage_locations).post(create_storage_location),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/storage-locations/{name}",
+            get(get_storage_location).delete(delete_storage_location),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/schedules",
+            get(list_schedules).post(create_schedule),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/schedules/{name}",
+            get(get_schedule)
+                .delete(delete_schedule)
+                .merge(patch(patch_schedule)),
+        )
+        .route("/api/v1/namespaces/{namespace}/queue", get(namespace_queue))
+        .route(
+            "/api/v1/namespaces/{namespace}/policy",
+            get(namespace_policy),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/events",
+            get(namespace_events),
+        )
+        .route("/api/v1/events", get(all_events))
+        .route("/api/v1/queue", get(cluster_queue))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi_document))
+        .route("/docs", get(documentation))
+        .route(
+            "/",
+            get(|| async { axum::response::Redirect::temporary("/docs") }),
+        )
+        .method_not_allowed_fallback(method_not_allowed)
+        .route_layer(middleware::from_fn(record_route))
+        .fallback(no_route);
+    // Other transports mounted beside REST (GraphQL) get the same request ids, latency
+    // metrics by route template and body limit.
+    api.with_state(gateway.clone())
+        .merge(others.route_layer(middleware::from_fn(record_route)))
+        .layer(DefaultBodyLimit::max(gateway.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(gateway, observe))
+}

@@ -1,0 +1,221 @@
+//! The OpenAPI document of the REST API (utoipa), checked in at `openapi/openapi.json` and
+//! served at `/openapi.json`. The custom resources' schemas come from their CRDs, so the
+//! document describes exactly what the API server accepts.
+
+use std::borrow::Cow;
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ObjectBuilder, RefOr, Schema};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+
+use super::handlers;
+use super::problem::ProblemDetails;
+use crate::api::crds;
+use crate::gateway::error::FieldError;
+use crate::gateway::events::ChangeAction;
+use crate::gateway::resources::TenantResource;
+use crate::gateway::service::{
+    ArtifactKind, ClusterQueue, DeleteOutcome, DeletionView, Description, NamespaceAccess,
+    NamespaceQueue, PolicyView, QueueCounts, QueueItem, RulesView,
+};
+
+/// The OpenAPI schema of a NAC custom resource, from its CRD (`openAPIV3Schema`).
+fn crd_schema(plural: &str, description: &str) -> RefOr<Schema> {
+    let schema = crds::nac_crds()
+        .into_iter()
+        .find(|crd| crd.spec.names.plural == plural)
+        .and_then(|crd| crd.spec.versions.into_iter().next())
+        .and_then(|version| version.schema)
+        .and_then(|validation| validation.open_api_v3_schema)
+        .and_then(|schema| serde_json::to_value(schema).ok())
+        .and_then(|value| serde_json::from_value::<RefOr<Schema>>(value).ok());
+    schema.unwrap_or_else(|| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new().description(Some(description)).build(),
+        ))
+    })
+}
+
+macro_rules! crd_document {
+    ($name:ident, $schema_name:literal, $plural:literal) => {
+        #[doc = concat!("The `", $schema_name, "` custom resource (schema from its CRD).")]
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                crd_schema($plural, concat!("A ", $schema_name, " custom resource"))
+            }
+        }
+
+        impl ToSchema for $name {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($schema_name)
+            }
+        }
+    };
+}
+
+crd_document!(NonAdminBackupDoc, "NonAdminBackup", "nonadminbackups");
+crd_document!(NonAdminRestoreDoc, "NonAdminRestore", "nonadminrestores");
+crd_document!(
+    NonAdminBackupStorageLocationDoc,
+    "NonAdminBackupStorageLocation",
+    "nonadminbackupstoragelocations"
+);
+crd_document!(NonAdminScheduleDoc, "NonAdminSchedule", "nonadminschedules");
+
+/// A page of objects in the Kubernetes list shape.
+#[derive(Debug, serde::Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectList {
+    /// `oadp.openshift.io/v1alpha1`.
+    pub api_version: String,
+    /// `<Kind>List`.
+    pub kind: String,
+    /// `continue`: the token of the next page, when there is one.
+    #[schema(value_type = Object)]
+    pub metadata: serde_json::Value,
+    /// The objects (the custom resources' own JSON).
+    #[schema(value_type = Vec<Object>)]
+    pub items: Vec<serde_json::Value>,
+    /// Storage locations only: approval state by name (Approved, Pending, Rejected,
+    /// NotRequired).
+    #[schema(value_type = Option<Object>)]
+    pub approvals: Option<serde_json::Value>,
+}
+
+/// The error answers every operation may give (as problem+json).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum ErrorResponses {
+    /// Malformed request: bad JSON, parameters or paging token.
+    #[response(
+        status = 400,
+        description = "Malformed request",
+        content_type = "application/problem+json"
+    )]
+    BadRequest(ProblemDetails),
+    /// No valid bearer token (`WWW-Authenticate: Bearer`).
+    #[response(
+        status = 401,
+        description = "No valid bearer token",
+        content_type = "application/problem+json"
+    )]
+    Unauthenticated(ProblemDetails),
+    /// Not allowed (says nothing about whether the object exists).
+    #[response(
+        status = 403,
+        description = "Not allowed; never says whether the object exists",
+        content_type = "application/problem+json"
+    )]
+    Forbidden(ProblemDetails),
+    /// Not found in a namespace the caller may read.
+    #[response(
+        status = 404,
+        description = "Not found",
+        content_type = "application/problem+json"
+    )]
+    NotFound(ProblemDetails),
+    /// Already exists, changed concurrently, Idempotency-Key in flight, artifact not ready.
+    #[response(
+        status = 409,
+        description = "Conflict",
+        content_type = "application/problem+json"
+    )]
+    Conflict(ProblemDetails),
+    /// Refused by policy or validation, with field errors; Idempotency-Key reused.
+    #[response(
+        status = 422,
+        description = "Refused by policy or validation (field errors in `errors`)",
+        content_type = "application/problem+json"
+    )]
+    Invalid(ProblemDetails),
+    /// Over the per-user rate limit (`Retry-After`).
+    #[response(
+        status = 429,
+        description = "Rate limited",
+        content_type = "application/problem+json"
+    )]
+    RateLimited(ProblemDetails),
+    /// Caches loading or the API server unreachable.
+    #[response(
+        status = 503,
+        description = "Unavailable",
+        content_type = "application/problem+json"
+    )]
+    Unavailable(ProblemDetails),
+}
+
+struct BearerSecurity;
+
+impl Modify for BearerSecurity {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A token the cluster accepts: an OpenShift user token, a service-account token …",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The REST API's OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "NAC gateway",
+        version = "v1",
+        description = "Self-service Velero backups for namespace owners. Every call is authorized with a SubjectAccessReview for the caller; writes are made with the caller's own token. Errors are RFC 9457 problem+json. Responses carry X-Request-Id and RateLimit-* headers.",
+        license(name = "Apache-2.0")
+    ),
+    paths(
+        handlers::list_namespaces,
+        handlers::list_backups, handlers::create_backup, handlers::get_backup, handlers::delete_backup,
+        handlers::describe_backup, handlers::backup_logs,
+        handlers::list_restores, handlers::create_restore, handlers::get_restore, handlers::delete_restore,
+        handlers::describe_restore, handlers::restore_logs,
+        handlers::list_storage_locations, handlers::create_storage_location,
+        handlers::get_storage_location, handlers::delete_storage_location,
+        handlers::list_schedules, handlers::create_schedule, handlers::get_schedule,
+        handlers::patch_schedule, handlers::delete_schedule,
+        handlers::namespace_queue, handlers::cluster_queue,
+        handlers::namespace_policy,
+        handlers::namespace_events, handlers::all_events,
+        handlers::healthz, handlers::readyz, handlers::metrics,
+    ),
+    components(schemas(
+        NonAdminBackupDoc, NonAdminRestoreDoc, NonAdminBackupStorageLocationDoc, NonAdminScheduleDoc,
+        ObjectList, ProblemDetails, FieldError, NamespaceAccess, DeleteOutcome, Description,
+        DeletionView, NamespaceQueue, ClusterQueue, QueueItem, QueueCounts, PolicyView, RulesView,
+        ArtifactKind, TenantResource, ChangeAction,
+    )),
+    modifiers(&BearerSecurity),
+    tags(
+        (name = "namespaces", description = "Namespaces the caller may use"),
+        (name = "backups", description = "NonAdminBackups"),
+        (name = "restores", description = "NonAdminRestores"),
+        (name = "storage-locations", description = "NonAdminBackupStorageLocations"),
+        (name = "schedules", description = "NonAdminSchedules"),
+        (name = "queue", description = "Velero queue positions"),
+        (name = "policy", description = "The administrator's policy in force"),
+        (name = "events", description = "Live changes (Server-Sent Events)"),
+        (name = "health", description = "Health and metrics"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document as pretty JSON with a trailing newline (the checked-in form).
+pub fn openapi_json() -> String {
+    let mut text = ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|_| "{}".into());
+    text.push('\n');
+    text
+}

@@ -1,0 +1,977 @@
+//! The gateway's GraphQL API (`/graphql`) against the in-process emulator, the Velero simulator
+//! and NAC's controllers (the gateway as `openshift-adp/nac-gateway` with its read-only RBAC):
+//! the isolation matrix over queries, mutations and subscriptions (alice, bob, ci-bot, a user
+//! with no bindings, a bad token, no token), a backup created by a mutation reaching
+//! Completed while a subscription follows it, DataLoader-backed relations, depth and
+//! complexity limits, connection paging, and error codes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+use support::sa_token;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use kube::api::{Api, ListParams};
+use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore};
+use nac::controllers::{self, Context};
+use nac::gateway::artifacts::HttpArtifactFetcher;
+use nac::gateway::clients::FnUserClients;
+use nac::gateway::{Gateway, GatewayConfig};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{
+    self, CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE,
+    VELERO_SERVICE_ACCOUNT,
+};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tower::ServiceExt;
+
+struct Env {
+    admin: kube::Client,
+    router: axum::Router,
+    /// `host:port` of the router served over TCP (for WebSockets).
+    addr: String,
+    alice: String,
+    bob: String,
+    ci_bot: String,
+    nobody: String,
+    _server: ApiServer,
+    _object_store: tempfile::TempDir,
+}
+
+async fn env() -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    let object_store = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let download_base = format!("http://{}/", listener.local_addr().unwrap());
+    let mut options = SimulatorOptions::new(
+        OADP_NAMESPACE,
+        object_store.path().to_path_buf(),
+        url::Url::parse(&download_base).unwrap(),
+    );
+    options.resync_interval = Duration::from_millis(100);
+    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
+    let downloads = simulator.download_router();
+    tokio::spawn(async move { axum::serve(listener, downloads).await });
+    tokio::spawn(simulator.run());
+    let controller =
+        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    tokio::spawn(controllers::run(Arc::new(Context::new(
+        controller,
+        OADP_NAMESPACE,
+    ))));
+
+    let reader = server.client(&sa_token(&admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
+    let emulator = server.clone();
+    let mut config = GatewayConfig {
+        oadp_namespace: OADP_NAMESPACE.into(),
+        ..GatewayConfig::default()
+    };
+    config.authz.allow_ttl = Duration::from_secs(2);
+    config.authz.deny_ttl = Duration::from_millis(500);
+    config.rate_limit.burst = 100_000;
+    config.rate_limit.per_second = 100_000.0;
+    let gateway = Gateway::new(
+        reader,
+        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
+        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+        config,
+    );
+    gateway.start();
+    assert!(
+        gateway.wait_ready(Duration::from_secs(20)).await,
+        "gateway caches did not sync"
+    );
+    let router = gateway.router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let served = router.clone();
+    tokio::spawn(async move { axum::serve(listener, served).await });
+    let alice = server.add_user("alice", &[]);
+    let bob = server.add_user("bob", &[]);
+    let nobody = server.add_user("mallory", &[]);
+    let ci_bot = sa_token(&admin, demo::CI_BOT.namespace, demo::CI_BOT.user).await;
+    Env {
+        admin,
+        router,
+        addr,
+        alice,
+        bob,
+        ci_bot,
+        nobody,
+        _server: server,
+        _object_store: object_store,
+    }
+}
+
+#[derive(Debug)]
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    text: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|_| panic!("not JSON: {}", self.text))
+    }
+    fn data(&self) -> Value {
+        assert_eq!(self.status, StatusCode::OK, "{}", self.text);
+        let json = self.json();
+        assert!(json.get("errors").is_none(), "unexpected errors: {json}");
+        json["data"].clone()
+    }
+    /// The code of the first error.
+    fn code(&self) -> String {
+        self.json()["errors"][0]["extensions"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error code: {}", self.text))
+            .to_string()
+    }
+}
+
+async fn post(env: &Env, token: Option<&str>, body: Vec<u8>) -> Answer {
+    let mut builder = Request::builder()
+        .method(Method::POST)
+        .uri("/graphql")
+        .header("content-type", "application/json");
+    if let Some(token) = token {
+        builder = builder.header("authorization", format!("Bearer {token}"));
+    }
+    let response = env
+        .router
+        .clone()
+        .oneshot(builder.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        headers,
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+async fn gql(env: &Env, token: Option<&str>, query: &str, variables: Value) -> Answer {
+    let body = json!({"query": query, "variables": variables});
+    post(env, token, serde_json::to_vec(&body).unwrap()).await
+}
+
+const CREATE_BACKUP: &str = "mutation($ns: String!, $name: String!) { createBackup(namespace: $ns, input: {name: $name}) { name namespace requestPhase } }";
+const BACKUP_PHASE: &str =
+    "query($ns: String!, $name: String!) { backup(namespace: $ns, name: $name) { veleroPhase } }";
+
+async fn wait_completed(env: &Env, token: &str, namespace: &str, name: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let answer = gql(
+            env,
+            Some(token),
+            BACKUP_PHASE,
+            json!({"ns": namespace, "name": name}),
+        )
+        .await;
+        let json = answer.json();
+        if json["data"]["backup"]["veleroPhase"] == "Completed" {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{namespace}/{name} did not complete: {json}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn create_completed(env: &Env, token: &str, namespace: &str, name: &str) {
+    let created = gql(
+        env,
+        Some(token),
+        CREATE_BACKUP,
+        json!({"ns": namespace, "name": name}),
+    )
+    .await;
+    assert_eq!(created.data()["createBackup"]["name"], name);
+    wait_completed(env, token, namespace, name).await;
+}
+
+fn edge_names(connection: &Value) -> Vec<String> {
+    connection["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["node"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn backups_in(env: &Env, namespace: &str) -> Vec<String> {
+    let api: Api<NonAdminBackup> = Api::namespaced(env.admin.clone(), namespace);
+    api.list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|b| b.metadata.name.unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn isolation_matrix_over_queries_and_mutations() {
+    let env = env().await;
+    let alice_secret = "alice-private-backup";
+    let bob_secret = "bob-secret-backup";
+    create_completed(&env, &env.alice, "team-a", alice_secret).await;
+    create_completed(&env, &env.bob, "team-b", bob_secret).await;
+    // Everything a caller other than the owner sees; checked for the other tenant's names.
+    let mut seen_by_not_bob: Vec<String> = Vec::new();
+    let mut seen_by_not_alice: Vec<String> = Vec::new();
+
+    // --- alice: her namespace, her objects, and the same data REST gives.
+    let data = gql(
+        &env,
+        Some(&env.alice),
+        "{ viewer { username } namespaces { name canDownload permissions { resource verbs } } backups(namespace: \"team-a\") { edges { node { name phase restores { name } } } pageInfo { hasNextPage } } }",
+        json!({}),
+    )
+    .await;
+    seen_by_not_bob.push(data.text.clone());
+    let data = data.data();
+    assert_eq!(data["viewer"]["username"], "alice");
+    assert_eq!(data["namespaces"].as_array().unwrap().len(), 1);
+    assert_eq!(data["namespaces"][0]["name"], "team-a");
+    assert_eq!(
+        data["namespaces"][0]["permissions"][0],
+        json!({"resource": "backups", "verbs": ["get", "list", "watch", "create", "delete"]})
+    );
+    assert_eq!(edge_names(&data["backups"]), [alice_secret]);
+    assert_eq!(data["backups"]["edges"][0]["node"]["phase"], "Completed");
+
+    // Every read and write of team-b is FORBIDDEN for alice, and the answer for an existing
+    // object is the same as for a missing one.
+    let existing = gql(
+        &env,
+        Some(&env.alice),
+        "query($n: String!) { backup(namespace: \"team-b\", name: $n) { name } }",
+        json!({"n": bob_secret}),
+    )
+    .await;
+    let missing = gql(
+        &env,
+        Some(&env.alice),
+        "query($n: String!) { backup(namespace: \"team-b\", name: $n) { name } }",
+        json!({"n": "no-such-backup"}),
+    )
+    .await;
+    assert_eq!(existing.code(), "FORBIDDEN");
+    assert_eq!(existing.json(), missing.json(), "must not reveal existence");
+    assert!(existing.json()["data"].is_null());
+    seen_by_not_bob.push(existing.text.clone());
+    let team_b_operations = [
+        "{ backups(namespace: \"team-b\") { edges { node { name } } } }".to_string(),
+        "{ restores(namespace: \"team-b\") { edges { node { name } } } }".to_string(),
+        "{ storageLocations(namespace: \"team-b\") { edges { node { name } } } }".to_string(),
+        "{ schedules(namespace: \"team-b\") { edges { node { name } } } }".to_string(),
+        format!("{{ describeBackup(namespace: \"team-b\", name: \"{bob_secret}\") {{ name }} }}"),
+        "{ queue(namespace: \"team-b\") { namespace { items { name } } } }".to_string(),
+        "{ policy(namespace: \"team-b\") { namespace } }".to_string(),
+        "{ phaseCounts(namespaces: [\"team-b\"]) { namespace } }".to_string(),
+        "mutation { createBackup(namespace: \"team-b\", input: {name: \"planted\"}) { name } }"
+            .to_string(),
+        format!(
+            "mutation {{ createRestore(namespace: \"team-b\", input: {{name: \"stolen\", backupName: \"{bob_secret}\"}}) {{ name }} }}"
+        ),
+        format!("mutation {{ deleteBackup(namespace: \"team-b\", name: \"{bob_secret}\") {{ name }} }}"),
+        "mutation { createSchedule(namespace: \"team-b\", input: {name: \"s\", spec: {schedule: \"0 * * * *\", template: {backupSpec: {}}}}) { name } }".to_string(),
+        "mutation { deleteSchedule(namespace: \"team-b\", name: \"s\") { name } }".to_string(),
+    ];
+    for operation in &team_b_operations {
+        let answer = gql(&env, Some(&env.alice), operation, json!({})).await;
+        assert_eq!(answer.status, StatusCode::OK, "{operation}");
+        assert_eq!(
+            answer.code(),
+            "FORBIDDEN",
+            "alice {operation}: {}",
+            answer.text
+        );
+        let message = answer.json()["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(!message.contains(bob_secret), "{message}");
+        seen_by_not_bob.push(answer.text);
+    }
+    // Nothing was written in team-b.
+    assert_eq!(backups_in(&env, "team-b").await, [bob_secret]);
+    let restores: Api<NonAdminRestore> = Api::namespaced(env.admin.clone(), "team-b");
+    assert!(
+        restores
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    // The cluster queue and the dashboard counts show alice only her own namespace.
+    let overview = gql(
+        &env,
+        Some(&env.alice),
+        "{ queue { cluster { backups { pending running } mine { namespace name } } } phaseCounts { namespace backups { phase count } } }",
+        json!({}),
+    )
+    .await;
+    seen_by_not_bob.push(overview.text.clone());
+    let overview = overview.data();
+    assert!(
+        overview["queue"]["cluster"]["mine"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|item| item["namespace"] == "team-a")
+    );
+    assert_eq!(
+        overview["phaseCounts"],
+        json!([{"namespace": "team-a", "backups": [{"phase": "Completed", "count": 1}]}])
+    );
+
+    // --- bob: the mirror image.
+    for operation in [
+        format!("{{ backup(namespace: \"team-a\", name: \"{alice_secret}\") {{ name }} }}"),
+        "{ backups(namespace: \"team-a\") { edges { node { name } } } }".to_string(),
+        format!(
+            "{{ describeBackup(namespace: \"team-a\", name: \"{alice_secret}\", details: true) {{ name }} }}"
+        ),
+        format!(
+            "mutation {{ deleteBackup(namespace: \"team-a\", name: \"{alice_secret}\") {{ name }} }}"
+        ),
+    ] {
+        let answer = gql(&env, Some(&env.bob), &operation, json!({})).await;
+        assert_eq!(
+            answer.code(),
+            "FORBIDDEN",
+            "bob {operation}: {}",
+            answer.text
+        );
+        seen_by_not_alice.push(answer.text);
+    }
+    let bob_view = gql(
+        &env,
+        Some(&env.bob),
+        "{ namespaces { name } phaseCounts { namespace } backups(namespace: \"team-b\") { edges { node { name } } } }",
+        json!({}),
+    )
+    .await;
+    seen_by_not_alice.push(bob_view.text.clone());
+    let bob_view = bob_view.data();
+    assert_eq!(bob_view["namespaces"], json!([{"name": "team-b"}]));
+    assert_eq!(bob_view["phaseCounts"], json!([{"namespace": "team-b"}]));
+    assert_eq!(edge_names(&bob_view["backups"]), [bob_secret]);
+
+    // --- ci-bot: create/get/list backups in team-a; nothing else.
+    let created = gql(
+        &env,
+        Some(&env.ci_bot),
+        CREATE_BACKUP,
+        json!({"ns": "team-a", "name": "ci-run-1"}),
+    )
+    .await;
+    assert_eq!(created.data()["createBackup"]["namespace"], "team-a");
+    for operation in [
+        "mutation { deleteBackup(namespace: \"team-a\", name: \"ci-run-1\") { name } }",
+        "mutation { createRestore(namespace: \"team-a\", input: {name: \"r\", backupName: \"ci-run-1\"}) { name } }",
+        "{ restores(namespace: \"team-a\") { edges { node { name } } } }",
+        "{ backups(namespace: \"team-b\") { edges { node { name } } } }",
+    ] {
+        let answer = gql(&env, Some(&env.ci_bot), operation, json!({})).await;
+        assert_eq!(
+            answer.code(),
+            "FORBIDDEN",
+            "ci-bot {operation}: {}",
+            answer.text
+        );
+        seen_by_not_bob.push(answer.text);
+    }
+    // A backup's restores need `list` on restores: ci-bot gets the backup with a FORBIDDEN
+    // error on that field only.
+    let partial = gql(
+        &env,
+        Some(&env.ci_bot),
+        "{ backup(namespace: \"team-a\", name: \"ci-run-1\") { name restores { name } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(partial.code(), "FORBIDDEN");
+    assert_eq!(
+        partial.json()["errors"][0]["path"],
+        json!(["backup", "restores"])
+    );
+    assert!(
+        backups_in(&env, "team-a")
+            .await
+            .contains(&"ci-run-1".to_string())
+    );
+
+    // --- a user with no bindings: no namespaces, nothing readable.
+    let nobody = gql(
+        &env,
+        Some(&env.nobody),
+        "{ namespaces { name } phaseCounts { namespace } }",
+        json!({}),
+    )
+    .await;
+    seen_by_not_bob.push(nobody.text.clone());
+    seen_by_not_alice.push(nobody.text.clone());
+    assert_eq!(nobody.data(), json!({"namespaces": [], "phaseCounts": []}));
+    for operation in [
+        "{ backups(namespace: \"team-a\") { edges { node { name } } } }",
+        "mutation { createBackup(namespace: \"team-a\", input: {name: \"x\"}) { name } }",
+    ] {
+        let answer = gql(&env, Some(&env.nobody), operation, json!({})).await;
+        assert_eq!(answer.code(), "FORBIDDEN", "nobody {operation}");
+        seen_by_not_alice.push(answer.text.clone());
+        seen_by_not_bob.push(answer.text);
+    }
+
+    // --- a bad token and no token: HTTP 401 with WWW-Authenticate and UNAUTHENTICATED.
+    for token in [Some("not-a-token"), None] {
+        let answer = gql(&env, token, "{ namespaces { name } }", json!({})).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(answer.headers["www-authenticate"], "Bearer realm=\"nac\"");
+        assert_eq!(answer.code(), "UNAUTHENTICATED");
+        assert!(answer.json().get("data").is_none());
+        seen_by_not_alice.push(answer.text.clone());
+        seen_by_not_bob.push(answer.text);
+    }
+    // Mutations without a token write nothing.
+    let answer = gql(
+        &env,
+        None,
+        "mutation { createBackup(namespace: \"team-a\", input: {name: \"anon\"}) { name } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        !backups_in(&env, "team-a")
+            .await
+            .contains(&"anon".to_string())
+    );
+
+    for text in &seen_by_not_bob {
+        assert!(!text.contains(bob_secret), "leaked bob's backup: {text}");
+    }
+    for text in &seen_by_not_alice {
+        assert!(
+            !text.contains(alice_secret),
+            "leaked alice's backup: {text}"
+        );
+    }
+}
+
+// --- A minimal WebSocket client (RFC 6455) for graphql-transport-ws, without a client crate.
+
+enum Frame {
+    Text(String),
+    Close(u16, String),
+}
+
+struct Ws {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl Ws {
+    /// Opens `/graphql`; returns the HTTP status when the upgrade is refused.
+    async fn connect(addr: &str, header_token: Option<&str>) -> Result<Ws, u16> {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let mut request = format!(
+            "GET /graphql HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n"
+        );
+        if let Some(token) = header_token {
+            request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut buffer = Vec::new();
+        let head_end = loop {
+            if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            let mut chunk = [0u8; 4096];
+            let read = stream.read(&mut chunk).await.unwrap();
+            assert!(read > 0, "connection closed during the handshake");
+            buffer.extend_from_slice(&chunk[..read]);
+        };
+        let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
+        let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        if status != 101 {
+            return Err(status);
+        }
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("sec-websocket-protocol: graphql-transport-ws"),
+            "{head}"
+        );
+        buffer.drain(..head_end + 4);
+        Ok(Ws { stream, buffer })
+    }
+
+    async fn send(&mut self, message: Value) {
+        let payload = message.to_string().into_bytes();
+        let mut frame = vec![0x81u8];
+        match payload.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n < 65536 => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        let mask = [0x12u8, 0x34, 0x56, 0x78];
+        frame.extend_from_slice(&mask);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.stream.write_all(&frame).await.unwrap();
+    }
+
+    async fn fill(&mut self, needed: usize) -> bool {
+        while self.buffer.len() < needed {
+            let mut chunk = [0u8; 8192];
+            match self.stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return false,
+                Ok(read) => self.buffer.extend_from_slice(&chunk[..read]),
+            }
+        }
+        true
+    }
+
+    async fn frame(&mut self) -> Option<Frame> {
+        loop {
+            if !self.fill(2).await {
+                return None;
+            }
+            let opcode = self.buffer[0] & 0x0f;
+            let (length, header) = match self.buffer[1] & 0x7f {
+                126 => {
+                    if !self.fill(4).await {
+                        return None;
+                    }
+                    (
+                        u16::from_be_bytes([self.buffer[2], self.buffer[3]]) as usize,
+                        4,
+                    )
+                }
+                127 => {
+                    if !self.fill(10).await {
+                        return None;
+                    }
+                    (
+                        u64::from_be_bytes(self.buffer[2..10].try_into().unwrap()) as usize,
+                        10,
+                    )
+                }
+                n => (n as usize, 2),
+            };
+            if !self.fill(header + length).await {
+                return None;
+            }
+            let payload: Vec<u8> = self.buffer.drain(..header + length).skip(header).collect();
+            match opcode {
+                0x1 => return Some(Frame::Text(String::from_utf8(payload).unwrap())),
+                0x8 => {
+                    let code = if payload.len() >= 2 {
+                        u16::from_be_bytes([payload[0], payload[1]])
+                    } else {
+                        1005
+                    };
+                    let reason = String::from_utf8_lossy(payload.get(2..).unwrap_or(&[]));
+                    return Some(Frame::Close(code, reason.into_owned()));
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    /// The next JSON message within `limit` (none on timeout or close).
+    async fn next(&mut self, limit: Duration) -> Option<Value> {
+        match tokio::time::timeout(limit, self.frame()).await {
+            Ok(Some(Frame::Text(text))) => Some(serde_json::from_str(&text).unwrap()),
+            _ => None,
+        }
+    }
+
+    /// Sends `connection_init` and returns the server's answer frame.
+    async fn init(&mut self, payload: Value) -> Frame {
+        self.send(json!({"type": "connection_init", "payload": payload}))
+            .await;
+        tokio::time::timeout(Duration::from_secs(10), self.frame())
+            .await
+            .unwrap()
+            .expect("an answer to connection_init")
+    }
+
+    /// An acknowledged connection.
+    async fn open(addr: &str, payload: Value) -> Ws {
+        let mut ws = Ws::connect(addr, None).await.unwrap();
+        match ws.init(payload).await {
+            Frame::Text(text) => assert!(text.contains("connection_ack"), "{text}"),
+            Frame::Close(code, reason) => panic!("closed: {code} {reason}"),
+        }
+        ws
+    }
+
+    async fn subscribe(&mut self, id: &str, query: &str) {
+        self.send(json!({"id": id, "type": "subscribe", "payload": {"query": query}}))
+            .await;
+    }
+}
+
+const CHANGES: &str =
+    "subscription { changes { kind id namespace resource name phase namespaces } }";
+
+#[tokio::test]
+async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated() {
+    let env = env().await;
+    // alice: token in the connection_init payload (Authorization form).
+    let mut alice = Ws::open(
+        &env.addr,
+        json!({"Authorization": format!("Bearer {}", env.alice)}),
+    )
+    .await;
+    alice.subscribe("1", CHANGES).await;
+    let ready = alice.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(ready["type"], "next", "{ready}");
+    assert_eq!(ready["id"], "1");
+    assert_eq!(ready["payload"]["data"]["changes"]["kind"], "READY");
+    assert_eq!(
+        ready["payload"]["data"]["changes"]["namespaces"],
+        json!(["team-a"])
+    );
+    // bob: token in the upgrade request's header.
+    let mut bob = Ws::connect(&env.addr, Some(&env.bob)).await.unwrap();
+    assert!(matches!(bob.init(json!({})).await, Frame::Text(t) if t.contains("connection_ack")));
+    bob.subscribe("b", CHANGES).await;
+    let ready = bob.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        ready["payload"]["data"]["changes"]["namespaces"],
+        json!(["team-b"])
+    );
+    // bob asking for team-a explicitly is refused with FORBIDDEN, then completed.
+    bob.subscribe(
+        "b2",
+        "subscription { changes(namespaces: [\"team-a\"]) { kind name } }",
+    )
+    .await;
+    let refused = bob.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(refused["id"], "b2");
+    assert_eq!(
+        refused["payload"]["errors"][0]["extensions"]["code"],
+        "FORBIDDEN"
+    );
+    let complete = bob.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(complete, json!({"id": "b2", "type": "complete"}));
+    // Engine errors over WebSocket carry codes too.
+    bob.subscribe("b3", "subscription { secrets { name } }")
+        .await;
+    let unknown = bob.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        unknown["payload"]["errors"][0]["extensions"]["code"], "BAD_REQUEST",
+        "{unknown}"
+    );
+    assert_eq!(
+        bob.next(Duration::from_secs(10)).await.unwrap(),
+        json!({"id": "b3", "type": "complete"})
+    );
+    // A user with no bindings ({"token": ...} form): a stream over nothing.
+    let mut nobody = Ws::open(&env.addr, json!({"token": env.nobody})).await;
+    nobody.subscribe("n", CHANGES).await;
+    let ready = nobody.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(ready["payload"]["data"]["changes"]["namespaces"], json!([]));
+
+    // No token anywhere: the connection is closed at connection_init.
+    let mut anonymous = Ws::connect(&env.addr, None).await.unwrap();
+    match anonymous.init(json!({})).await {
+        Frame::Close(code, reason) => {
+            assert_eq!(code, 1002);
+            assert!(reason.contains("bearer token"), "{reason}");
+        }
+        Frame::Text(text) => panic!("anonymous connection accepted: {text}"),
+    }
+    // A bad token in the payload: closed too; in the upgrade header: 401 before upgrading.
+    let mut forged = Ws::connect(&env.addr, None).await.unwrap();
+    assert!(matches!(
+        forged.init(json!({"token": "forged"})).await,
+        Frame::Close(1002, _)
+    ));
+    assert_eq!(
+        Ws::connect(&env.addr, Some("forged")).await.err(),
+        Some(401)
+    );
+
+    // alice creates a backup by mutation; it reaches Completed, and her subscription sees it.
+    let name = "nightly-by-graphql";
+    create_completed(&env, &env.alice, "team-a", name).await;
+    let mut phases = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !phases.iter().any(|p| p == "Completed") {
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let Some(message) = alice.next(remaining).await else {
+            panic!("alice's subscription missed the completion; saw {phases:?}");
+        };
+        let change = &message["payload"]["data"]["changes"];
+        assert_eq!(change["namespace"], "team-a", "{message}");
+        if change["name"] == name {
+            assert_eq!(change["resource"], "BACKUPS");
+            assert!(change["id"].as_str().unwrap().contains('-'));
+            if let Some(phase) = change["phase"].as_str() {
+                phases.push(phase.to_string());
+            }
+        }
+    }
+    assert!(
+        phases
+            .iter()
+            .any(|p| p == "New" || p == "InProgress" || p == "Created")
+    );
+
+    // Restore from it and follow the DataLoader-backed relations both ways.
+    let restore = gql(
+        &env,
+        Some(&env.alice),
+        "mutation($b: String!) { createRestore(namespace: \"team-a\", input: {name: \"undo\", backupName: $b}) { name backupName } }",
+        json!({"b": name}),
+    )
+    .await;
+    assert_eq!(restore.data()["createRestore"]["backupName"], name);
+    let relations = gql(
+        &env,
+        Some(&env.alice),
+        "{ restores(namespace: \"team-a\") { edges { node { name backup { name phase restores { name } } } } } }",
+        json!({}),
+    )
+    .await
+    .data();
+    let node = &relations["restores"]["edges"][0]["node"];
+    assert_eq!(node["name"], "undo");
+    assert_eq!(node["backup"]["name"], name);
+    assert_eq!(node["backup"]["phase"], "Completed");
+    assert_eq!(node["backup"]["restores"], json!([{"name": "undo"}]));
+
+    // bob and the user with no bindings heard nothing of team-a.
+    for ws in [&mut bob, &mut nobody] {
+        while let Some(message) = ws.next(Duration::from_millis(500)).await {
+            let text = message.to_string();
+            assert!(!text.contains("team-a") && !text.contains(name), "{text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn paging_limits_and_error_codes() {
+    let env = env().await;
+    let names = ["p-a", "p-b", "p-c", "p-d", "p-e"];
+    for name in names {
+        let created = gql(
+            &env,
+            Some(&env.alice),
+            CREATE_BACKUP,
+            json!({"ns": "team-a", "name": name}),
+        )
+        .await;
+        assert_eq!(created.data()["createBackup"]["name"], name);
+    }
+    const PAGE: &str = "query($after: String, $first: Int, $phase: String) { backups(namespace: \"team-a\", first: $first, after: $after, phase: $phase) { edges { cursor node { name } } pageInfo { hasNextPage hasPreviousPage endCursor } } }";
+
+    // Forward paging with endCursor visits every backup once, in name order.
+    let mut seen = Vec::new();
+    let mut after = Value::Null;
+    let mut pages = 0;
+    loop {
+        let data = gql(
+            &env,
+            Some(&env.alice),
+            PAGE,
+            json!({"after": after, "first": 2}),
+        )
+        .await
+        .data();
+        let connection = &data["backups"];
+        pages += 1;
+        assert_eq!(connection["pageInfo"]["hasPreviousPage"], json!(pages > 1));
+        seen.extend(edge_names(connection));
+        if connection["pageInfo"]["hasNextPage"] != json!(true) {
+            break;
+        }
+        after = connection["pageInfo"]["endCursor"].clone();
+    }
+    assert_eq!(seen, names);
+    assert_eq!(pages, 3);
+
+    // Resuming after any edge's cursor (not only the last of a page) continues right after it.
+    let first = gql(&env, Some(&env.alice), PAGE, json!({"first": 3}))
+        .await
+        .data();
+    let middle = first["backups"]["edges"][1]["cursor"].clone();
+    let resumed = gql(
+        &env,
+        Some(&env.alice),
+        PAGE,
+        json!({"after": middle, "first": 2}),
+    )
+    .await
+    .data();
+    assert_eq!(edge_names(&resumed["backups"]), ["p-c", "p-d"]);
+    assert_eq!(resumed["backups"]["pageInfo"]["hasNextPage"], true);
+    // The last edge of the last page: nothing after it.
+    let all = gql(&env, Some(&env.alice), PAGE, json!({"first": 10}))
+        .await
+        .data();
+    assert_eq!(all["backups"]["pageInfo"]["hasNextPage"], false);
+    let last = all["backups"]["edges"][4]["cursor"].clone();
+    let after_last = gql(&env, Some(&env.alice), PAGE, json!({"after": last}))
+        .await
+        .data();
+    assert_eq!(edge_names(&after_last["backups"]), Vec::<String>::new());
+    assert_eq!(after_last["backups"]["pageInfo"]["hasNextPage"], false);
+
+    // Bad cursors: garbage, and a real cursor replayed with other filters.
+    let garbage = gql(
+        &env,
+        Some(&env.alice),
+        PAGE,
+        json!({"after": "bm90LWEtY3Vyc29y"}),
+    )
+    .await;
+    assert_eq!(garbage.code(), "BAD_REQUEST");
+    let two = gql(&env, Some(&env.alice), PAGE, json!({"first": 2}))
+        .await
+        .data();
+    let replayed = gql(
+        &env,
+        Some(&env.alice),
+        PAGE,
+        json!({"after": two["backups"]["pageInfo"]["endCursor"], "phase": "Completed"}),
+    )
+    .await;
+    assert_eq!(replayed.code(), "BAD_REQUEST", "{}", replayed.text);
+    let zero = gql(&env, Some(&env.alice), PAGE, json!({"first": 0})).await;
+    assert_eq!(zero.code(), "BAD_REQUEST");
+
+    // Depth: a query nested beyond the limit is refused before anything runs.
+    let deep = "{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } }";
+    let answer = gql(&env, Some(&env.alice), deep, json!({})).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.code(), "QUERY_TOO_DEEP", "{}", answer.text);
+    assert!(answer.json()["data"].is_null());
+    // Complexity: 500 backups with several fields each is over budget; a modest page is not.
+    let huge = "{ backups(namespace: \"team-a\", first: 500) { edges { cursor node { name namespace phase requestPhase veleroPhase } } } }";
+    let answer = gql(&env, Some(&env.alice), huge, json!({})).await;
+    assert_eq!(answer.code(), "QUERY_TOO_COMPLEX", "{}", answer.text);
+    let modest = "{ backups(namespace: \"team-a\", first: 50) { edges { node { name phase } } } }";
+    assert_eq!(
+        edge_names(&gql(&env, Some(&env.alice), modest, json!({})).await.data()["backups"]).len(),
+        5
+    );
+    // Many aliases of an expensive field add up too.
+    let aliases: String = (0..100)
+        .map(|i| format!("a{i}: describeBackup(namespace: \"team-a\", name: \"p-a\") {{ name }} "))
+        .collect();
+    let answer = gql(
+        &env,
+        Some(&env.alice),
+        &format!("{{ {aliases} }}"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(answer.code(), "QUERY_TOO_COMPLEX");
+
+    // Validation refusals: INVALID with field errors; a taken name: CONFLICT; missing: NOT_FOUND.
+    let invalid = gql(
+        &env,
+        Some(&env.alice),
+        "mutation { createBackup(namespace: \"team-a\", input: {name: \"wide\", spec: {backupSpec: {includedNamespaces: [\"team-b\"]}}}) { name } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(invalid.code(), "INVALID", "{}", invalid.text);
+    let extensions = &invalid.json()["errors"][0]["extensions"];
+    assert_eq!(
+        extensions["fieldErrors"][0]["field"],
+        "spec.backupSpec.includedNamespaces"
+    );
+    assert!(
+        !backups_in(&env, "team-a")
+            .await
+            .contains(&"wide".to_string())
+    );
+    let taken = gql(
+        &env,
+        Some(&env.alice),
+        CREATE_BACKUP,
+        json!({"ns": "team-a", "name": "p-a"}),
+    )
+    .await;
+    assert_eq!(taken.code(), "CONFLICT");
+    let missing = gql(
+        &env,
+        Some(&env.alice),
+        BACKUP_PHASE,
+        json!({"ns": "team-a", "name": "no-such"}),
+    )
+    .await;
+    assert_eq!(missing.code(), "NOT_FOUND");
+    // Malformed requests: a syntax error, an unknown field, a bad namespace, a non-JSON body.
+    let syntax = gql(&env, Some(&env.alice), "{ namespaces { name ", json!({})).await;
+    assert_eq!(syntax.code(), "BAD_REQUEST");
+    let unknown = gql(&env, Some(&env.alice), "{ secrets { name } }", json!({})).await;
+    assert_eq!(unknown.code(), "BAD_REQUEST");
+    let bad_ns = gql(
+        &env,
+        Some(&env.alice),
+        "{ backups(namespace: \"Team_A/..\") { edges { cursor } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(bad_ns.code(), "BAD_REQUEST");
+    let not_json = post(&env, Some(&env.alice), b"{not json".to_vec()).await;
+    assert_eq!(not_json.status, StatusCode::BAD_REQUEST);
+    assert_eq!(not_json.code(), "BAD_REQUEST");
+    let batch = post(
+        &env,
+        Some(&env.alice),
+        br#"[{"query": "{ viewer { username } }"}]"#.to_vec(),
+    )
+    .await;
+    assert_eq!(batch.status, StatusCode::BAD_REQUEST);
+
+    // The console page is self-contained.
+    let response = env
+        .router
+        .clone()
+        .oneshot(Request::get("/graphql").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let csp = response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("default-src 'none'"));
+    let page = response.into_body().collect().await.unwrap().to_bytes();
+    assert!(!String::from_utf8_lossy(&page).contains("https://"));
+}

@@ -1,0 +1,1418 @@
+//! The gateway's REST API and live streams against the in-process emulator, the Velero
+//! simulator and NAC's controllers (all as their own service accounts; the gateway as
+//! `openshift-adp/nac-gateway` with its read-only RBAC from `deploy/gateway/`): the isolation
+//! matrix (alice, bob, ci-bot, a user with no bindings, a bad token, no token — over REST,
+//! SSE, logs and queue views), revocation within the allow TTL, wait, idempotency, paging,
+//! policy refusals, and malformed input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+use support::sa_token;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
+use nac::api::nonadmin::NonAdminBackup;
+use nac::api::oadp;
+use nac::controllers::{self, Context};
+use nac::gateway::artifacts::HttpArtifactFetcher;
+use nac::gateway::clients::FnUserClients;
+use nac::gateway::{Gateway, GatewayConfig};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{
+    self, CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE,
+    VELERO_SERVICE_ACCOUNT,
+};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+const ALLOW_TTL: Duration = Duration::from_secs(2);
+
+struct Env {
+    server: ApiServer,
+    admin: kube::Client,
+    router: axum::Router,
+    alice: String,
+    bob: String,
+    ci_bot: String,
+    nobody: String,
+    download_base: String,
+    _object_store: tempfile::TempDir,
+}
+
+async fn env() -> Env {
+    env_with(false).await
+}
+
+/// The OADP operator's DataProtectionApplication CRD (the dev copy of `deploy/dev/oadp-crds/`).
+const DPA_CRD: &str =
+    include_str!("../deploy/dev/oadp-crds/oadp.openshift.io_dataprotectionapplications.yaml");
+
+/// The environment, with OADP's DataProtectionApplication CRD installed before NAC starts when
+/// `dpa_crd`.
+async fn env_with(dpa_crd: bool) -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    if dpa_crd {
+        demo::apply_manifests(&admin, "DataProtectionApplication CRD", DPA_CRD)
+            .await
+            .unwrap();
+    }
+    let object_store = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let download_base = format!("http://{}/", listener.local_addr().unwrap());
+    let mut options = SimulatorOptions::new(
+        OADP_NAMESPACE,
+        object_store.path().to_path_buf(),
+        url::Url::parse(&download_base).unwrap(),
+    );
+    options.resync_interval = Duration::from_millis(100);
+    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
+    let downloads = simulator.download_router();
+    tokio::spawn(async move { axum::serve(listener, downloads).await });
+    tokio::spawn(simulator.run());
+    let controller =
+        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    tokio::spawn(controllers::run(Arc::new(Context::new(
+        controller,
+        OADP_NAMESPACE,
+    ))));
+
+    let reader = server.client(&sa_token(&admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
+    let emulator = server.clone();
+    let mut config = GatewayConfig {
+        oadp_namespace: OADP_NAMESPACE.into(),
+        ..GatewayConfig::default()
+    };
+    config.authz.allow_ttl = ALLOW_TTL;
+    config.authz.deny_ttl = Duration::from_millis(500);
+    config.rate_limit.burst = 100_000;
+    config.rate_limit.per_second = 100_000.0;
+    let gateway = Gateway::new(
+        reader,
+        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
+        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+        config,
+    );
+    gateway.start();
+    assert!(
+        gateway.wait_ready(Duration::from_secs(20)).await,
+        "gateway caches did not sync"
+    );
+    let alice = server.add_user("alice", &[]);
+    let bob = server.add_user("bob", &[]);
+    let nobody = server.add_user("mallory", &[]);
+    let ci_bot = sa_token(&admin, demo::CI_BOT.namespace, demo::CI_BOT.user).await;
+    Env {
+        router: gateway.router(),
+        server,
+        admin,
+        alice,
+        bob,
+        ci_bot,
+        nobody,
+        download_base,
+        _object_store: object_store,
+    }
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    fn is_problem(&self) -> bool {
+        self.headers
+            .get("content-type")
+            .is_some_and(|v| v == "application/problem+json")
+    }
+}
+
+async fn raw(env: &Env, request: Request<Body>) -> Answer {
+    let response = env.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+async fn call(
+    env: &Env,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Answer {
+    call_with(env, method, path, token, body, &[]).await
+}
+
+async fn call_with(
+    env: &Env,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+    extra: &[(&str, &str)],
+) -> Answer {
+    let mut builder = Request::builder().method(method).uri(path);
+    if let Some(token) = token {
+        builder = builder.header("authorization", format!("Bearer {token}"));
+    }
+    for (name, value) in extra {
+        builder = builder.header(*name, *value);
+    }
+    let body = match body {
+        Some(body) => {
+            builder = builder.header("content-type", "application/json");
+            Body::from(serde_json::to_vec(&body).unwrap())
+        }
+        None => Body::empty(),
+    };
+    raw(env, builder.body(body).unwrap()).await
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn create_completed_backup(env: &Env, token: &str, namespace: &str, name: &str) -> Value {
+    let answer = call(
+        env,
+        Method::POST,
+        &format!("/api/v1/namespaces/{namespace}/backups?wait=true&timeout=60s"),
+        Some(token),
+        Some(json!({"name": name, "spec": {"backupSpec": {}}})),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+    let object = answer.json();
+    assert_eq!(
+        object
+            .pointer("/status/veleroBackup/status/phase")
+            .and_then(Value::as_str),
+        Some("Completed"),
+        "{object}"
+    );
+    object
+}
+
+/// Reads SSE frames from a streaming body until `until` matches the text so far or `limit`.
+async fn read_stream(body: Body, limit: Duration, until: impl Fn(&str) -> bool) -> String {
+    let mut body = body;
+    let mut text = String::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if remaining.is_zero() {
+            return text;
+        }
+        match tokio::time::timeout(remaining, body.frame()).await {
+            Ok(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    text.push_str(&String::from_utf8_lossy(data));
+                    if until(&text) {
+                        return text;
+                    }
+                }
+            }
+            _ => return text,
+        }
+    }
+}
+
+async fn open_stream(
+    env: &Env,
+    path: &str,
+    token: &str,
+    last_event_id: Option<&str>,
+) -> (StatusCode, Body) {
+    let mut builder = Request::builder()
+        .uri(path)
+        .header("authorization", format!("Bearer {token}"));
+    if let Some(id) = last_event_id {
+        builder = builder.header("last-event-id", id);
+    }
+    let response = env
+        .router
+        .clone()
+        .oneshot(builder.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    (response.status(), response.into_body())
+}
+
+fn without_request_id(mut problem: Value) -> Value {
+    problem.as_object_mut().unwrap().remove("requestId");
+    problem
+}
+
+#[tokio::test]
+async fn isolation_matrix_over_rest_sse_logs_and_queue() {
+    let env = env().await;
+    let bob_secret = "bob-secret-backup";
+    let alice_secret = "alice-private-backup";
+    create_completed_backup(&env, &env.bob, "team-b", bob_secret).await;
+    create_completed_backup(&env, &env.alice, "team-a", alice_secret).await;
+
+    // Alice's live streams, opened before more changes happen.
+    let (status, alice_all) = open_stream(&env, "/api/v1/events", &env.alice, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, alice_ns) =
+        open_stream(&env, "/api/v1/namespaces/team-a/events", &env.alice, None).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let mut bodies_seen_by_others_of_bob: Vec<(String, String)> = Vec::new();
+    let mut record = |who: &str, what: &str, answer: &Answer| {
+        bodies_seen_by_others_of_bob
+            .push((format!("{who} {what} -> {}", answer.status), answer.text()));
+    };
+
+    // --- alice: full rights in team-a, nothing in team-b.
+    let list = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert_eq!(names(&list.json()), [alice_secret]);
+    record("alice", "list team-a", &list);
+    let namespaces = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    let ns: Vec<String> = namespaces.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ns, ["team-a"]);
+    assert_eq!(
+        namespaces.json()["items"][0]["permissions"]["backups"],
+        json!(["get", "list", "watch", "create", "delete"])
+    );
+    record("alice", "namespaces", &namespaces);
+    let existing = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces/team-b/backups/{bob_secret}"),
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    let missing = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-b/backups/no-such-backup",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(existing.status, StatusCode::FORBIDDEN);
+    assert_eq!(missing.status, StatusCode::FORBIDDEN);
+    assert!(existing.is_problem());
+    assert_eq!(
+        without_request_id(existing.json()),
+        without_request_id(missing.json()),
+        "403 must not reveal existence"
+    );
+    // The 403 never echoes the object name (the caller typed it, but it must not confirm it).
+    assert!(!existing.text().contains(bob_secret));
+    for (method, path, body) in [
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/backups".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            format!("/api/v1/namespaces/team-b/backups/{bob_secret}/describe"),
+            None,
+        ),
+        (
+            Method::GET,
+            format!("/api/v1/namespaces/team-b/backups/{bob_secret}/logs"),
+            None,
+        ),
+        (
+            Method::GET,
+            format!("/api/v1/namespaces/team-b/backups/{bob_secret}?wait=true&timeout=1s"),
+            None,
+        ),
+        (
+            Method::DELETE,
+            format!("/api/v1/namespaces/team-b/backups/{bob_secret}"),
+            None,
+        ),
+        (
+            Method::POST,
+            "/api/v1/namespaces/team-b/backups".to_string(),
+            Some(json!({"name": "x"})),
+        ),
+        (
+            Method::POST,
+            "/api/v1/namespaces/team-b/restores".to_string(),
+            Some(json!({"name": "r", "backupName": bob_secret})),
+        ),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/restores".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/storage-locations".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/schedules".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/queue".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/policy".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/events".to_string(),
+            None,
+        ),
+        (
+            Method::GET,
+            "/api/v1/events?namespaces=team-b".to_string(),
+            None,
+        ),
+    ] {
+        let answer = call(&env, method.clone(), &path, Some(&env.alice), body).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "alice {method} {path}: {}",
+            answer.text()
+        );
+        assert!(answer.is_problem());
+        record("alice", &path, &answer);
+    }
+    // Restoring bob's backup into team-a by name: refused without saying it exists.
+    let cross = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/restores",
+        Some(&env.alice),
+        Some(json!({"name": "steal", "backupName": bob_secret})),
+    )
+    .await;
+    assert_eq!(
+        cross.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        cross.text()
+    );
+    assert!(cross.text().contains("not found in this namespace"));
+    let queue = call(&env, Method::GET, "/api/v1/queue", Some(&env.alice), None).await;
+    assert_eq!(queue.status, StatusCode::OK);
+    assert!(!queue.text().contains("team-b"));
+    record("alice", "cluster queue", &queue);
+    let own_queue = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/queue",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(own_queue.status, StatusCode::OK);
+    record("alice", "team-a queue", &own_queue);
+    let describe = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces/team-a/backups/{alice_secret}/describe?details=true"),
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(describe.status, StatusCode::OK, "{}", describe.text());
+    let description = describe.json();
+    assert_eq!(description["veleroPhase"], "Completed");
+    assert!(description["resourceList"].is_object(), "{description}");
+    record("alice", "describe", &describe);
+    let logs = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces/team-a/backups/{alice_secret}/logs"),
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(logs.status, StatusCode::OK, "{}", logs.text());
+    assert!(!logs.text().is_empty());
+    assert!(
+        !logs.text().contains(&env.download_base),
+        "a storage URL leaked"
+    );
+    record("alice", "logs", &logs);
+    let results = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces/team-a/backups/{alice_secret}/logs?artifact=results"),
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(results.status, StatusCode::OK, "{}", results.text());
+    assert!(serde_json::from_slice::<Value>(&results.body).is_ok());
+
+    // --- ci-bot: create/get/list backups in team-a only.
+    let created = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.ci_bot),
+        Some(json!("ci-run-1")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(
+        created.headers["location"],
+        "/api/v1/namespaces/team-a/backups/ci-run-1"
+    );
+    let ci_list = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.ci_bot),
+        None,
+    )
+    .await;
+    assert_eq!(ci_list.status, StatusCode::OK);
+    record("ci-bot", "list team-a", &ci_list);
+    for (method, path, body) in [
+        (
+            Method::DELETE,
+            "/api/v1/namespaces/team-a/backups/ci-run-1",
+            None,
+        ),
+        (
+            Method::POST,
+            "/api/v1/namespaces/team-a/restores",
+            Some(json!({"name": "r", "backupName": "ci-run-1"})),
+        ),
+        (Method::GET, "/api/v1/namespaces/team-a/restores", None),
+        (Method::GET, "/api/v1/namespaces/team-b/backups", None),
+        (
+            Method::GET,
+            "/api/v1/namespaces/team-b/backups/bob-secret-backup",
+            None,
+        ),
+    ] {
+        let answer = call(&env, method.clone(), path, Some(&env.ci_bot), body).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "ci-bot {method} {path}: {}",
+            answer.text()
+        );
+        record("ci-bot", path, &answer);
+    }
+    let ci_namespaces = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces",
+        Some(&env.ci_bot),
+        None,
+    )
+    .await;
+    assert_eq!(
+        ci_namespaces.json()["items"][0]["permissions"]["backups"],
+        json!(["get", "list", "watch", "create"])
+    );
+    assert!(
+        ci_namespaces.json()["items"][0]["permissions"]
+            .get("restores")
+            .is_none()
+    );
+
+    // --- a user with no bindings, a bad token, no token.
+    let nobody_ns = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces",
+        Some(&env.nobody),
+        None,
+    )
+    .await;
+    assert_eq!(nobody_ns.status, StatusCode::OK);
+    assert_eq!(nobody_ns.json()["items"], json!([]));
+    for path in [
+        "/api/v1/namespaces/team-a/backups",
+        "/api/v1/namespaces/team-b/backups",
+        "/api/v1/namespaces/team-b/queue",
+    ] {
+        let answer = call(&env, Method::GET, path, Some(&env.nobody), None).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{path}");
+        record("nobody", path, &answer);
+    }
+    let nobody_queue = call(&env, Method::GET, "/api/v1/queue", Some(&env.nobody), None).await;
+    assert_eq!(nobody_queue.json()["mine"], json!([]));
+    record("nobody", "queue", &nobody_queue);
+    for token in [Some("not-a-real-token"), None] {
+        for path in [
+            "/api/v1/namespaces",
+            "/api/v1/namespaces/team-b/backups",
+            "/api/v1/queue",
+            "/api/v1/events",
+        ] {
+            let answer = call(&env, Method::GET, path, token, None).await;
+            assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{path}");
+            assert_eq!(answer.headers["www-authenticate"], "Bearer realm=\"nac\"");
+            assert!(answer.is_problem());
+            assert!(
+                !answer.text().contains("not-a-real-token"),
+                "the token was echoed"
+            );
+            record("anonymous", path, &answer);
+        }
+    }
+
+    // --- bob sees his own, never alice's.
+    let bob_list = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-b/backups",
+        Some(&env.bob),
+        None,
+    )
+    .await;
+    assert_eq!(names(&bob_list.json()), [bob_secret]);
+    let bob_queue = call(&env, Method::GET, "/api/v1/queue", Some(&env.bob), None).await;
+    for answer in [&bob_list, &bob_queue] {
+        assert!(!answer.text().contains(alice_secret) && !answer.text().contains("ci-run-1"));
+    }
+
+    // --- live streams: changes in team-b never reach alice.
+    create_completed_backup(&env, &env.bob, "team-b", "bob-second").await;
+    let created = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(json!("alice-second")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let all_text = read_stream(alice_all, Duration::from_secs(20), |t| {
+        t.contains("alice-second")
+    })
+    .await;
+    let ns_text = read_stream(alice_ns, Duration::from_secs(20), |t| {
+        t.contains("alice-second")
+    })
+    .await;
+    for text in [&all_text, &ns_text] {
+        assert!(text.contains("event: ready"), "{text}");
+        assert!(text.contains("alice-second"), "{text}");
+        assert!(
+            !text.contains("bob-"),
+            "alice's stream carried bob's objects: {text}"
+        );
+        assert!(!text.contains("team-b"), "{text}");
+    }
+
+    // Nothing anyone but bob received names bob's objects.
+    for (what, body) in &bodies_seen_by_others_of_bob {
+        assert!(
+            !body.contains(bob_secret) && !body.contains("bob-second"),
+            "{what} leaked: {body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sse_resumes_with_last_event_id() {
+    let env = env().await;
+    let (_, body) = open_stream(&env, "/api/v1/namespaces/team-a/events", &env.alice, None).await;
+    let created = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(json!("first")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let text = read_stream(body, Duration::from_secs(10), |t| t.contains("\"first\"")).await;
+    // The id of the first change event that names "first".
+    let id = text
+        .split("\n\n")
+        .find(|frame| frame.contains("\"first\"") && frame.contains("event: ADDED"))
+        .and_then(|frame| frame.lines().find_map(|l| l.strip_prefix("id: ")))
+        .expect("an ADDED event with an id")
+        .to_string();
+    // While disconnected, another backup appears; resuming from `id` delivers it.
+    let created = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(json!("second")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let (_, resumed) = open_stream(
+        &env,
+        "/api/v1/namespaces/team-a/events",
+        &env.alice,
+        Some(&id),
+    )
+    .await;
+    let text = read_stream(resumed, Duration::from_secs(10), |t| {
+        t.contains("\"second\"")
+    })
+    .await;
+    assert!(text.contains("\"second\""), "{text}");
+    assert!(!text.contains("event: reset"), "{text}");
+    // An id from another process (or too old) asks the client to re-list.
+    let (_, stale) = open_stream(
+        &env,
+        "/api/v1/namespaces/team-a/events",
+        &env.alice,
+        Some("00000000-1"),
+    )
+    .await;
+    let text = read_stream(stale, Duration::from_secs(5), |t| {
+        t.contains("event: reset")
+    })
+    .await;
+    assert!(text.contains("event: reset"), "{text}");
+}
+
+#[tokio::test]
+async fn a_removed_role_binding_stops_access_within_the_allow_ttl() {
+    let env = env().await;
+    let carol = env.server.add_user("carol", &[]);
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(env.admin.clone(), "team-a");
+    let binding: k8s_openapi::api::rbac::v1::RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "carol-view", "namespace": "team-a"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]
+    }))
+    .unwrap();
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+    let allowed = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&carol),
+        None,
+    )
+    .await;
+    assert_eq!(allowed.status, StatusCode::OK, "{}", allowed.text());
+    let (status, stream) =
+        open_stream(&env, "/api/v1/namespaces/team-a/events", &carol, None).await;
+    assert_eq!(status, StatusCode::OK);
+    bindings
+        .delete("carol-view", &DeleteParams::default())
+        .await
+        .unwrap();
+    let revoked_at = tokio::time::Instant::now();
+    loop {
+        let answer = call(
+            &env,
+            Method::GET,
+            "/api/v1/namespaces/team-a/backups",
+            Some(&carol),
+            None,
+        )
+        .await;
+        if answer.status == StatusCode::FORBIDDEN {
+            break;
+        }
+        assert_eq!(answer.status, StatusCode::OK);
+        assert!(
+            revoked_at.elapsed() <= ALLOW_TTL + Duration::from_millis(500),
+            "still allowed after {:?}",
+            revoked_at.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The open stream ends with a `forbidden` event too (re-checked every few seconds).
+    let text = read_stream(stream, ALLOW_TTL + Duration::from_secs(8), |t| {
+        t.contains("event: forbidden")
+    })
+    .await;
+    assert!(text.contains("event: forbidden"), "{text}");
+}
+
+#[tokio::test]
+async fn create_wait_idempotency_paging_and_delete() {
+    let env = env().await;
+    // Idempotency: same key, same body → same answer, one object.
+    let body = json!({"name": "idem", "spec": {"backupSpec": {}}});
+    let first = call_with(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(body.clone()),
+        &[("idempotency-key", "k-1")],
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
+    let again = call_with(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(body.clone()),
+        &[("idempotency-key", "k-1")],
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.headers["idempotency-replayed"], "true");
+    let other = call_with(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(json!("different")),
+        &[("idempotency-key", "k-1")],
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(other.json()["code"], "idempotency-key-reused");
+    // Without a key, a second create of the same name is a 409.
+    let duplicate = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(body),
+    )
+    .await;
+    assert_eq!(
+        duplicate.status,
+        StatusCode::CONFLICT,
+        "{}",
+        duplicate.text()
+    );
+
+    // wait=true on GET returns at the terminal phase.
+    let waited = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups/idem?wait=true&timeout=60s",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(waited.status, StatusCode::OK, "{}", waited.text());
+    assert_eq!(
+        waited
+            .json()
+            .pointer("/status/veleroBackup/status/phase")
+            .unwrap(),
+        "Completed"
+    );
+
+    // Paging: 5 more backups, pages of 2 in name order, opaque tokens bound to the list.
+    for i in 1..=5 {
+        let created = call(
+            &env,
+            Method::POST,
+            "/api/v1/namespaces/team-a/backups",
+            Some(&env.alice),
+            Some(json!(format!("page-{i}"))),
+        )
+        .await;
+        assert_eq!(created.status, StatusCode::CREATED);
+    }
+    let mut seen = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &token {
+            Some(t) => {
+                format!("/api/v1/namespaces/team-a/backups?limit=2&labelSelector=&continue={t}")
+            }
+            None => "/api/v1/namespaces/team-a/backups?limit=2&labelSelector=".to_string(),
+        };
+        let page = call(&env, Method::GET, &path, Some(&env.alice), None).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text());
+        let page = page.json();
+        seen.extend(names(&page));
+        pages += 1;
+        match page["metadata"]["continue"].as_str() {
+            Some(next) => token = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen,
+        ["idem", "page-1", "page-2", "page-3", "page-4", "page-5"]
+    );
+    assert_eq!(pages, 3);
+    // A token from this list does not continue another list (other filter, other namespace).
+    let first_page = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups?limit=2",
+        Some(&env.alice),
+        None,
+    )
+    .await
+    .json();
+    let t = first_page["metadata"]["continue"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other_filter = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces/team-a/backups?limit=2&phase=Created&continue={t}"),
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(other_filter.status, StatusCode::BAD_REQUEST);
+    let other_resource = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces/team-a/restores?limit=2&continue={t}"),
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(other_resource.status, StatusCode::BAD_REQUEST);
+    // Filters: phase and label selector.
+    let completed = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups?phase=completed",
+        Some(&env.alice),
+        None,
+    )
+    .await
+    .json();
+    assert!(names(&completed).contains(&"idem".to_string()));
+    let labelled = call(&env, Method::POST, "/api/v1/namespaces/team-a/backups", Some(&env.alice),
+        Some(json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+                    "metadata": {"name": "labelled", "labels": {"tier": "gold"}}, "spec": {"backupSpec": {}}}))).await;
+    assert_eq!(labelled.status, StatusCode::CREATED, "{}", labelled.text());
+    let selected = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups?labelSelector=tier%3Dgold",
+        Some(&env.alice),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(names(&selected), ["labelled"]);
+
+    // Restore from a completed backup, waiting for it.
+    let restore = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/restores?wait=true&timeout=60s",
+        Some(&env.alice),
+        Some(json!({"name": "undo", "backupName": "idem"})),
+    )
+    .await;
+    assert_eq!(restore.status, StatusCode::CREATED, "{}", restore.text());
+    assert_eq!(
+        restore
+            .json()
+            .pointer("/status/veleroRestore/status/phase")
+            .unwrap(),
+        "Completed"
+    );
+
+    // DELETE of a backup is the permanent delete, and says so.
+    let deleted = call(
+        &env,
+        Method::DELETE,
+        "/api/v1/namespaces/team-a/backups/page-1",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.text());
+    assert_eq!(deleted.json()["permanent"], true);
+    assert!(
+        deleted.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("object storage")
+    );
+    let nab: NonAdminBackup = Api::namespaced(env.admin.clone(), "team-a").get("page-1").await.map_err(|e| e.to_string()).unwrap_or_else(|_| {
+        // Already gone: the deletion completed.
+        serde_json::from_value(json!({"metadata": {"name": "page-1"}, "spec": {"backupSpec": {}, "deleteBackup": true}})).unwrap()
+    });
+    assert_eq!(nab.spec.delete_backup, Some(true));
+}
+
+#[tokio::test]
+async fn policy_refusals_are_422_with_fields_and_the_policy_is_readable() {
+    let env = env().await;
+    let maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(env.admin.clone(), OADP_NAMESPACE);
+    let map: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "nac-policy", "namespace": OADP_NAMESPACE},
+        "data": {"policy.yaml": "rules:\n  - name: baseline\n    backup:\n      maximum:\n        ttl: 720h\n"}
+    })).unwrap();
+    maps.create(&PostParams::default(), &map).await.unwrap();
+    // The gateway's watch picks the policy up.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let policy = loop {
+        let policy = call(
+            &env,
+            Method::GET,
+            "/api/v1/namespaces/team-a/policy",
+            Some(&env.alice),
+            None,
+        )
+        .await;
+        assert_eq!(policy.status, StatusCode::OK, "{}", policy.text());
+        let policy = policy.json();
+        if policy["backup"]["maximum"].get("ttl").is_some()
+            || tokio::time::Instant::now() > deadline
+        {
+            break policy;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(policy["backup"]["maximum"]["ttl"].is_string(), "{policy}");
+    let refused = call(&env, Method::POST, "/api/v1/namespaces/team-a/backups", Some(&env.alice),
+        Some(json!({"name": "wide", "spec": {"backupSpec": {"includedNamespaces": ["team-b"], "ttl": "2000h0m0s"}}}))).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.text()
+    );
+    assert!(refused.is_problem());
+    let problem = refused.json();
+    let fields: Vec<&str> = problem["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.contains(&"spec.backupSpec.includedNamespaces"),
+        "{problem}"
+    );
+    assert!(fields.contains(&"spec.backupSpec.ttl"), "{problem}");
+    // Nothing was written.
+    let stored: Api<NonAdminBackup> = Api::namespaced(env.admin.clone(), "team-a");
+    assert!(
+        stored
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    // dryRun validates without writing.
+    let dry = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups?dryRun=true",
+        Some(&env.alice),
+        Some(json!("dry")),
+    )
+    .await;
+    assert_eq!(dry.status, StatusCode::OK, "{}", dry.text());
+    assert!(
+        stored
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_dpa_enforced_ttl_is_refused_synchronously_and_shown_in_the_policy() {
+    let env = env_with(true).await;
+    let dpas: Api<DynamicObject> =
+        Api::namespaced_with(env.admin.clone(), OADP_NAMESPACE, &oadp::dpa_resource());
+    let mut dpa = DynamicObject::new("dpa", &oadp::dpa_resource()).within(OADP_NAMESPACE);
+    dpa.data = json!({"spec": {"nonAdmin": {"enable": true,
+                                            "enforceBackupSpec": {"ttl": "24h0m0s"}}}});
+    dpas.create(&PostParams::default(), &dpa).await.unwrap();
+    // The gateway's DPA watch picks the enforcement up.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let policy = loop {
+        let policy = call(
+            &env,
+            Method::GET,
+            "/api/v1/namespaces/team-a/policy",
+            Some(&env.alice),
+            None,
+        )
+        .await;
+        assert_eq!(policy.status, StatusCode::OK, "{}", policy.text());
+        let policy = policy.json();
+        if policy["backup"]["enforced"]["ttl"] == "24h0m0s"
+            || tokio::time::Instant::now() > deadline
+        {
+            break policy;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(policy["backup"]["enforced"]["ttl"], "24h0m0s", "{policy}");
+    let refused = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(json!({"name": "short", "spec": {"backupSpec": {"ttl": "1h0m0s"}}})),
+    )
+    .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.text()
+    );
+    assert!(refused.is_problem());
+    let problem = refused.json();
+    let fields: Vec<&str> = problem["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["spec.backupSpec.ttl"], "{problem}");
+    // Nothing was written.
+    let stored: Api<NonAdminBackup> = Api::namespaced(env.admin.clone(), "team-a");
+    assert!(
+        stored
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn malformed_input_gets_clean_4xx_and_writes_nothing() {
+    let env = env().await;
+    let post = |body: Body, content_type: &str| {
+        Request::builder()
+            .method(Method::POST)
+            .uri("/api/v1/namespaces/team-a/backups")
+            .header("authorization", format!("Bearer {}", env.alice))
+            .header("content-type", content_type)
+            .body(body)
+            .unwrap()
+    };
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let cases: Vec<(&str, Request<Body>, u16)> = vec![
+        (
+            "malformed JSON",
+            post(Body::from("{\"name\": "), "application/json"),
+            400,
+        ),
+        (
+            "trailing garbage",
+            post(Body::from("{} x"), "application/json"),
+            400,
+        ),
+        (
+            "deep nesting",
+            post(Body::from(deep), "application/json"),
+            400,
+        ),
+        (
+            "huge body",
+            post(Body::from(vec![b' '; 3 * 1024 * 1024]), "application/json"),
+            413,
+        ),
+        (
+            "wrong content type",
+            post(Body::from("name=x"), "application/x-www-form-urlencoded"),
+            415,
+        ),
+        (
+            "array body",
+            post(Body::from("[1,2]"), "application/json"),
+            400,
+        ),
+        (
+            "unicode name",
+            post(Body::from("{\"name\": \"bäckup-☃\"}"), "application/json"),
+            422,
+        ),
+        (
+            "RTL override name",
+            post(Body::from("\"a\u{202e}b\""), "application/json"),
+            422,
+        ),
+        (
+            "upper-case name",
+            post(Body::from("\"UPPER\""), "application/json"),
+            422,
+        ),
+        (
+            "very long name",
+            post(
+                Body::from(format!("\"{}\"", "a".repeat(300))),
+                "application/json",
+            ),
+            422,
+        ),
+        (
+            "wrong spec type",
+            post(
+                Body::from("{\"name\": \"x\", \"spec\": {\"backupSpec\": {\"ttl\": []}}}"),
+                "application/json",
+            ),
+            422,
+        ),
+        (
+            "other namespace in metadata",
+            post(
+                Body::from(
+                    "{\"metadata\": {\"name\": \"x\", \"namespace\": \"team-b\"}, \"spec\": {\"backupSpec\": {}}}",
+                ),
+                "application/json",
+            ),
+            422,
+        ),
+        ("null", post(Body::from("null"), "application/json"), 400),
+    ];
+    for (what, request, status) in cases {
+        let answer = raw(&env, request).await;
+        assert_eq!(answer.status.as_u16(), status, "{what}: {}", answer.text());
+        assert!(answer.is_problem(), "{what}");
+        assert!(answer.headers.contains_key("x-request-id"));
+    }
+    for (what, path, status) in [
+        (
+            "bad continue",
+            "/api/v1/namespaces/team-a/backups?continue=garbage",
+            400,
+        ),
+        (
+            "forged continue",
+            "/api/v1/namespaces/team-a/backups?continue=eyJ2IjoxfQ.AAAA",
+            400,
+        ),
+        (
+            "huge continue",
+            &format!(
+                "/api/v1/namespaces/team-a/backups?continue={}",
+                "a".repeat(5000)
+            ),
+            400,
+        ),
+        (
+            "bad limit",
+            "/api/v1/namespaces/team-a/backups?limit=abc",
+            400,
+        ),
+        (
+            "zero limit",
+            "/api/v1/namespaces/team-a/backups?limit=0",
+            400,
+        ),
+        (
+            "bad selector",
+            "/api/v1/namespaces/team-a/backups?labelSelector=a%20b%20c",
+            400,
+        ),
+        (
+            "bad phase",
+            "/api/v1/namespaces/team-a/backups?phase=%E2%98%83",
+            400,
+        ),
+        (
+            "bad timeout",
+            "/api/v1/namespaces/team-a/backups/x?wait=true&timeout=soon",
+            400,
+        ),
+        ("bad namespace", "/api/v1/namespaces/Team_A/backups", 400),
+        (
+            "unicode name in path",
+            "/api/v1/namespaces/team-a/backups/%E2%98%83",
+            400,
+        ),
+        ("unknown route", "/api/v1/nothing-here", 404),
+        (
+            "unknown artifact",
+            "/api/v1/namespaces/team-a/backups/x/logs?artifact=secrets",
+            400,
+        ),
+    ] {
+        let answer = call(&env, Method::GET, path, Some(&env.alice), None).await;
+        assert_eq!(answer.status.as_u16(), status, "{what}: {}", answer.text());
+        assert!(answer.is_problem(), "{what}");
+    }
+    let wrong_method = call(
+        &env,
+        Method::PUT,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(wrong_method.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(wrong_method.is_problem());
+    let bad_key = call_with(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(json!("k")),
+        &[("idempotency-key", &"k".repeat(300))],
+    )
+    .await;
+    assert_eq!(bad_key.status, StatusCode::BAD_REQUEST);
+    // Nothing was written by any of it.
+    let stored: Api<NonAdminBackup> = Api::namespaced(env.admin.clone(), "team-a");
+    assert!(
+        stored
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn health_metrics_request_ids_rate_limits_and_docs() {
+    let env = env().await;
+    assert_eq!(
+        call(&env, Method::GET, "/healthz", None, None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(&env, Method::GET, "/readyz", None, None).await.status,
+        StatusCode::OK
+    );
+    let answer = call_with(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        None,
+        &[("x-request-id", "my-id-1")],
+    )
+    .await;
+    assert_eq!(answer.headers["x-request-id"], "my-id-1");
+    assert!(answer.headers.contains_key("ratelimit-limit"));
+    assert!(answer.headers.contains_key("ratelimit-remaining"));
+    assert!(answer.headers.contains_key("ratelimit-reset"));
+    let problem = call_with(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-b/backups",
+        Some(&env.alice),
+        None,
+        &[("x-request-id", "my-id-2")],
+    )
+    .await;
+    assert_eq!(problem.json()["requestId"], "my-id-2");
+    let _ = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups/some-name-1",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    let _ = call(
+        &env,
+        Method::GET,
+        "/random/unknown/path-xyz",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    let metrics = call(&env, Method::GET, "/metrics", None, None).await.text();
+    assert!(
+        metrics.contains("route=\"/api/v1/namespaces/{namespace}/backups\",status=\"2xx\""),
+        "{metrics}"
+    );
+    assert!(metrics.contains("route=\"/api/v1/namespaces/{namespace}/backups/{name}\""));
+    assert!(metrics.contains("route=\"unmatched\",status=\"4xx\""));
+    for unbounded in ["some-name-1", "path-xyz", "team-a", "alice", &env.alice] {
+        assert!(!metrics.contains(unbounded), "metrics carry {unbounded}");
+    }
+    assert!(metrics.contains("nac_gateway_subjectaccessreviews_total"));
+    let openapi = call(&env, Method::GET, "/openapi.json", None, None)
+        .await
+        .json();
+    assert!(openapi["paths"]["/api/v1/namespaces/{namespace}/backups"]["post"].is_object());
+    let docs = call(&env, Method::GET, "/docs", None, None).await;
+    assert_eq!(docs.status, StatusCode::OK);
+    assert!(
+        docs.text()
+            .contains("/api/v1/namespaces/{namespace}/backups")
+    );
+    assert!(!docs.text().contains("<script"));
+}

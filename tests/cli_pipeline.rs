@@ -1,6 +1,7 @@
 //! The CI pipeline path, as a shell runs it: `nac demo`, then the `nac backup` / `nac restore`
-//! commands as the ci-bot service account (token in `NAC_TOKEN`, server in `NAC_SERVER`),
-//! checking exit codes, output formats, logs, and that another tenant is refused.
+//! commands and `scripts/ci-backup.sh` as the ci-bot service account and alice (token in
+//! `NAC_TOKEN`, server in `NAC_SERVER`), checking exit codes, output formats, logs, a restore,
+//! and that another tenant is refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/demo.rs"]
@@ -56,6 +57,30 @@ fn ci_bot_backs_up_team_a_and_waits_for_completion() {
     assert!(stderr.contains("backup team-a/ci-1 completed"), "{stderr}");
     assert!(!stderr.contains(&ci_token), "the token never prints");
 
+    // The documented pipeline step, as a shell runs it: `scripts/ci-backup.sh team-a NAME`.
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_nac"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ci-backup.sh"))
+        .args(["team-a", "from-shell"])
+        .env("PATH", path)
+        .env("NAC_SERVER", format!("http://{server}"))
+        .env("NAC_TOKEN", &ci_token)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("backup team-a/from-shell completed"),
+        "{}",
+        text(&out.stdout)
+    );
+
     // Retrying the same step with the same idempotency key does not make a second backup.
     for _ in 0..2 {
         let out = nac(
@@ -95,12 +120,34 @@ fn ci_bot_backs_up_team_a_and_waits_for_completion() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let names = text(&out.stdout);
     assert!(
-        names.lines().any(|l| l == "ci-1") && names.lines().any(|l| l == "ci-2"),
+        ["ci-1", "ci-2", "from-shell"]
+            .iter()
+            .all(|n| names.lines().any(|l| l == *n)),
         "{names}"
     );
     let out = nac(&server, &alice, &["backup", "logs", "ci-1", "-n", "team-a"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).is_empty(), "the Velero log is printed");
+
+    // alice restores from it and waits: exit 0 when the restore completed.
+    let out = nac(
+        &server,
+        &alice,
+        &[
+            "restore",
+            "create",
+            "undo-1",
+            "-n",
+            "team-a",
+            "--from-backup",
+            "ci-1",
+            "--wait",
+            "--timeout",
+            "2m",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("restore team-a/undo-1 completed"));
 
     // A spec the policy refuses answers at once, naming the field, with a non-zero exit.
     let spec = xdg.path().join("spec.yaml");

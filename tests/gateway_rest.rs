@@ -1416,3 +1416,310 @@ async fn health_metrics_request_ids_rate_limits_and_docs() {
     );
     assert!(!docs.text().contains("<script"));
 }
+
+/// SplitMix64: a seeded generator, so a failing case can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// Names a tenant might send: valid ones and every kind of invalid one.
+const NAMES: &[&str] = &[
+    "ok-name",
+    "",
+    "UPPER",
+    "a/b",
+    "../etc",
+    "名前",
+    "rtl\u{202e}gnp",
+    "nul\u{0}byte",
+    "-leading",
+    "trailing-",
+    "dot.ted",
+    "sp ace",
+    "%2e%2e",
+    "a\nb",
+];
+
+fn random_json(rng: &mut Rng, depth: usize) -> Value {
+    match rng.below(if depth == 0 { 5 } else { 8 }) {
+        0 => Value::Null,
+        1 => json!(rng.next().is_multiple_of(2)),
+        2 => json!(rng.next() as i64),
+        3 => json!(rng.pick(NAMES).repeat(1 + rng.below(30))),
+        4 => json!(f64::from(rng.below(1000) as u32) / 7.0),
+        5 => Value::Array(
+            (0..rng.below(4))
+                .map(|_| random_json(rng, depth - 1))
+                .collect(),
+        ),
+        _ => {
+            let keys = [
+                "name",
+                "spec",
+                "backupSpec",
+                "metadata",
+                "ttl",
+                "includedNamespaces",
+                "storageLocation",
+                "labelSelector",
+                "namespace",
+                "kind",
+                "apiVersion",
+            ];
+            Value::Object(
+                (0..rng.below(5))
+                    .map(|_| (rng.pick(&keys).to_string(), random_json(rng, depth - 1)))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// A body for POST .../backups: a valid one, then mutated (fields replaced, bytes cut or
+/// inserted), so some stay valid and most do not.
+fn random_backup_body(rng: &mut Rng, case: usize) -> Vec<u8> {
+    let name = if rng.below(4) == 0 {
+        format!("fuzz-{case}")
+    } else {
+        rng.pick(NAMES).repeat(1 + rng.below(25))
+    };
+    let mut body = match rng.below(3) {
+        0 => json!({"name": name, "spec": {"backupSpec": {}}}),
+        1 => json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+                    "metadata": {"name": name}, "spec": {"backupSpec": {"ttl": "1h0m0s"}}}),
+        _ => json!(name),
+    };
+    for _ in 0..rng.below(3) {
+        let replacement = random_json(rng, 4);
+        let path: &[&str] = match rng.below(4) {
+            0 => &["spec"],
+            1 => &["spec", "backupSpec"],
+            2 => &["metadata"],
+            _ => &["spec", "backupSpec", "includedNamespaces"],
+        };
+        if body.is_object() {
+            set_path(&mut body, path, replacement);
+        }
+    }
+    let mut bytes = serde_json::to_vec(&body).unwrap();
+    match rng.below(6) {
+        0 if !bytes.is_empty() => {
+            let at = rng.below(bytes.len());
+            bytes.truncate(at);
+        }
+        1 => {
+            let at = rng.below(bytes.len() + 1);
+            bytes.insert(at, (rng.next() & 0xff) as u8);
+        }
+        _ => {}
+    }
+    bytes
+}
+
+/// Sets `value` at `path`, turning whatever stands in the way into objects.
+fn set_path(target: &mut Value, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut at = target;
+    for key in parents {
+        if !at.get(*key).is_some_and(Value::is_object) {
+            at[*key] = json!({});
+        }
+        at = &mut at[*key];
+    }
+    at[*last] = value;
+}
+
+/// A GraphQL document: nested selections of random depth, random aliases, or garbage.
+fn random_graphql(rng: &mut Rng) -> Value {
+    let query = match rng.below(4) {
+        0 => {
+            let depth = 1 + rng.below(30);
+            let mut q = "name".to_string();
+            for level in 0..depth {
+                q = if level % 2 == 0 {
+                    format!("restores {{ backup {{ {q} }} }}")
+                } else {
+                    format!("backup {{ restores {{ {q} }} }}")
+                };
+            }
+            format!(
+                "{{ backups(namespace: \"team-a\", first: {}) {{ edges {{ node {{ {q} }} }} }} }}",
+                rng.below(600)
+            )
+        }
+        1 => {
+            let aliases: String = (0..rng.below(300))
+                .map(|i| format!("a{i}: namespaces {{ name }} "))
+                .collect();
+            format!("{{ {aliases} }}")
+        }
+        2 => format!(
+            "mutation {{ createBackup(namespace: {:?}, input: {{name: {:?}, spec: {}}}) {{ name }} }}",
+            rng.pick(&["team-a", "team-b", "", "名前"]),
+            rng.pick(NAMES),
+            serde_json::to_string(&serde_json::to_string(&random_json(rng, 3)).unwrap()).unwrap()
+        ),
+        _ => String::from_utf8_lossy(
+            &(0..rng.below(200))
+                .map(|_| {
+                    b"{}()[]:$!@\"query mutation subscription fragment on ...\n"[rng.below(52)]
+                })
+                .collect::<Vec<u8>>(),
+        )
+        .into_owned(),
+    };
+    json!({"query": query, "variables": if rng.below(5) == 0 { random_json(rng, 3) } else { json!({}) }})
+}
+
+/// Hundreds of generated requests — mutated bodies, evil names, bad paging tokens and
+/// selectors, deep and wide GraphQL documents, another tenant's token: never a 5xx, every REST
+/// refusal is problem+json, and afterwards the namespaces hold exactly the backups the gateway
+/// said it created (nothing is written by a refused request).
+#[tokio::test]
+async fn generated_bad_input_never_writes_and_never_fails_the_server() {
+    let env = env().await;
+    let seed: u64 = std::env::var("NAC_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_2026);
+    let mut rng = Rng(seed);
+    let mut created: Vec<String> = Vec::new();
+    for case in 0..300 {
+        let (token, as_bob) = if rng.below(6) == 0 {
+            (env.bob.clone(), true)
+        } else {
+            (env.alice.clone(), false)
+        };
+        let answer = match rng.below(4) {
+            0 | 1 => {
+                let body = random_backup_body(&mut rng, case);
+                let request = Request::builder()
+                    .method(Method::POST)
+                    .uri("/api/v1/namespaces/team-a/backups")
+                    .header("authorization", format!("Bearer {token}"))
+                    .header("content-type", "application/json")
+                    .body(Body::from(body.clone()))
+                    .unwrap();
+                let answer = raw(&env, request).await;
+                if answer.status.is_success() {
+                    assert!(!as_bob, "bob wrote into team-a (seed {seed}, case {case})");
+                    created.push(
+                        answer.json()["metadata"]["name"]
+                            .as_str()
+                            .unwrap()
+                            .to_string(),
+                    );
+                }
+                answer
+            }
+            2 => {
+                let limit = rng
+                    .pick(&["-1", "0", "99999999999999999999", "abc", "5"])
+                    .to_string();
+                let garbage: String = (0..rng.below(80))
+                    .map(|_| char::from(b"AZaz09+/=_-%.~"[rng.below(14)]))
+                    .collect();
+                let phase = *rng.pick(NAMES);
+                let selector = rng.pick(&["a=b", "a in (b", "!!", "a=", "x,y=z", "é=ü"]);
+                let query = form_urlencoded::Serializer::new(String::new())
+                    .append_pair("limit", &limit)
+                    .append_pair("continue", &garbage)
+                    .append_pair("labelSelector", selector)
+                    .append_pair("phase", phase)
+                    .finish();
+                call(
+                    &env,
+                    Method::GET,
+                    &format!("/api/v1/namespaces/team-a/backups?{query}"),
+                    Some(&token),
+                    None,
+                )
+                .await
+            }
+            _ => {
+                let body = random_graphql(&mut rng);
+                let answer = call(
+                    &env,
+                    Method::POST,
+                    "/graphql",
+                    Some(&token),
+                    Some(body.clone()),
+                )
+                .await;
+                if answer.status == StatusCode::OK
+                    && let Ok(value) = serde_json::from_slice::<Value>(&answer.body)
+                    && let Some(name) = value["data"]["createBackup"]["name"].as_str()
+                {
+                    let namespace_is_team_a = body["query"]
+                        .as_str()
+                        .unwrap()
+                        .contains("namespace: \"team-a\"");
+                    assert!(
+                        namespace_is_team_a && !as_bob,
+                        "unexpected write (seed {seed}, case {case}): {body}"
+                    );
+                    created.push(name.to_string());
+                }
+                answer
+            }
+        };
+        assert!(
+            answer.status.as_u16() < 500,
+            "server error {} (seed {seed}, case {case}): {}",
+            answer.status,
+            answer.text()
+        );
+        if answer.status.is_client_error()
+            && !answer.headers.get("content-type").is_some_and(|v| {
+                v.to_str().unwrap_or("").starts_with("application/json")
+                    || v.to_str().unwrap_or("").starts_with("application/graphql")
+            })
+        {
+            assert!(
+                answer.is_problem(),
+                "a refusal that is not problem+json (seed {seed}, case {case}): {}",
+                answer.text()
+            );
+        }
+    }
+    assert!(
+        !created.is_empty(),
+        "the generator also produces valid requests (seed {seed})"
+    );
+    // Exactly what the gateway said it created exists; team-b got nothing.
+    let mut stored: Vec<String> = Api::<NonAdminBackup>::namespaced(env.admin.clone(), "team-a")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    stored.sort();
+    created.sort();
+    assert_eq!(stored, created, "seed {seed}");
+    assert!(
+        Api::<NonAdminBackup>::namespaced(env.admin.clone(), "team-b")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}

@@ -18,7 +18,7 @@ use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore};
 use crate::api::velero::{Backup, BackupSpec, DeleteBackupRequest};
-use crate::queue::{QueueKind, TrackedObject};
+use crate::queue::QueueKind;
 
 /// Message when the Velero backup vanished without the tenant asking.
 pub const VANISHED_MESSAGE: &str = "the Velero Backup no longer exists (expired or deleted by the administrator); the NonAdminBackup follows it";
@@ -278,36 +278,22 @@ fn published_position(
     nab: &NonAdminBackup,
     velero_backup: &Backup,
 ) -> Option<u64> {
-    let velero_name = velero_backup.metadata.name.clone()?;
-    let namespace = nab.metadata.namespace.as_deref().unwrap_or_default();
-    let name = nab.metadata.name.as_deref().unwrap_or_default();
-    let live = context
-        .queue
-        .read()
-        .ok()?
-        .position(QueueKind::Backup, &velero_name);
-    let status_holds = nab
-        .status
-        .as_ref()
-        .and_then(|s| s.queue_info.as_ref())
-        .map(|q| q.estimated_queue_position)
-        .and_then(|p| u64::try_from(p).ok())
-        .filter(|p| *p > 0);
-    let finished = velero_backup
-        .status
-        .as_ref()
-        .and_then(|s| s.phase.as_ref())
-        .is_some_and(|p| p.is_terminal());
-    if finished && status_holds.is_none() {
-        // Nothing left to publish for this one: keep the writer's set to the live queue.
-        context.positions.forget(&follower(namespace, name));
-        return None;
-    }
-    context.positions.to_publish(
-        TrackedObject::new(QueueKind::Backup, velero_name),
-        follower(namespace, name),
-        status_holds,
-        live,
+    context.positions.for_status(
+        &context.queue,
+        follower(
+            nab.metadata.namespace.as_deref().unwrap_or_default(),
+            nab.metadata.name.as_deref().unwrap_or_default(),
+        ),
+        velero_backup.metadata.name.as_deref()?,
+        nab.status
+            .as_ref()
+            .and_then(|s| s.queue_info.as_ref())
+            .map(|q| q.estimated_queue_position),
+        velero_backup
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_ref())
+            .is_some_and(|p| p.is_terminal()),
     )
 }
 

@@ -18,7 +18,7 @@ use super::{Context, ControllerError, velero_cache};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus};
 use crate::api::velero::{Restore, RestoreSpec};
-use crate::queue::{QueueKind, TrackedObject};
+use crate::queue::QueueKind;
 
 const FIELD: &str = "spec.restoreSpec.backupName";
 
@@ -258,35 +258,22 @@ fn published_position(
     nar: &NonAdminRestore,
     velero_restore: &Restore,
 ) -> Option<u64> {
-    let velero_name = velero_restore.metadata.name.clone()?;
-    let namespace = nar.metadata.namespace.as_deref().unwrap_or_default();
-    let name = nar.metadata.name.as_deref().unwrap_or_default();
-    let live = context
-        .queue
-        .read()
-        .ok()?
-        .position(QueueKind::Restore, &velero_name);
-    let status_holds = nar
-        .status
-        .as_ref()
-        .and_then(|s| s.queue_info.as_ref())
-        .map(|q| q.estimated_queue_position)
-        .and_then(|p| u64::try_from(p).ok())
-        .filter(|p| *p > 0);
-    let finished = velero_restore
-        .status
-        .as_ref()
-        .and_then(|s| s.phase.as_ref())
-        .is_some_and(|p| p.is_terminal());
-    if finished && status_holds.is_none() {
-        context.positions.forget(&follower(namespace, name));
-        return None;
-    }
-    context.positions.to_publish(
-        TrackedObject::new(QueueKind::Restore, velero_name),
-        follower(namespace, name),
-        status_holds,
-        live,
+    context.positions.for_status(
+        &context.queue,
+        follower(
+            nar.metadata.namespace.as_deref().unwrap_or_default(),
+            nar.metadata.name.as_deref().unwrap_or_default(),
+        ),
+        velero_restore.metadata.name.as_deref()?,
+        nar.status
+            .as_ref()
+            .and_then(|s| s.queue_info.as_ref())
+            .map(|q| q.estimated_queue_position),
+        velero_restore
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_ref())
+            .is_some_and(|p| p.is_terminal()),
     )
 }
 

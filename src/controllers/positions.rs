@@ -88,6 +88,34 @@ impl Positions {
         decided.unwrap_or(live)
     }
 
+    /// The position `follower`'s status must show for its Velero object `velero_name`, given
+    /// what the status shows now (`status_holds`, 0 meaning none) and whether the Velero object
+    /// `finished`: the writer's decision (see [`Positions::to_publish`]); a finished object whose
+    /// status shows no position is no longer tracked.
+    pub fn for_status(
+        &self,
+        queue: &std::sync::RwLock<QueueIndex>,
+        follower: Follower,
+        velero_name: &str,
+        status_holds: Option<i64>,
+        finished: bool,
+    ) -> Option<u64> {
+        let status_holds = status_holds
+            .and_then(|p| u64::try_from(p).ok())
+            .filter(|p| *p > 0);
+        if finished && status_holds.is_none() {
+            self.forget(&follower);
+            return None;
+        }
+        let live = queue.read().ok()?.position(follower.kind, velero_name);
+        self.to_publish(
+            TrackedObject::new(follower.kind, velero_name),
+            follower,
+            status_holds,
+            live,
+        )
+    }
+
     /// Stops tracking `follower` (it is gone, or its Velero object finished and shows no
     /// position any more).
     pub fn forget(&self, follower: &Follower) {
@@ -196,6 +224,33 @@ mod tests {
         assert_eq!(positions.tick(&index, start + Duration::from_secs(3)), 1);
         assert_eq!(wakes.next().await.unwrap(), follower("nab-2"));
         assert_eq!(publish(Some(2), Some(1)), Some(1));
+    }
+
+    #[test]
+    fn finished_objects_showing_no_position_are_not_tracked() {
+        let positions = Positions::default();
+        let queue = std::sync::RwLock::new(QueueIndex::from_entries([pending("vb-1", 1)]));
+        let f = follower("nab-1");
+        assert_eq!(
+            positions.for_status(&queue, f.clone(), "vb-1", Some(0), false),
+            Some(1),
+            "a queued object enters at its live position"
+        );
+        assert_eq!(positions.tracked_len(), 1);
+        assert_eq!(
+            positions.for_status(&queue, f.clone(), "vb-1", None, true),
+            None
+        );
+        assert_eq!(
+            positions.tracked_len(),
+            0,
+            "finished and showing none: forgotten"
+        );
+        assert_eq!(
+            positions.for_status(&queue, f, "vb-1", Some(-3), true),
+            None,
+            "nonsense in the status counts as none"
+        );
     }
 
     #[test]

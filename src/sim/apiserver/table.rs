@@ -42,7 +42,41 @@ struct Column {
     path: Option<String>,
 }
 
+/// kube-apiserver's Event columns (`kubectl get events`): LAST SEEN, TYPE, REASON, OBJECT,
+/// MESSAGE, and the wide ones.
+fn event_columns() -> Vec<Column> {
+    [
+        ("Last Seen", "date", ".lastTimestamp", 0),
+        ("Type", "string", ".type", 0),
+        ("Reason", "string", ".reason", 0),
+        ("Object", "string", "involvedobject()", 0),
+        ("Subobject", "string", ".involvedObject.fieldPath", 1),
+        ("Source", "string", ".source.component", 1),
+        ("Message", "string", ".message", 0),
+        ("First Seen", "date", ".firstTimestamp", 1),
+        ("Count", "integer", ".count", 1),
+        ("Name", "string", ".metadata.name", 1),
+    ]
+    .into_iter()
+    .map(|(name, kind, path, priority)| Column {
+        name: name.into(),
+        kind: kind.into(),
+        format: if name == "Name" {
+            "name".into()
+        } else {
+            String::new()
+        },
+        description: String::new(),
+        priority,
+        path: Some(path.into()),
+    })
+    .collect()
+}
+
 fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
+    if info.group.is_empty() && info.plural == "events" {
+        return event_columns();
+    }
     let mut cols = vec![Column {
         name: "Name".into(),
         kind: "string".into(),
@@ -134,6 +168,18 @@ fn columns(info: &ResourceInfo, version: &str) -> Vec<Column> {
 
 /// Columns kube computes rather than reads: a binding's role, its subjects of one kind.
 fn computed_cell(path: &str, object: &Value) -> Option<Value> {
+    if path == "involvedobject()" {
+        let kind = object
+            .pointer("/involvedObject/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_lowercase();
+        let name = object
+            .pointer("/involvedObject/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return Some(json!(format!("{kind}/{name}")));
+    }
     if path == "roleref()" {
         let kind = object
             .pointer("/roleRef/kind")
@@ -356,6 +402,22 @@ mod tests {
         assert_eq!(human_duration(3 * 86400 + 3600), "3d1h");
         assert_eq!(human_duration(100 * 86400), "100d");
         assert_eq!(human_duration(3 * 365 * 86400), "3y");
+    }
+
+    #[test]
+    fn events_list_like_kubectl_get_events() {
+        let cols = event_columns();
+        let shown: Vec<&str> = cols
+            .iter()
+            .filter(|c| c.priority == 0)
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(shown, ["Last Seen", "Type", "Reason", "Object", "Message"]);
+        let event = json!({"involvedObject": {"kind": "NonAdminBackup", "name": "b1"}});
+        assert_eq!(
+            computed_cell("involvedobject()", &event),
+            Some(json!("nonadminbackup/b1"))
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod queue_feed;
 pub mod status;
 pub mod sync;
 pub mod velero_cache;
+pub mod writes;
 
 /// Failures of one reconcile; each is retried with per-object exponential backoff.
 #[derive(Debug, thiserror::Error)]

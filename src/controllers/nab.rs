@@ -5,15 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use serde_json::json;
 
 use super::nab_decision::{self, NabObservation, NabStep};
 use super::positions::Follower;
-use super::{Context, ControllerError, velero_cache};
+use super::{Context, ControllerError, velero_cache, writes};
 use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore};
@@ -355,55 +354,29 @@ async fn apply(
 ) -> Result<Action, ControllerError> {
     let name = nab.metadata.name.clone().unwrap_or_default();
     let namespace = nab.metadata.namespace.clone().unwrap_or_default();
-    let params = PatchParams::default();
     match step {
         NabStep::WriteStatus(status) => {
             write_status(api, nab, *status).await?;
             Ok(Action::requeue(SOON))
         }
         NabStep::AddFinalizer => {
-            let mut list = nab.metadata.finalizers.clone().unwrap_or_default();
-            list.push(finalizers::NON_ADMIN_BACKUP.to_string());
-            // The resourceVersion makes this a compare-and-swap: no finalizer of others is lost.
-            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nab.metadata.resource_version}});
-            api.patch(&name, &params, &Patch::Merge(patch)).await?;
+            writes::set_finalizer(api, nab, finalizers::NON_ADMIN_BACKUP, true).await?;
             Ok(Action::requeue(SOON))
         }
         NabStep::RemoveFinalizer => {
-            let list: Vec<String> = nab
-                .metadata
-                .finalizers
-                .clone()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|f| f != finalizers::NON_ADMIN_BACKUP)
-                .collect();
-            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nab.metadata.resource_version}});
-            match api.patch(&name, &params, &Patch::Merge(patch)).await {
-                Ok(_) => Ok(Action::await_change()),
-                Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
-                Err(e) => Err(e.into()),
-            }
+            writes::set_finalizer(api, nab, finalizers::NON_ADMIN_BACKUP, false).await?;
+            Ok(Action::await_change())
         }
         NabStep::CreateVeleroBackup(backup) => {
             let backups: Api<Backup> =
                 Api::namespaced(context.client.clone(), &context.oadp_namespace);
-            match backups.create(&PostParams::default(), &backup).await {
-                Ok(_) => {}
-                // Another replica or an earlier attempt made it: the next pass finds it by label.
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
-                Err(e) => return Err(e.into()),
-            }
+            writes::create_if_absent(&backups, &backup).await?;
             Ok(Action::requeue(SOON))
         }
         NabStep::DeleteVeleroBackup(velero_name) => {
             let backups: Api<Backup> =
                 Api::namespaced(context.client.clone(), &context.oadp_namespace);
-            match backups.delete(&velero_name, &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 404 => {}
-                Err(e) => return Err(e.into()),
-            }
+            writes::delete_if_present(&backups, &velero_name).await?;
             Ok(Action::requeue(SOON))
         }
         NabStep::DeleteDeleteBackupRequests => {
@@ -420,11 +393,7 @@ async fn apply(
             let retrying = nab.spec.delete_backup == Some(true);
             for r in requests.list(&selector).await?.items {
                 let rname = r.metadata.name.clone().unwrap_or_default();
-                match requests.delete(&rname, &DeleteParams::default()).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(s)) if s.code == 404 => {}
-                    Err(e) => return Err(e.into()),
-                }
+                writes::delete_if_present(&requests, &rname).await?;
             }
             if retrying {
                 // A failed permanent deletion is retried with a fresh request after a pause.
@@ -438,11 +407,7 @@ async fn apply(
         NabStep::CreateDeleteBackupRequest(request) => {
             let requests: Api<DeleteBackupRequest> =
                 Api::namespaced(context.client.clone(), &context.oadp_namespace);
-            match requests.create(&PostParams::default(), &request).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
-                Err(e) => return Err(e.into()),
-            }
+            writes::create_if_absent(&requests, &request).await?;
             Ok(Action::requeue(nab_decision::DELETION_POLL))
         }
         NabStep::DeleteSelf => {
@@ -452,14 +417,10 @@ async fn apply(
             for r in restores.list(&ListParams::default()).await?.items {
                 if r.spec.restore_spec.backup_name.as_deref() == Some(name.as_str()) {
                     let rname = r.metadata.name.clone().unwrap_or_default();
-                    match restores.delete(&rname, &DeleteParams::default()).await {
-                        Ok(_) => {}
-                        Err(kube::Error::Api(s)) if s.code == 404 => {}
-                        Err(e) => return Err(e.into()),
-                    }
+                    writes::delete_if_present(&restores, &rname).await?;
                 }
             }
-            delete_nab(api, &name).await?;
+            writes::delete_if_present(api, &name).await?;
             Ok(Action::requeue(SOON))
         }
         NabStep::FollowVanishedBackup => {
@@ -477,7 +438,7 @@ async fn apply(
             );
             status.phase = Some(crate::api::nonadmin::NonAdminPhase::Deleting);
             write_status(api, nab, status).await?;
-            delete_nab(api, &name).await?;
+            writes::delete_if_present(api, &name).await?;
             Ok(Action::requeue(SOON))
         }
         NabStep::AwaitChange => Ok(Action::await_change()),
@@ -502,12 +463,4 @@ async fn write_status(
     )
     .await?;
     Ok(())
-}
-
-async fn delete_nab(api: &Api<NonAdminBackup>, name: &str) -> Result<(), ControllerError> {
-    match api.delete(name, &DeleteParams::default()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }

@@ -6,15 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use serde_json::json;
 
 use super::nar_decision::{self, NarObservation, NarStep};
 use super::positions::Follower;
-use super::{Context, ControllerError, velero_cache};
+use super::{Context, ControllerError, velero_cache, writes};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus};
 use crate::api::velero::{Restore, RestoreSpec};
@@ -312,59 +311,29 @@ async fn apply(
     nar: &NonAdminRestore,
     step: NarStep,
 ) -> Result<Action, ControllerError> {
-    let name = nar.metadata.name.clone().unwrap_or_default();
-    let params = PatchParams::default();
     match step {
         NarStep::WriteStatus(status) => {
             write_status(api, nar, *status).await?;
             Ok(Action::requeue(SOON))
         }
         NarStep::AddFinalizer => {
-            let mut list = nar.metadata.finalizers.clone().unwrap_or_default();
-            list.push(finalizers::NON_ADMIN_RESTORE.to_string());
-            // The resourceVersion makes this a compare-and-swap: no finalizer of others is lost.
-            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nar.metadata.resource_version}});
-            api.patch(&name, &params, &Patch::Merge(patch)).await?;
+            writes::set_finalizer(api, nar, finalizers::NON_ADMIN_RESTORE, true).await?;
             Ok(Action::requeue(SOON))
         }
         NarStep::RemoveFinalizer => {
-            let list: Vec<String> = nar
-                .metadata
-                .finalizers
-                .clone()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|f| f != finalizers::NON_ADMIN_RESTORE)
-                .collect();
-            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nar.metadata.resource_version}});
-            match api.patch(&name, &params, &Patch::Merge(patch)).await {
-                Ok(_) => Ok(Action::await_change()),
-                Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
-                Err(e) => Err(e.into()),
-            }
+            writes::set_finalizer(api, nar, finalizers::NON_ADMIN_RESTORE, false).await?;
+            Ok(Action::await_change())
         }
         NarStep::CreateVeleroRestore(restore) => {
             let restores: Api<Restore> =
                 Api::namespaced(context.client.clone(), &context.oadp_namespace);
-            match restores.create(&PostParams::default(), &restore).await {
-                Ok(_) => {}
-                // Another replica or an earlier attempt made it: the next pass finds it by label.
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
-                Err(e) => return Err(e.into()),
-            }
+            writes::create_if_absent(&restores, &restore).await?;
             Ok(Action::requeue(SOON))
         }
         NarStep::DeleteVeleroRestore(velero_name) => {
             let restores: Api<Restore> =
                 Api::namespaced(context.client.clone(), &context.oadp_namespace);
-            match restores
-                .delete(&velero_name, &DeleteParams::default())
-                .await
-            {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 404 => {}
-                Err(e) => return Err(e.into()),
-            }
+            writes::delete_if_present(&restores, &velero_name).await?;
             Ok(Action::requeue(SOON))
         }
         NarStep::AwaitChange => Ok(Action::await_change()),

@@ -13,7 +13,7 @@ use kube::runtime::watcher;
 use serde_json::json;
 
 use super::nas_decision::{self, NasObservation, NasStep};
-use super::{Context, ControllerError, events, health};
+use super::{Context, ControllerError, events, health, writes};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupSpec, NonAdminSchedule};
 use crate::api::velero::{Backup, BackupSpec, Schedule};
@@ -184,23 +184,11 @@ async fn apply(
             Ok((Action::requeue(SOON), true))
         }
         NasStep::AddFinalizer => {
-            let mut list = nas.metadata.finalizers.clone().unwrap_or_default();
-            list.push(finalizers::NON_ADMIN_SCHEDULE.to_string());
-            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nas.metadata.resource_version}});
-            api.patch(&name, &params, &Patch::Merge(patch)).await?;
+            writes::set_finalizer(api, nas, finalizers::NON_ADMIN_SCHEDULE, true).await?;
             Ok((Action::requeue(SOON), true))
         }
         NasStep::RemoveFinalizer => {
-            let list: Vec<String> = nas
-                .metadata
-                .finalizers
-                .clone()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|f| f != finalizers::NON_ADMIN_SCHEDULE)
-                .collect();
-            let patch = json!({"metadata": {"finalizers": list, "resourceVersion": nas.metadata.resource_version}});
-            ignore_not_found(api.patch(&name, &params, &Patch::Merge(patch)).await)?;
+            writes::set_finalizer(api, nas, finalizers::NON_ADMIN_SCHEDULE, false).await?;
             Ok((Action::await_change(), true))
         }
         NasStep::CreateVeleroSchedule(schedule) => {

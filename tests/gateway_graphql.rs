@@ -83,6 +83,10 @@ async fn env() -> Env {
     config.authz.deny_ttl = Duration::from_millis(500);
     config.rate_limit.burst = 100_000;
     config.rate_limit.per_second = 100_000.0;
+    // Every in-process request shares the "unknown" client bucket: no pre-authentication limit
+    // in the way of the other tests.
+    config.pre_auth_limit.burst = 100_000;
+    config.pre_auth_limit.per_second = 100_000.0;
     let gateway = Gateway::new(
         reader,
         Arc::new(FnUserClients(move |token: &str| emulator.client(token))),

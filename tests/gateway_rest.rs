@@ -21,6 +21,7 @@ use nac::api::oadp;
 use nac::controllers::{self, Context};
 use nac::gateway::artifacts::HttpArtifactFetcher;
 use nac::gateway::clients::FnUserClients;
+use nac::gateway::ratelimit::PreAuthLimitConfig;
 use nac::gateway::{Gateway, GatewayConfig};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{
@@ -58,6 +59,21 @@ const DPA_CRD: &str =
 /// The environment, with OADP's DataProtectionApplication CRD installed before NAC starts when
 /// `dpa_crd`.
 async fn env_with(dpa_crd: bool) -> Env {
+    env_full(dpa_crd, false).await
+}
+
+/// The environment, with the DPA CRD when `dpa_crd` and the emulator serving OpenShift's
+/// `project.openshift.io` projects when `openshift_projects`.
+async fn env_full(dpa_crd: bool, openshift_projects: bool) -> Env {
+    env_configured(dpa_crd, openshift_projects, |_| {}).await
+}
+
+/// [`env_full`], with `configure` applied last to the gateway's configuration.
+async fn env_configured(
+    dpa_crd: bool,
+    openshift_projects: bool,
+    configure: impl FnOnce(&mut GatewayConfig),
+) -> Env {
     let _ = rustls::crypto::ring::default_provider().install_default();
     if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
         let _ = tracing_subscriber::fmt()
@@ -65,7 +81,11 @@ async fn env_with(dpa_crd: bool) -> Env {
             .with_test_writer()
             .try_init();
     }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let server = ApiServer::new(EmulatorConfig {
+        openshift_projects,
+        ..EmulatorConfig::default()
+    })
+    .unwrap();
     let admin = server.client(&server.admin_token());
     demo::install(&admin).await.unwrap();
     if dpa_crd {
@@ -104,6 +124,11 @@ async fn env_with(dpa_crd: bool) -> Env {
     config.authz.deny_ttl = Duration::from_millis(500);
     config.rate_limit.burst = 100_000;
     config.rate_limit.per_second = 100_000.0;
+    // Every in-process request shares the "unknown" client bucket: no pre-authentication limit
+    // in the way of the other tests.
+    config.pre_auth_limit.burst = 100_000;
+    config.pre_auth_limit.per_second = 100_000.0;
+    configure(&mut config);
     let gateway = Gateway::new(
         reader,
         Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
@@ -1417,6 +1442,165 @@ async fn health_metrics_request_ids_rate_limits_and_docs() {
     assert!(!docs.text().contains("<script"));
 }
 
+/// TokenReviews the gateway's service account has sent so far.
+fn token_reviews(server: &ApiServer) -> usize {
+    let gateway = format!("system:serviceaccount:{OADP_NAMESPACE}:{GATEWAY_SERVICE_ACCOUNT}");
+    server
+        .audit_entries()
+        .iter()
+        .filter(|entry| entry.user == gateway && entry.resource.contains("tokenreviews"))
+        .count()
+}
+
+/// A request with a fresh random bad token over REST, SSE or GraphQL (`kind` 0, 1, 2), from
+/// `peer` when given (as `into_make_service_with_connect_info` would record it).
+async fn bad_token_request(
+    env: &Env,
+    kind: usize,
+    peer: Option<std::net::SocketAddr>,
+    extra: &[(&str, &str)],
+) -> Answer {
+    let token = format!("bad-{}", uuid::Uuid::new_v4().simple());
+    let mut builder = match kind {
+        0 => Request::get("/api/v1/namespaces/team-a/backups"),
+        1 => Request::get("/api/v1/namespaces/team-a/events"),
+        _ => Request::post("/graphql").header("content-type", "application/json"),
+    }
+    .header("authorization", format!("Bearer {token}"));
+    for (name, value) in extra {
+        builder = builder.header(*name, *value);
+    }
+    let body = if kind == 2 {
+        Body::from(r#"{"query": "{ viewer { username } }"}"#)
+    } else {
+        Body::empty()
+    };
+    let mut request = builder.body(body).unwrap();
+    if let Some(peer) = peer {
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+    }
+    raw(env, request).await
+}
+
+/// The whole seconds of an answer's Retry-After.
+fn retry_after(answer: &Answer) -> u64 {
+    answer.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_flood_of_bad_tokens_is_limited_before_tokenreview_and_valid_tokens_pass() {
+    const BURST: u32 = 20;
+    const PER_SECOND: f64 = 2.0;
+    let env = env_configured(false, false, |config| {
+        config.pre_auth_limit = PreAuthLimitConfig {
+            burst: BURST,
+            per_second: PER_SECOND,
+            max_clients: 1000,
+        };
+    })
+    .await;
+    // alice's token is reviewed once (one unit of the shared in-process bucket) and cached.
+    let warm = call(
+        &env,
+        Method::GET,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        None,
+    )
+    .await;
+    assert_eq!(warm.status, StatusCode::OK, "{}", warm.text());
+
+    let before = token_reviews(&env.server);
+    let started = std::time::Instant::now();
+    let (mut unauthorized, mut limited) = (0usize, 0usize);
+    for i in 0..200 {
+        let kind = i % 3;
+        let answer = bad_token_request(&env, kind, None, &[]).await;
+        match answer.status {
+            StatusCode::UNAUTHORIZED => unauthorized += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                limited += 1;
+                assert!(retry_after(&answer) >= 1, "request {i}");
+                if kind == 2 {
+                    assert_eq!(
+                        answer.json()["errors"][0]["extensions"]["code"],
+                        "RATE_LIMITED"
+                    );
+                } else {
+                    assert!(answer.is_problem(), "request {i}: {}", answer.text());
+                    assert_eq!(answer.json()["status"], 429);
+                }
+            }
+            other => panic!("request {i} (kind {kind}): {other} {}", answer.text()),
+        }
+        if i % 20 == 10 {
+            // A cached valid token is never held up by the flood.
+            let answer = call(
+                &env,
+                Method::GET,
+                "/api/v1/namespaces/team-a/backups",
+                Some(&env.alice),
+                None,
+            )
+            .await;
+            assert_eq!(answer.status, StatusCode::OK, "alice during the flood");
+            assert!(answer.headers.contains_key("ratelimit-remaining"));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let reviews = token_reviews(&env.server) - before;
+    // The bucket held BURST - 1 after alice, then refilled at PER_SECOND.
+    let bound = BURST as usize + (elapsed * PER_SECOND).ceil() as usize;
+    eprintln!(
+        "200 bad tokens in {elapsed:.2}s: {reviews} TokenReviews (bound {bound}), {unauthorized} × 401, {limited} × 429"
+    );
+    assert!(reviews <= bound, "{reviews} TokenReviews > {bound}");
+    // Every 401 took a TokenReview; no 429 did.
+    assert_eq!(unauthorized, reviews);
+    assert_eq!(unauthorized + limited, 200);
+    assert!(limited >= 200 - bound);
+
+    // Another client address has its own bucket …
+    let peer: std::net::SocketAddr = "192.0.2.10:40000".parse().unwrap();
+    let answer = bad_token_request(&env, 0, Some(peer), &[]).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    // … which a forged X-Forwarded-For does not refresh (forwarded headers are not trusted by
+    // default).
+    let mut peer_limited = 0;
+    for i in 0..(BURST as usize + 10) {
+        let forged = format!("198.51.100.{i}");
+        let answer =
+            bad_token_request(&env, i % 3, Some(peer), &[("x-forwarded-for", &forged)]).await;
+        if answer.status == StatusCode::TOO_MANY_REQUESTS {
+            peer_limited += 1;
+        }
+    }
+    assert!(peer_limited >= 5, "{peer_limited} refusals for the peer");
+
+    // After Retry-After the shared bucket lets one unverified token through again.
+    let refused = bad_token_request(&env, 0, None, &[]).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    let reviews_before_wait = token_reviews(&env.server);
+    tokio::time::sleep(Duration::from_secs(retry_after(&refused))).await;
+    let answer = bad_token_request(&env, 0, None, &[]).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(token_reviews(&env.server), reviews_before_wait + 1);
+
+    let metrics = call(&env, Method::GET, "/metrics", None, None).await.text();
+    let line = metrics
+        .lines()
+        .find(|line| line.starts_with("nac_gateway_preauth_rate_limited_total"))
+        .unwrap_or_else(|| panic!("{metrics}"));
+    let counted: usize = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(counted > limited + peer_limited, "{line}");
+}
+
 /// SplitMix64: a seeded generator, so a failing case can be replayed from its seed.
 struct Rng(u64);
 
@@ -1722,4 +1906,111 @@ async fn generated_bad_input_never_writes_and_never_fails_the_server() {
             .items
             .is_empty()
     );
+}
+
+/// "My namespaces" over REST and GraphQL for alice, bob and a user with no bindings.
+async fn my_namespaces(env: &Env) -> Vec<(&'static str, Value, Value)> {
+    let mut out = Vec::new();
+    for (who, token) in [
+        ("alice", &env.alice),
+        ("bob", &env.bob),
+        ("nobody", &env.nobody),
+    ] {
+        let rest = call(env, Method::GET, "/api/v1/namespaces", Some(token), None).await;
+        assert_eq!(rest.status, StatusCode::OK, "{who}: {}", rest.text());
+        let graphql = call(
+            env,
+            Method::POST,
+            "/graphql",
+            Some(token),
+            Some(json!({"query": "{ namespaces { name canDownload permissions { resource verbs } } }"})),
+        )
+        .await;
+        assert_eq!(graphql.status, StatusCode::OK, "{who}: {}", graphql.text());
+        assert!(graphql.json().get("errors").is_none(), "{}", graphql.text());
+        out.push((who, rest.json(), graphql.json()));
+    }
+    out
+}
+
+/// Users who listed OpenShift projects (from the emulator's audit log).
+fn project_listers(env: &Env) -> Vec<String> {
+    let mut users: Vec<String> = env
+        .server
+        .audit_entries()
+        .into_iter()
+        .filter(|e| e.verb == "list" && e.resource == "project.openshift.io/projects")
+        .map(|e| e.user)
+        .collect();
+    users.sort();
+    users.dedup();
+    users
+}
+
+#[tokio::test]
+async fn my_namespaces_are_the_same_from_the_namespace_cache_and_from_openshift_projects() {
+    // Plain Kubernetes: no projects API, the namespace cache filtered by SAR.
+    let plain = env_full(false, false).await;
+    let from_cache = my_namespaces(&plain).await;
+    let rest_names = |answer: &Value| -> Vec<String> {
+        answer["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let expected: [(&str, &[&str]); 3] = [
+        ("alice", &["team-a"]),
+        ("bob", &["team-b"]),
+        ("nobody", &[]),
+    ];
+    for ((who, rest, graphql), (expected_who, names)) in from_cache.iter().zip(expected) {
+        assert_eq!(*who, expected_who);
+        assert_eq!(rest_names(rest), names, "{who}");
+        assert_eq!(
+            graphql["data"]["namespaces"].as_array().unwrap().len(),
+            names.len()
+        );
+    }
+    assert!(project_listers(&plain).is_empty());
+
+    // OpenShift: the gateway finds projects by discovery and lists them as the caller.
+    let openshift = env_full(false, true).await;
+    let from_projects = my_namespaces(&openshift).await;
+    assert_eq!(from_projects, from_cache);
+    assert_eq!(project_listers(&openshift), ["alice", "bob", "mallory"]);
+
+    // A failing projects list falls back to the namespace cache with the same answers.
+    openshift.server.set_faults(
+        serde_json::from_value(json!({"rules": [
+            {"verb": "list", "resource": "project.openshift.io/projects", "errorRate": 1.0, "errorCode": 503}
+        ]}))
+        .unwrap(),
+    );
+    let before = openshift.server.audit_entries().len();
+    assert_eq!(my_namespaces(&openshift).await, from_cache);
+    assert!(
+        openshift.server.audit_entries()[before..]
+            .iter()
+            .any(|e| e.resource == "project.openshift.io/projects" && e.code == 503),
+        "the projects list was tried"
+    );
+    openshift.server.set_faults(Default::default());
+
+    // The one difference, by OpenShift's semantics: ci-bot may create backups in team-a but may
+    // not view the project, so its projects list (and so its namespaces) is empty there.
+    let mut ci_bot = Vec::new();
+    for env in [&plain, &openshift] {
+        let answer = call(
+            env,
+            Method::GET,
+            "/api/v1/namespaces",
+            Some(&env.ci_bot),
+            None,
+        )
+        .await;
+        ci_bot.push(rest_names(&answer.json()));
+    }
+    assert_eq!(ci_bot, [vec!["team-a".to_string()], Vec::new()]);
 }

@@ -117,6 +117,17 @@ pub struct GatewayOptions {
     /// Requests per second a user's bucket refills with.
     #[arg(long, default_value_t = 50.0)]
     pub rate_limit_per_second: f64,
+    /// Requests with a token not yet known to be good (it needs a TokenReview, or was refused)
+    /// a client address may make at once; beyond, 429 without a TokenReview.
+    #[arg(long, default_value_t = 30)]
+    pub pre_auth_burst: u32,
+    /// Requests per second a client address's pre-authentication bucket refills with.
+    #[arg(long, default_value_t = 5.0)]
+    pub pre_auth_per_second: f64,
+    /// Take the client address from the last X-Forwarded-For entry instead of the TCP peer
+    /// (only behind a proxy that sets it; anyone else can forge it).
+    #[arg(long)]
+    pub trust_forwarded_for: bool,
     /// File holding a 32-byte (or longer) key that signs paging tokens, shared by replicas
     /// (default: a random key per process).
     #[arg(long, env = "NAC_GATEWAY_PAGING_KEY_FILE")]
@@ -192,6 +203,10 @@ pub struct EmulatorArgs {
     /// Append an audit log of every request (JSON lines) to this file.
     #[arg(long)]
     pub audit_log: Option<PathBuf>,
+    /// Also serve OpenShift's `project.openshift.io/v1` projects (each user's list holds the
+    /// namespaces they may view).
+    #[arg(long)]
+    pub openshift: bool,
 }
 
 /// Options of `nac sim apiserver`.

@@ -115,6 +115,7 @@ async fn serve_emulator(
     let server = ApiServer::new(EmulatorConfig {
         data_dir: Some(data_dir.to_path_buf()),
         audit_log: args.audit_log.clone(),
+        openshift_projects: args.openshift,
         ..EmulatorConfig::default()
     })?;
     let listener = tokio::net::TcpListener::bind(listen)
@@ -316,6 +317,9 @@ fn gateway_config(
     config.authz.deny_ttl = Duration::from_secs(options.deny_ttl_secs);
     config.rate_limit.burst = options.rate_limit_burst.max(1);
     config.rate_limit.per_second = options.rate_limit_per_second;
+    config.pre_auth_limit.burst = options.pre_auth_burst.max(1);
+    config.pre_auth_limit.per_second = options.pre_auth_per_second;
+    config.trust_forwarded_for = options.trust_forwarded_for;
     if let Some(path) = &options.paging_key_file {
         let bytes = std::fs::read(path)
             .map_err(|e| CliError::Gateway(format!("cannot read {}: {e}", path.display())))?;
@@ -349,9 +353,12 @@ async fn start_gateway(
         .local_addr()
         .map_err(|source| CliError::Listen { addr, source })?;
     gateway.start();
-    let router = gateway.router();
+    // With the peer's address, for the pre-authentication limit per client.
+    let service = gateway
+        .router()
+        .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
+        if let Err(e) = axum::serve(listener, service).await {
             tracing::error!(error = %e, "gateway stopped");
         }
     });

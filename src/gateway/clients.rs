@@ -1,5 +1,5 @@
-//! Kubernetes clients that act AS THE CALLER: every write of the gateway goes to the API server
-//! with the caller's own bearer token, so RBAC and admission stay the enforcement point and
+//! Kubernetes clients that act AS THE CALLER: every write of the gateway (and, on OpenShift, the
+//! projects list behind "my namespaces") goes to the API server with the caller's own bearer token, so RBAC and admission stay the enforcement point and
 //! audit logs name the real user. Production builds them from the gateway's `kube::Config`
 //! with the credentials replaced by the token (cached briefly under the token's keyed hash);
 //! tests plug in any function, e.g. one returning an in-process emulator client.

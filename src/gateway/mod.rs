@@ -6,6 +6,8 @@
 //!   same functions);
 //! - [`store`]: watch caches reads are served from, and the queue index;
 //! - [`clients`]: writes go to the API server with the caller's own token;
+//! - [`projects`]: on OpenShift, "my namespaces" starts from the caller's projects list (taken
+//!   with their token), found by discovery at start;
 //! - `rest/`: `/api/v1` with OpenAPI, problem+json errors, paging, idempotency, rate limits,
 //!   metrics, health and an API documentation page;
 //! - `events/`: live changes as Server-Sent Events.
@@ -21,6 +23,7 @@ pub mod graphql;
 pub mod idempotency;
 pub mod metrics;
 pub mod paging;
+pub mod projects;
 pub mod ratelimit;
 pub mod resources;
 pub mod rest;
@@ -36,7 +39,7 @@ use clients::SharedUserClients;
 use idempotency::IdempotencyStore;
 use metrics::RequestMetrics;
 use paging::PageTokens;
-use ratelimit::{RateLimitConfig, RateLimiter};
+use ratelimit::{PreAuthLimitConfig, RateLimitConfig, RateLimiter};
 use service::{GatewayService, ServiceConfig};
 use store::WatchCaches;
 
@@ -53,6 +56,13 @@ pub struct GatewayConfig {
     pub authz: AuthzConfig,
     /// Per-user rate limit.
     pub rate_limit: RateLimitConfig,
+    /// Pre-authentication limit per client address: only requests whose token is not already
+    /// known to be good (a TokenReview is needed, or it was refused) draw from it; over it,
+    /// 429 with `Retry-After` and no TokenReview. Default: burst 30, 5 per second.
+    pub pre_auth_limit: PreAuthLimitConfig,
+    /// Whether the client address is the last `X-Forwarded-For` entry (set only behind a proxy
+    /// that writes it) rather than the TCP peer. Default: false (anyone can write the header).
+    pub trust_forwarded_for: bool,
     /// Largest request body.
     pub max_body_bytes: usize,
     /// How long Idempotency-Key answers are kept.
@@ -73,6 +83,8 @@ impl Default for GatewayConfig {
             authn: AuthnConfig::default(),
             authz: AuthzConfig::default(),
             rate_limit: RateLimitConfig::default(),
+            pre_auth_limit: PreAuthLimitConfig::default(),
+            trust_forwarded_for: false,
             max_body_bytes: 1024 * 1024,
             idempotency_ttl: Duration::from_secs(3600),
             event_capacity: 10_000,
@@ -126,7 +138,8 @@ impl Gateway {
         config: GatewayConfig,
     ) -> Self {
         let caches = Arc::new(WatchCaches::new(config.event_capacity));
-        let authn = Authenticator::new(reader.clone(), config.authn.clone(), TokenHasher::random());
+        let authn = Authenticator::new(reader.clone(), config.authn.clone(), TokenHasher::random())
+            .with_pre_auth_limit(config.pre_auth_limit);
         let authz = Authorizer::new(reader.clone(), config.authz.clone());
         let pages = match config.paging_key {
             Some(key) => PageTokens::new(key),
@@ -156,15 +169,24 @@ impl Gateway {
         &self.0.service
     }
 
-    /// The HTTP router (REST, GraphQL, SSE, health, metrics, OpenAPI, docs).
+    /// The HTTP router (REST, GraphQL, SSE, health, metrics, OpenAPI, docs). Serve it with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` so the pre-authentication limit is
+    /// kept per client address (without it every client shares one bucket).
     pub fn router(&self) -> axum::Router {
         rest::router(self.clone(), graphql::router(self.clone()))
     }
 
-    /// Starts the watch caches in the background.
+    /// Finds out whether OpenShift projects are served, then starts the watch caches in the
+    /// background (so the gateway is ready only once it knows).
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
-        let caches = self.0.service.caches().clone();
-        tokio::spawn(caches.run(self.0.reader.clone(), self.0.config.oadp_namespace.clone()))
+        let service = self.0.service.clone();
+        let caches = service.caches().clone();
+        let reader = self.0.reader.clone();
+        let oadp_namespace = self.0.config.oadp_namespace.clone();
+        tokio::spawn(async move {
+            service.detect_openshift_projects(&reader).await;
+            caches.run(reader, oadp_namespace).await
+        })
     }
 
     /// Waits until the caches are loaded or `timeout` passes; returns whether loaded.

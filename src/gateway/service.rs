@@ -342,6 +342,8 @@ pub struct GatewayService {
     fetcher: Arc<dyn ArtifactFetcher>,
     pages: PageTokens,
     config: ServiceConfig,
+    /// Whether the cluster serves OpenShift projects (found by discovery at start).
+    openshift_projects: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for GatewayService {
@@ -772,6 +774,45 @@ impl GatewayService {
             fetcher,
             pages,
             config,
+            openshift_projects: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Finds out with discovery (as the gateway) whether OpenShift projects are served; when
+    /// they are, "my namespaces" starts from the caller's projects list.
+    pub async fn detect_openshift_projects(&self, reader: &kube::Client) -> bool {
+        let served = crate::gateway::projects::served(reader).await;
+        self.openshift_projects
+            .store(served, std::sync::atomic::Ordering::Release);
+        tracing::info!(served, "OpenShift projects for my namespaces");
+        served
+    }
+
+    /// Whether "my namespaces" starts from the caller's OpenShift projects list.
+    pub fn uses_openshift_projects(&self) -> bool {
+        self.openshift_projects
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The caller's OpenShift projects, listed with their own token; `None` when projects are
+    /// not served or the list fails (then the namespace cache is used).
+    async fn project_names(&self, caller: &Caller) -> Option<Vec<String>> {
+        if !self.uses_openshift_projects() {
+            return None;
+        }
+        let client = match self.user_client(caller) {
+            Ok(client) => client,
+            Err(error) => {
+                tracing::debug!(error = %error, "no client for the caller; using the namespace cache");
+                return None;
+            }
+        };
+        match crate::gateway::projects::names(client).await {
+            Ok(names) => Some(names),
+            Err(error) => {
+                tracing::debug!(error = %error, "projects list failed; using the namespace cache");
+                None
+            }
         }
     }
 
@@ -795,10 +836,16 @@ impl GatewayService {
         &self.config
     }
 
-    /// The caller holding `token` (none: 401).
-    pub async fn authenticate(&self, token: Option<BearerToken>) -> Result<Caller, GatewayError> {
+    /// The caller holding `token` (none: 401), asking from `client`: every transport (REST,
+    /// SSE, GraphQL over HTTP and WebSocket) authenticates here, so the pre-authentication
+    /// limit (429 before a TokenReview for a token not known to be good) covers them all.
+    pub async fn authenticate(
+        &self,
+        token: Option<BearerToken>,
+        client: crate::gateway::ratelimit::ClientAddress,
+    ) -> Result<Caller, GatewayError> {
         let token = token.ok_or(GatewayError::Unauthenticated)?;
-        self.authn.authenticate(token).await
+        self.authn.authenticate(token, client).await
     }
 
     fn ready(&self) -> Result<(), GatewayError> {
@@ -885,15 +932,20 @@ impl GatewayService {
     }
 
     /// The namespaces the caller may use, with their permissions in each.
+    /// On OpenShift the candidates are the caller's projects (listed with their token), else
+    /// every namespace in the cache; each is then checked with SubjectAccessReviews.
     pub async fn namespaces(&self, caller: &Caller) -> Result<Vec<NamespaceAccess>, GatewayError> {
         self.ready()?;
-        let names: Vec<String> = self
-            .caches
-            .namespaces
-            .all_in("")
-            .iter()
-            .map(|ns| name_of(&**ns))
-            .collect();
+        let names: Vec<String> = match self.project_names(caller).await {
+            Some(names) => names,
+            None => self
+                .caches
+                .namespaces
+                .all_in("")
+                .iter()
+                .map(|ns| name_of(&**ns))
+                .collect(),
+        };
         let results: Vec<Result<Option<NamespaceAccess>, GatewayError>> =
             futures::stream::iter(names)
                 .map(|name| self.namespace_access(caller, name))

@@ -2,6 +2,11 @@
 //! gateway's own client. Answers are cached under the token's keyed hash — successes for
 //! `success_ttl`, refusals for the shorter `failure_ttl`; an API server that cannot be reached is
 //! never cached (the next request tries again).
+//!
+//! Before a TokenReview is sent — and for a token already refused — the request draws from its
+//! client address's bucket in the [`PreAuthLimiter`]; an empty bucket is a 429 with
+//! `Retry-After`, and no TokenReview. A token whose success is cached never touches that
+//! limiter, so callers with valid tokens are not slowed by a flood of bad ones.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +19,7 @@ use super::cache::TtlCache;
 use super::token::{BearerToken, TokenHasher};
 use super::{Caller, Identity};
 use crate::gateway::error::GatewayError;
+use crate::gateway::ratelimit::{ClientAddress, PreAuthLimitConfig, PreAuthLimiter};
 
 /// Settings of the authenticator.
 #[derive(Clone, Debug)]
@@ -49,6 +55,8 @@ pub struct AuthnCounters {
     pub reviews: AtomicU64,
     /// Tokens refused (cached or not).
     pub refused: AtomicU64,
+    /// Requests with a not-yet-known-good token refused by the pre-authentication limiter.
+    pub pre_auth_limited: AtomicU64,
 }
 
 /// Turns tokens into identities.
@@ -57,6 +65,7 @@ pub struct Authenticator {
     config: AuthnConfig,
     hasher: TokenHasher,
     cache: TtlCache<super::TokenKey, Option<Arc<Identity>>>,
+    pre_auth: PreAuthLimiter,
     /// Counters for `/metrics`.
     pub counters: AuthnCounters,
 }
@@ -70,7 +79,8 @@ impl std::fmt::Debug for Authenticator {
 }
 
 impl Authenticator {
-    /// An authenticator sending TokenReviews through `client` (the gateway's identity).
+    /// An authenticator sending TokenReviews through `client` (the gateway's identity), with
+    /// the default pre-authentication limit.
     pub fn new(client: kube::Client, config: AuthnConfig, hasher: TokenHasher) -> Self {
         let cache = TtlCache::new(config.capacity);
         Authenticator {
@@ -78,8 +88,20 @@ impl Authenticator {
             config,
             hasher,
             cache,
+            pre_auth: PreAuthLimiter::new(PreAuthLimitConfig::default()),
             counters: AuthnCounters::default(),
         }
+    }
+
+    /// The same authenticator with the pre-authentication limit `limit`.
+    pub fn with_pre_auth_limit(mut self, limit: PreAuthLimitConfig) -> Self {
+        self.pre_auth = PreAuthLimiter::new(limit);
+        self
+    }
+
+    /// The pre-authentication limiter.
+    pub fn pre_auth_limiter(&self) -> &PreAuthLimiter {
+        &self.pre_auth
     }
 
     /// The hasher the token keys come from.
@@ -87,15 +109,26 @@ impl Authenticator {
         &self.hasher
     }
 
-    /// The caller holding `token`, or 401.
-    pub async fn authenticate(&self, token: BearerToken) -> Result<Caller, GatewayError> {
+    /// The caller holding `token`, or 401; 429 when the token is not known to be good and
+    /// `client` has used up its pre-authentication bucket (checked before any TokenReview).
+    pub async fn authenticate(
+        &self,
+        token: BearerToken,
+        client: ClientAddress,
+    ) -> Result<Caller, GatewayError> {
         let key = self.hasher.key_of(&token);
         let known = match self.cache.get(&key) {
-            Some(known) => {
+            Some(Some(identity)) => {
                 self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
-                known
+                Some(identity)
+            }
+            Some(None) => {
+                self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                self.admit_unverified(client)?;
+                None
             }
             None => {
+                self.admit_unverified(client)?;
                 self.counters.reviews.fetch_add(1, Ordering::Relaxed);
                 let reviewed = self.review(&token).await?;
                 let ttl = if reviewed.is_some() {
@@ -114,6 +147,17 @@ impl Authenticator {
                 Err(GatewayError::Unauthenticated)
             }
         }
+    }
+
+    /// Draws one request with a not-yet-known-good token from `client`'s bucket.
+    fn admit_unverified(&self, client: ClientAddress) -> Result<(), GatewayError> {
+        self.pre_auth.check(client).map_err(|retry_after| {
+            self.counters
+                .pre_auth_limited
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(client = %client, "unverified token over the pre-authentication limit");
+            GatewayError::RateLimited { retry_after }
+        })
     }
 
     async fn review(&self, token: &BearerToken) -> Result<Option<Arc<Identity>>, GatewayError> {
@@ -158,5 +202,106 @@ impl Authenticator {
             groups: user.groups.unwrap_or_default(),
             extra: user.extra.unwrap_or_default(),
         })))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use axum::Json;
+    use axum::routing::post;
+    use serde_json::{Value, json};
+
+    /// An authenticator whose API server accepts only the token `good` (as alice) and counts
+    /// the TokenReviews it answers.
+    fn authenticator(burst: u32) -> (Authenticator, Arc<AtomicU64>) {
+        let reviews = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&reviews);
+        let api = axum::Router::new().route(
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            post(move |Json(review): Json<Value>| {
+                let counted = Arc::clone(&counted);
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let good = review["spec"]["token"] == "good";
+                    let status = if good {
+                        json!({"authenticated": true, "user": {"username": "alice", "uid": "1"}})
+                    } else {
+                        json!({"authenticated": false})
+                    };
+                    Json(json!({
+                        "apiVersion": "authentication.k8s.io/v1",
+                        "kind": "TokenReview",
+                        "spec": review["spec"],
+                        "status": status,
+                    }))
+                }
+            }),
+        );
+        let client = kube::Client::new(api, "default");
+        let authenticator =
+            Authenticator::new(client, AuthnConfig::default(), TokenHasher::random())
+                .with_pre_auth_limit(PreAuthLimitConfig {
+                    burst,
+                    per_second: 0.001,
+                    max_clients: 100,
+                });
+        (authenticator, reviews)
+    }
+
+    fn client(ip: &str) -> ClientAddress {
+        ClientAddress::of_ip(ip.parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn unverified_tokens_are_limited_before_review_and_cached_good_ones_never() {
+        let (authn, reviews) = authenticator(3);
+        let flooder = client("10.0.0.1");
+        // alice's token is reviewed once (one unit of her address's bucket), then cached.
+        let alice = authn
+            .authenticate(BearerToken::new("good"), flooder)
+            .await
+            .unwrap();
+        assert_eq!(alice.username(), "alice");
+        for n in 0..2 {
+            let refused = authn
+                .authenticate(BearerToken::new(format!("bad-{n}")), flooder)
+                .await;
+            assert!(matches!(refused, Err(GatewayError::Unauthenticated)));
+        }
+        assert_eq!(reviews.load(Ordering::SeqCst), 3);
+        for n in 2..20 {
+            let limited = authn
+                .authenticate(BearerToken::new(format!("bad-{n}")), flooder)
+                .await;
+            let Err(GatewayError::RateLimited { retry_after }) = limited else {
+                panic!("not rate limited: {limited:?}");
+            };
+            assert!(retry_after >= Duration::from_secs(1));
+        }
+        // A cached refusal also draws from the bucket.
+        assert!(matches!(
+            authn.authenticate(BearerToken::new("bad-0"), flooder).await,
+            Err(GatewayError::RateLimited { .. })
+        ));
+        // No TokenReview was sent for any of them.
+        assert_eq!(reviews.load(Ordering::SeqCst), 3);
+        assert_eq!(authn.counters.pre_auth_limited.load(Ordering::Relaxed), 19);
+        // The cached valid token is not limited, from the same address.
+        for _ in 0..50 {
+            authn
+                .authenticate(BearerToken::new("good"), flooder)
+                .await
+                .unwrap();
+        }
+        // Another address has its own bucket.
+        assert!(matches!(
+            authn
+                .authenticate(BearerToken::new("bad-x"), client("10.0.0.2"))
+                .await,
+            Err(GatewayError::Unauthenticated)
+        ));
+        assert_eq!(reviews.load(Ordering::SeqCst), 4);
     }
 }

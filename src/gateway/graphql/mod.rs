@@ -11,8 +11,10 @@
 //! - `POST /graphql` needs `Authorization: Bearer <token>` like REST. Without a valid token the
 //!   answer is HTTP 401 with `WWW-Authenticate: Bearer realm="nac"` and a GraphQL body whose
 //!   error has `extensions.code = UNAUTHENTICATED`; over the rate limit, HTTP 429 with
-//!   `Retry-After` and `RATE_LIMITED`. Errors inside an authenticated request (FORBIDDEN,
-//!   NOT_FOUND, INVALID …) are HTTP 200 with `errors`, as GraphQL over HTTP expects.
+//!   `Retry-After` and `RATE_LIMITED` (also when the client address has sent too many tokens
+//!   that needed a TokenReview or were refused: the pre-authentication limit). Errors inside
+//!   an authenticated request (FORBIDDEN, NOT_FOUND, INVALID …) are HTTP 200 with `errors`, as
+//!   GraphQL over HTTP expects.
 //! - `GET /graphql` with a WebSocket upgrade opens a subscription connection. The token comes
 //!   from the `connection_init` payload (`{"Authorization": "Bearer …"}`, `{"token": "…"}` or
 //!   `{"headers": {"Authorization": …}}`) or else from the upgrade request's Authorization
@@ -47,6 +49,7 @@ use serde_json::{Value, json};
 use crate::gateway::Gateway;
 use crate::gateway::auth::{BearerToken, Caller};
 use crate::gateway::error::GatewayError;
+use crate::gateway::ratelimit::ClientAddress;
 use crate::gateway::service::GatewayService;
 use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 use loaders::{BackupLoader, RestoresOfBackupLoader};
@@ -177,6 +180,14 @@ fn error_response(error: &GatewayError) -> Response {
     response
 }
 
+fn client_of(gateway: &Gateway, parts: &axum::http::request::Parts) -> ClientAddress {
+    ClientAddress::from_request(
+        &parts.extensions,
+        &parts.headers,
+        gateway.config.trust_forwarded_for,
+    )
+}
+
 fn bearer(headers: &HeaderMap) -> Option<BearerToken> {
     headers
         .get(header::AUTHORIZATION)
@@ -184,9 +195,13 @@ fn bearer(headers: &HeaderMap) -> Option<BearerToken> {
         .and_then(BearerToken::from_authorization)
 }
 
-/// The caller holding `token`, within their rate limit.
-async fn admit(gateway: &Gateway, token: Option<BearerToken>) -> Result<Caller, GatewayError> {
-    let caller = gateway.service().authenticate(token).await?;
+/// The caller holding `token`, asking from `client`, within the rate limits.
+async fn admit(
+    gateway: &Gateway,
+    token: Option<BearerToken>,
+    client: ClientAddress,
+) -> Result<Caller, GatewayError> {
+    let caller = gateway.service().authenticate(token, client).await?;
     let decision = gateway.limiter.check(caller.username());
     if !decision.allowed {
         return Err(GatewayError::RateLimited {
@@ -218,7 +233,8 @@ pub fn token_from_init_payload(payload: &Value) -> Option<BearerToken> {
 
 async fn graphql_post(State(state): State<GraphqlState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let caller = match admit(&state.gateway, bearer(&parts.headers)).await {
+    let client = client_of(&state.gateway, &parts);
+    let caller = match admit(&state.gateway, bearer(&parts.headers), client).await {
         Ok(caller) => caller,
         Err(error) => return error_response(&error),
     };
@@ -276,9 +292,11 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
         Ok(upgrade) => upgrade,
         Err(rejection) => return rejection.into_response(),
     };
+    // The connection's address, for the pre-authentication limit of its `connection_init`.
+    let client = client_of(&state.gateway, &parts);
     // A token in the upgrade request is checked now, so a refused one is a plain 401.
     let header_caller = match bearer(&parts.headers) {
-        Some(token) => match admit(&state.gateway, Some(token)).await {
+        Some(token) => match admit(&state.gateway, Some(token), client).await {
             Ok(caller) => Some(caller),
             Err(error) => return error_response(&error),
         },
@@ -292,7 +310,7 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
             GraphQLWebSocket::new(socket, schema, protocol)
                 .on_connection_init(move |payload| async move {
                     let caller = match token_from_init_payload(&payload) {
-                        Some(token) => admit(&gateway, Some(token)).await,
+                        Some(token) => admit(&gateway, Some(token), client).await,
                         None => header_caller.ok_or(GatewayError::Unauthenticated),
                     }
                     .map_err(|error| async_graphql::Error::new(error.to_string()))?;

@@ -13,9 +13,12 @@ use super::problem::Problem;
 use crate::gateway::Gateway;
 use crate::gateway::auth::{BearerToken, Caller};
 use crate::gateway::error::GatewayError;
+use crate::gateway::ratelimit::ClientAddress;
 use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 
-/// The authenticated caller of a request (401 without a valid token; 429 over the limit).
+/// The authenticated caller of a request (401 without a valid token; 429 over the per-user
+/// limit, or over the client address's pre-authentication limit when the token still needs a
+/// TokenReview or was refused).
 #[derive(Debug, Clone)]
 pub struct AuthCaller(pub Caller);
 
@@ -28,7 +31,12 @@ impl FromRequestParts<Gateway> for AuthCaller {
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(BearerToken::from_authorization);
-        let caller = gateway.service.authenticate(token).await?;
+        let client = ClientAddress::from_request(
+            &parts.extensions,
+            &parts.headers,
+            gateway.config.trust_forwarded_for,
+        );
+        let caller = gateway.service.authenticate(token, client).await?;
         let decision = gateway.limiter.check(caller.username());
         if let Some(slot) = parts.extensions.get::<RequestSlot>()
             && let Ok(mut slot) = slot.0.lock()

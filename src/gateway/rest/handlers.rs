@@ -862,6 +862,11 @@ pub async fn metrics(State(gateway): State<Gateway>) -> Response {
             authn.refused.load(Ordering::Relaxed),
         ),
         (
+            "nac_gateway_preauth_rate_limited_total",
+            "Requests refused by the pre-authentication limit (token not known to be good).",
+            authn.pre_auth_limited.load(Ordering::Relaxed),
+        ),
+        (
             "nac_gateway_access_cache_hits_total",
             "Access decisions served from the cache.",
             authz.cache_hits.load(Ordering::Relaxed),

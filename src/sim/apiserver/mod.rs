@@ -8,6 +8,7 @@ pub mod kubeconfig;
 pub mod openapi;
 pub mod patch;
 pub mod persist;
+pub mod projects;
 pub mod protobuf;
 pub mod rbac;
 pub mod registry;

@@ -95,6 +95,15 @@ pub fn group_version(registry: &Registry, group: &str, version: &str) -> Option<
                 base,
                 json!({"post": operation(info, version, "post", WRITE_PARAMS)}),
             );
+        } else if info.behavior == Behavior::Projects {
+            paths.insert(
+                base.clone(),
+                json!({"get": operation(info, version, "list", &["labelSelector", "fieldSelector"])}),
+            );
+            paths.insert(
+                format!("{base}/{{name}}"),
+                json!({"get": operation(info, version, "get", &["pretty"])}),
+            );
         } else {
             paths.insert(
                 base.clone(),

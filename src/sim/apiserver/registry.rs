@@ -19,6 +19,9 @@ pub enum Behavior {
     CustomResourceDefinition,
     /// Create-only review kinds answered by the authenticator/authorizer, never stored.
     Review(ReviewKind),
+    /// OpenShift's `project.openshift.io` projects: a read-only view of the namespaces the
+    /// caller may view, never stored (see `projects`).
+    Projects,
 }
 
 /// The review kinds the emulator answers.
@@ -73,6 +76,7 @@ impl ResourceInfo {
     pub fn verbs(&self) -> Vec<&'static str> {
         match self.behavior {
             Behavior::Review(_) => vec!["create"],
+            Behavior::Projects => vec!["get", "list"],
             _ => vec![
                 "create",
                 "delete",

@@ -20,6 +20,7 @@ use super::errors::{ApiError, ErrorTarget};
 use super::faults::FaultPlan;
 use super::openapi;
 use super::persist;
+use super::projects;
 use super::protobuf;
 use super::rbac::{self, RequestAttributes, UserInfo};
 use super::registry::{Behavior, ResourceInfo};
@@ -63,6 +64,9 @@ pub struct EmulatorConfig {
     pub audit_log: Option<PathBuf>,
     /// Audit entries kept in memory.
     pub audit_capacity: usize,
+    /// Serve OpenShift's `project.openshift.io/v1` projects (a per-user view of namespaces).
+    /// Off by default: plain Kubernetes has no projects API.
+    pub openshift_projects: bool,
 }
 
 impl Default for EmulatorConfig {
@@ -73,6 +77,7 @@ impl Default for EmulatorConfig {
             data_dir: None,
             audit_log: None,
             audit_capacity: 10_000,
+            openshift_projects: false,
         }
     }
 }
@@ -115,6 +120,9 @@ impl ApiServer {
         };
         if !restored {
             bootstrap(&mut state);
+        }
+        if config.openshift_projects {
+            state.registry.insert(projects::resource());
         }
         // The admin identity is stable across restarts when persisted.
         let admin_token = match config
@@ -722,6 +730,9 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
             message: format!("injected fault: {} {} failed", r.verb, info.plural),
         });
     }
+    if info.behavior == Behavior::Projects {
+        return serve_projects(&ctx, &info, &r);
+    }
     let mut name_for_authz = r.name.clone();
     if name_for_authz.is_empty()
         && matches!(r.verb.as_str(), "list" | "watch")
@@ -974,6 +985,39 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
             "the server does not allow this method on the requested resource".into(),
         )),
     }
+}
+
+/// `project.openshift.io` projects: authorized per namespace by [`projects`], not by the
+/// generic authorizer (any authenticated user may list; the list is filtered).
+fn serve_projects(
+    ctx: &Ctx,
+    info: &ResourceInfo,
+    r: &ResourceRequest,
+) -> Result<Response, ApiError> {
+    if !r.subresource.is_empty() {
+        return Err(ApiError::NoSuchResource);
+    }
+    let object = match r.verb.as_str() {
+        "get" => projects::get(&mut ctx.server.lock(), &ctx.user, &r.name)?,
+        "list" => {
+            let label = LabelSelector::parse(
+                ctx.query
+                    .get("labelSelector")
+                    .map(String::as_str)
+                    .unwrap_or(""),
+            )
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let field = field_selector(ctx, info)?;
+            projects::list(&mut ctx.server.lock(), &ctx.user, &label, &field)?
+        }
+        _ => {
+            return Err(ApiError::MethodNotAllowed(format!(
+                "the server does not allow this method on the requested resource ({})",
+                info.plural
+            )));
+        }
+    };
+    Ok(json_response(StatusCode::OK, &object))
 }
 
 fn with_warnings(mut response: Response, warnings: &[String]) -> Response {

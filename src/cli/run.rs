@@ -620,7 +620,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         "  NAC controllers             every non-admin kind → Velero (as openshift-adp/nac-controller); metrics http://{metrics}/metrics"
     );
     println!(
-        "  NAC gateway (REST, SSE)     http://{gateway_addr}  (API documentation at http://{gateway_addr}/docs)"
+        "  NAC gateway                 http://{gateway_addr}  (REST, SSE, GraphQL at /graphql; API documentation at /docs)"
     );
     println!("Users:");
     println!(
@@ -658,6 +658,11 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     if let Some((_, token)) = tokens.first() {
         println!(
             "  curl -H 'Authorization: Bearer {token}' http://{gateway_addr}/api/v1/namespaces/team-a/backups"
+        );
+    }
+    if let Some((_, token)) = tokens.iter().find(|(user, _)| *user == demo::CI_BOT.user) {
+        println!(
+            "  NAC_SERVER=http://{gateway_addr} NAC_TOKEN={token} nac backup create ci-1 -n team-a --wait"
         );
     }
     println!(

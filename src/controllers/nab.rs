@@ -311,7 +311,7 @@ async fn find_velero_backup(
         .velero
         .backups
         .get(&backups, &context.oadp_namespace, velero_name, |b| {
-            has_label(&b.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
+            velero_cache::has_label(&b.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
                 && made_for_namespace(&b.metadata, namespace)
         })
         .await
@@ -326,7 +326,7 @@ async fn find_delete_request(
         return Ok(context
             .velero
             .delete_requests
-            .matching(|r| has_label(&r.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid))
+            .matching(|r| velero_cache::has_label(&r.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid))
             .first()
             .map(|r| (**r).clone()));
     }
@@ -335,13 +335,6 @@ async fn find_delete_request(
     let selector =
         ListParams::default().labels(&format!("{}={nacuuid}", labels::NAB_ORIGIN_NACUUID));
     Ok(requests.list(&selector).await?.items.into_iter().next())
-}
-
-fn has_label(meta: &kube::core::ObjectMeta, key: &str, value: &str) -> bool {
-    meta.labels
-        .as_ref()
-        .and_then(|l| l.get(key))
-        .is_some_and(|v| v == value)
 }
 
 const SOON: Duration = Duration::from_millis(20);

@@ -289,16 +289,12 @@ async fn find_velero_restore(
         .velero
         .restores
         .get(&restores, &context.oadp_namespace, velero_name, |r| {
-            let meta = &r.metadata;
-            meta.labels
-                .as_ref()
-                .and_then(|l| l.get(labels::NAR_ORIGIN_NACUUID))
-                .is_some_and(|v| v == nacuuid)
-                && meta
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(labels::NAR_ORIGIN_NAMESPACE_ANNOTATION))
-                    .is_some_and(|v| v == namespace)
+            velero_cache::has_label(&r.metadata, labels::NAR_ORIGIN_NACUUID, nacuuid)
+                && velero_cache::has_annotation(
+                    &r.metadata,
+                    labels::NAR_ORIGIN_NAMESPACE_ANNOTATION,
+                    namespace,
+                )
         })
         .await
 }

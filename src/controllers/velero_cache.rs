@@ -138,3 +138,19 @@ where
         tokio_stream::wrappers::UnboundedReceiverStream::new(receiver),
     )
 }
+
+/// Whether `meta` carries label `key` with `value`.
+pub fn has_label(meta: &kube::core::ObjectMeta, key: &str, value: &str) -> bool {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .is_some_and(|v| v == value)
+}
+
+/// Whether `meta` carries annotation `key` with `value`.
+pub fn has_annotation(meta: &kube::core::ObjectMeta, key: &str, value: &str) -> bool {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(key))
+        .is_some_and(|v| v == value)
+}

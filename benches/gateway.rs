@@ -147,10 +147,18 @@ async fn main() {
     };
     config.rate_limit.burst = u32::MAX / 2;
     config.rate_limit.per_second = 1e9;
+    // The history store (SQLite) lives in a directory kept until the benchmark ends.
+    let history_dir = tempfile::tempdir().unwrap();
+    let history = nac::history::open(&nac::history::sqlite_url_for(
+        &history_dir.path().join("history.db"),
+    ))
+    .await
+    .unwrap();
     let gateway = Gateway::new(
         reader,
         Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
         Arc::new(HttpArtifactFetcher::new(Duration::from_secs(5)).unwrap()),
+        history,
         config,
     );
     gateway.start();

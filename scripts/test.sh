@@ -44,6 +44,15 @@ if ! command -v s3s-fs >/dev/null 2>&1; then
   env -u CARGO_TARGET_DIR cargo install --locked s3s-fs@0.14.1 --features binary
 fi
 
+# tests/history_store.rs and the history benchmark run a throwaway PostgreSQL cluster
+# (tests/support/postgres.rs), which needs the server binaries (initdb, pg_ctl).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "==> installing postgresql (apt) for the history store tests"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq postgresql
+  echo "==> installed $(ls -d /usr/lib/postgresql/*/bin | tail -n1)"
+fi
+
 echo "==> cargo test"
 cargo test --lib --bins --tests -- --test-threads=2
 
@@ -52,3 +61,6 @@ cargo bench --bench emulator -- --quick
 
 echo "==> queue index benchmark (quick)"
 cargo bench --bench queue_index -- --quick
+
+echo "==> history store benchmark (quick)"
+cargo bench --bench history -- --quick

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod client;
 pub mod controllers;
 pub mod gateway;
+pub mod history;
 pub mod policy;
 pub mod queue;
 pub mod sim;

@@ -83,6 +83,55 @@ fn gateway_get(address: &str, path: &str, token: &str) -> (u16, String) {
     (status, body)
 }
 
+/// Waits until team-a's history (through the gateway) lists the completed operation `name`.
+fn wait_history_shows(address: &str, token: &str, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = gateway_get(
+            address,
+            "/api/v1/namespaces/team-a/history?kind=backup&phase=Completed",
+            token,
+        );
+        if status == 200 && body.contains(&format!("\"{name}\"")) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "history never showed {name} Completed: {status} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn nac_migrate_applies_the_schema_once_and_explains_bad_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("h.db").display());
+    for _ in 0..2 {
+        let out = Command::new(env!("CARGO_BIN_EXE_nac"))
+            .args(["migrate", "--database-url", &url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("migrated"));
+    }
+    assert!(dir.path().join("h.db").exists());
+    // The URL may also come from the environment; a bad one is named without its password.
+    let out = Command::new(env!("CARGO_BIN_EXE_nac"))
+        .arg("migrate")
+        .env("NAC_DATABASE_URL", "mysql://nac:s3cret@db/nac")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("unsupported database URL"), "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+}
+
 fn wait_phase(kubeconfig: &Path, name: &str, want: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last = String::new();
@@ -189,6 +238,16 @@ fn newcomer_demo_backup_runs_to_completed_and_state_survives_a_restart() {
     );
     let (status, _) = gateway_get(&gateway, "/api/v1/namespaces/team-b/backups", &token);
     assert_eq!(status, 403);
+    // The embedded history store (SQLite in the data directory) recorded the run; team-b's
+    // history is refused.
+    assert!(
+        data.join("history.db").exists(),
+        "history.db in {}",
+        data.display()
+    );
+    wait_history_shows(&gateway, &token, "mine");
+    let (status, _) = gateway_get(&gateway, "/api/v1/namespaces/team-b/history", &token);
+    assert_eq!(status, 403);
     // bob sees nothing of team-a.
     let bob = data.join("kubeconfig-bob");
     let (ok, out) = kubectl(&bob, &["get", "nab", "-n", "team-a"], None);
@@ -214,8 +273,11 @@ fn newcomer_demo_backup_runs_to_completed_and_state_survives_a_restart() {
     };
     assert!(exit.success(), "clean shutdown: {exit:?}");
     drop(demo);
-    let _demo = demo::start(xdg.path(), &[]);
+    let demo = demo::start(xdg.path(), &[]);
     wait_phase(&admin, "smoke", "Completed");
+    // The history outlives the process.
+    let (gateway, token) = demo::gateway_and_token(&demo.banner, "alice");
+    wait_history_shows(&gateway, &token, "mine");
     let (ok, out) = kubectl(
         &admin,
         &[

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::sa_token;
+use support::{sa_token, sqlite_history};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +45,7 @@ struct Env {
     nobody: String,
     _server: ApiServer,
     _object_store: tempfile::TempDir,
+    _history_dir: tempfile::TempDir,
 }
 
 async fn env() -> Env {
@@ -87,10 +88,12 @@ async fn env() -> Env {
     // in the way of the other tests.
     config.pre_auth_limit.burst = 100_000;
     config.pre_auth_limit.per_second = 100_000.0;
+    let (history, history_dir) = sqlite_history().await;
     let gateway = Gateway::new(
         reader,
         Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
         Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+        history,
         config,
     );
     gateway.start();
@@ -117,6 +120,7 @@ async fn env() -> Env {
         nobody,
         _server: server,
         _object_store: object_store,
+        _history_dir: history_dir,
     }
 }
 

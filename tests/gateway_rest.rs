@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::sa_token;
+use support::{sa_token, sqlite_history};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +45,10 @@ struct Env {
     ci_bot: String,
     nobody: String,
     download_base: String,
+    /// The gateway's history store (SQLite).
+    history: nac::history::SharedHistory,
     _object_store: tempfile::TempDir,
+    _history_dir: tempfile::TempDir,
 }
 
 async fn env() -> Env {
@@ -129,10 +132,12 @@ async fn env_configured(
     config.pre_auth_limit.burst = 100_000;
     config.pre_auth_limit.per_second = 100_000.0;
     configure(&mut config);
+    let (history, history_dir) = sqlite_history().await;
     let gateway = Gateway::new(
         reader,
         Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
         Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+        history.clone(),
         config,
     );
     gateway.start();
@@ -146,6 +151,7 @@ async fn env_configured(
     let ci_bot = sa_token(&admin, demo::CI_BOT.namespace, demo::CI_BOT.user).await;
     Env {
         router: gateway.router(),
+        history,
         server,
         admin,
         alice,
@@ -154,6 +160,49 @@ async fn env_configured(
         nobody,
         download_base,
         _object_store: object_store,
+        _history_dir: history_dir,
+    }
+}
+
+/// Another gateway replica over the same cluster and the same history store as `env`'s (its
+/// own caches, limits and in-process state): what a second pod behind the same Service is.
+async fn replica(env: &Env) -> Env {
+    let reader = env
+        .server
+        .client(&sa_token(&env.admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
+    let emulator = env.server.clone();
+    let mut config = GatewayConfig {
+        oadp_namespace: OADP_NAMESPACE.into(),
+        ..GatewayConfig::default()
+    };
+    config.rate_limit.burst = 100_000;
+    config.rate_limit.per_second = 100_000.0;
+    config.pre_auth_limit.burst = 100_000;
+    config.pre_auth_limit.per_second = 100_000.0;
+    let gateway = Gateway::new(
+        reader,
+        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
+        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+        env.history.clone(),
+        config,
+    );
+    gateway.start();
+    assert!(
+        gateway.wait_ready(Duration::from_secs(20)).await,
+        "replica caches did not sync"
+    );
+    Env {
+        server: env.server.clone(),
+        admin: env.admin.clone(),
+        router: gateway.router(),
+        alice: env.alice.clone(),
+        bob: env.bob.clone(),
+        ci_bot: env.ci_bot.clone(),
+        nobody: env.nobody.clone(),
+        download_base: env.download_base.clone(),
+        history: env.history.clone(),
+        _object_store: tempfile::tempdir().unwrap(),
+        _history_dir: tempfile::tempdir().unwrap(),
     }
 }
 
@@ -1033,6 +1082,71 @@ async fn create_wait_idempotency_paging_and_delete() {
         serde_json::from_value(json!({"metadata": {"name": "page-1"}, "spec": {"backupSpec": {}, "deleteBackup": true}})).unwrap()
     });
     assert_eq!(nab.spec.delete_backup, Some(true));
+}
+
+#[tokio::test]
+async fn replicas_sharing_the_history_store_agree_on_idempotency_keys() {
+    let a = env().await;
+    let b = replica(&a).await;
+    let path = "/api/v1/namespaces/team-a/backups";
+    let body = json!({"name": "two-replicas", "spec": {"backupSpec": {}}});
+    let key = [("idempotency-key", "replicated-1")];
+    let first = call_with(
+        &a,
+        Method::POST,
+        path,
+        Some(&a.alice),
+        Some(body.clone()),
+        &key,
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
+    assert!(first.headers.get("idempotency-replayed").is_none());
+    // Replica B never saw the request, yet answers with A's stored answer.
+    let replayed = call_with(
+        &b,
+        Method::POST,
+        path,
+        Some(&b.alice),
+        Some(body.clone()),
+        &key,
+    )
+    .await;
+    assert_eq!(replayed.status, StatusCode::CREATED, "{}", replayed.text());
+    assert_eq!(replayed.headers["idempotency-replayed"], "true");
+    assert_eq!(replayed.body, first.body);
+    // Another body with the same key is refused on either replica.
+    let other = call_with(
+        &b,
+        Method::POST,
+        path,
+        Some(&b.alice),
+        Some(json!({"name": "two-replicas-other", "spec": {"backupSpec": {}}})),
+        &key,
+    )
+    .await;
+    assert_eq!(
+        other.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        other.text()
+    );
+    assert!(other.is_problem());
+    assert_eq!(other.json()["code"], "idempotency-key-reused");
+    // Keys are per caller: bob's same key is his own (and he may not create in team-a).
+    let bobs = call_with(&b, Method::POST, path, Some(&b.bob), Some(body), &key).await;
+    assert_eq!(bobs.status, StatusCode::FORBIDDEN, "{}", bobs.text());
+    // Exactly one object was made.
+    let nabs: Api<NonAdminBackup> = Api::namespaced(a.admin.clone(), "team-a");
+    let made = nabs
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|n| n.metadata.name.as_deref() == Some("two-replicas"))
+        .count();
+    assert_eq!(made, 1);
 }
 
 #[tokio::test]

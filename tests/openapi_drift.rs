@@ -32,6 +32,10 @@ fn openapi_document_is_checked_in() {
         "/api/v1/namespaces/{namespace}/queue",
         "/api/v1/namespaces/{namespace}/policy",
         "/api/v1/namespaces/{namespace}/events",
+        "/api/v1/namespaces/{namespace}/history",
+        "/api/v1/namespaces/{namespace}/history/{operationId}",
+        "/api/v1/namespaces/{namespace}/stats",
+        "/api/v1/namespaces/{namespace}/coverage",
         "/api/v1/events",
         "/api/v1/queue",
     ] {

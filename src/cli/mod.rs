@@ -35,6 +35,9 @@ pub enum Command {
     Openapi,
     /// Print the gateway's GraphQL schema as SDL (checked in at schema/schema.graphql).
     GraphqlSchema,
+    /// Apply the history store's migrations to the configured database (the other commands
+    /// also apply them at start).
+    Migrate(MigrateArgs),
     /// Back up a namespace through the gateway, for CI pipelines (create, get, list, wait, logs, delete).
     Backup(pipeline::BackupCommand),
     /// Restore a namespace through the gateway, for CI pipelines (create, get, list, wait, logs, delete).
@@ -90,6 +93,8 @@ pub struct ControllerArgs {
     /// Serve `/healthz`, `/readyz` and `/metrics` (Prometheus text) on this address.
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub history: HistoryOptions,
 }
 
 /// Gateway settings shared by `nac gateway`, `nac serve` and `nac demo`.
@@ -134,6 +139,32 @@ pub struct GatewayOptions {
     pub paging_key_file: Option<PathBuf>,
 }
 
+/// Where the history store lives, shared by `nac controller`, `nac gateway`, `nac serve`,
+/// `nac demo` and `nac migrate`.
+#[derive(Debug, Args, Clone)]
+pub struct HistoryOptions {
+    /// Database of the history store: `postgres://USER:PASSWORD@HOST:PORT/DB` (production; every
+    /// gateway replica and the controller share it) or `sqlite://FILE` (default: SQLite at
+    /// `history.db` in the data directory).
+    #[arg(
+        long,
+        env = "NAC_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub database_url: Option<String>,
+    /// Days a finished or deleted operation's history is kept before the purge removes it.
+    #[arg(long, default_value_t = crate::history::retention::DEFAULT_RETENTION_DAYS)]
+    pub history_retention_days: u32,
+}
+
+/// Options of `nac migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub history: HistoryOptions,
+}
+
 /// Options of `nac gateway`.
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
@@ -149,6 +180,8 @@ pub struct GatewayArgs {
     pub oadp_namespace: String,
     #[command(flatten)]
     pub gateway: GatewayOptions,
+    #[command(flatten)]
+    pub history: HistoryOptions,
 }
 
 /// Options of `nac serve`.
@@ -168,6 +201,8 @@ pub struct ServeArgs {
     pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub gateway: GatewayOptions,
+    #[command(flatten)]
+    pub history: HistoryOptions,
 }
 
 /// Options of `nac sim velero`.
@@ -245,6 +280,8 @@ pub struct DemoArgs {
     /// Address of the controllers' `/healthz`, `/readyz` and `/metrics` (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub metrics_listen: SocketAddr,
+    #[command(flatten)]
+    pub history: HistoryOptions,
 }
 
 /// Entry point of the binary.

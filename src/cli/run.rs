@@ -15,11 +15,13 @@ use crate::sim::velero::signed_url::UrlSigner;
 
 use super::{
     ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, GatewayArgs,
-    GatewayOptions, ServeArgs, SimCommand, SimulatorArgs, VeleroArgs,
+    GatewayOptions, HistoryOptions, MigrateArgs, ServeArgs, SimCommand, SimulatorArgs, VeleroArgs,
 };
 use crate::gateway::artifacts::HttpArtifactFetcher;
 use crate::gateway::clients::{FnUserClients, KubeConfigClients, SharedUserClients};
 use crate::gateway::{Gateway, GatewayConfig};
+use crate::history::SharedHistory;
+use crate::history::recorder::{Recorder, RecorderConfig};
 
 /// Errors a command ends with.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +54,8 @@ pub enum CliError {
     NoDataDir,
     #[error("gateway: {0}")]
     Gateway(String),
+    #[error("{0}")]
+    History(#[from] crate::history::HistoryError),
 }
 
 pub(super) async fn run(command: Command) -> Result<(), CliError> {
@@ -65,6 +69,7 @@ pub(super) async fn run(command: Command) -> Result<(), CliError> {
             print!("{}", crate::gateway::graphql::sdl());
             Ok(())
         }
+        Command::Migrate(args) => migrate_command(args).await,
         Command::Gateway(args) => gateway_command(args).await,
         Command::Serve(args) => serve_command(args).await,
         Command::Sim(SimCommand::Apiserver(args)) => apiserver_command(args).await,
@@ -336,16 +341,77 @@ fn gateway_config(
     Ok(config)
 }
 
+/// The history store `options` name, migrated: `--database-url`, else SQLite at
+/// `data_dir/history.db` (default data directory: `$XDG_DATA_HOME/nac`, else
+/// ~/.local/share/nac).
+async fn open_history(
+    options: &HistoryOptions,
+    data_dir: Option<&Path>,
+) -> Result<SharedHistory, CliError> {
+    let url = match &options.database_url {
+        Some(url) => url.clone(),
+        None => {
+            let dir = match data_dir {
+                Some(dir) => dir.to_path_buf(),
+                None => default_data_dir()?
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .ok_or(CliError::NoDataDir)?,
+            };
+            std::fs::create_dir_all(&dir).map_err(|source| CliError::Write {
+                path: dir.clone(),
+                source,
+            })?;
+            crate::history::sqlite_url_for(&dir.join("history.db"))
+        }
+    };
+    Ok(crate::history::open(&url).await?)
+}
+
+async fn migrate_command(args: MigrateArgs) -> Result<(), CliError> {
+    let store = open_history(&args.history, None).await?;
+    println!("history store migrated ({:?})", store.backend());
+    Ok(())
+}
+
+/// What runs beside the controllers while this replica leads: the history recorder (one writer
+/// per cluster) and the retention purge.
+fn history_jobs(
+    client: kube::Client,
+    oadp_namespace: &str,
+    store: SharedHistory,
+    retention_days: u32,
+) -> impl Fn() -> futures::future::BoxFuture<'static, ()> + use<> {
+    let oadp_namespace = oadp_namespace.to_string();
+    move || {
+        let recorder = Recorder::new(
+            client.clone(),
+            &oadp_namespace,
+            store.clone(),
+            RecorderConfig::default(),
+        );
+        let purge = crate::history::retention::run(
+            store.clone(),
+            retention_days,
+            crate::history::retention::PURGE_INTERVAL,
+        );
+        Box::pin(async move {
+            tokio::join!(recorder.run(), purge);
+        })
+    }
+}
+
 /// Binds `addr`, starts the gateway's caches and serves it; returns the bound address.
 async fn start_gateway(
     reader: kube::Client,
     users: SharedUserClients,
+    history: crate::history::SharedHistory,
     config: GatewayConfig,
     addr: SocketAddr,
 ) -> Result<SocketAddr, CliError> {
     let fetcher = HttpArtifactFetcher::new(Duration::from_secs(60))
         .map_err(|e| CliError::Gateway(format!("cannot load CA roots: {e}")))?;
-    let gateway = Gateway::new(reader, users, Arc::new(fetcher), config);
+    let gateway = Gateway::new(reader, users, Arc::new(fetcher), history, config);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| CliError::Listen { addr, source })?;
@@ -377,6 +443,7 @@ async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
     let bound = start_gateway(
         reader,
         users,
+        open_history(&args.history, None).await?,
         gateway_config(&args.gateway, &args.oadp_namespace)?,
         args.listen,
     )
@@ -397,9 +464,11 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         Duration::from_secs(60),
         10_000,
     ));
+    let history = open_history(&args.history, None).await?;
     let bound = start_gateway(
         client.clone(),
         users,
+        history.clone(),
         gateway_config(&args.gateway, &args.oadp_namespace)?,
         args.listen,
     )
@@ -416,8 +485,14 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         "nac serve: gateway on http://{bound}, controllers running (OADP namespace {})",
         args.oadp_namespace
     );
+    let jobs = history_jobs(
+        context.client.clone(),
+        &args.oadp_namespace,
+        history,
+        args.history.history_retention_days,
+    );
     tokio::select! {
-        _ = crate::controllers::run(context) => {}
+        _ = crate::controllers::run_leading_with(context, jobs) => {}
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())
@@ -445,6 +520,7 @@ async fn serve_controller_health(
 
 async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
     let client = client_from(args.kubeconfig.as_deref()).await?;
+    let history = open_history(&args.history, None).await?;
     let context = Arc::new(crate::controllers::Context::new(
         client,
         &args.oadp_namespace,
@@ -454,11 +530,18 @@ async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
         println!("nac controller health and metrics on http://{bound}");
     }
     println!(
-        "nac controller running (OADP namespace {})",
-        args.oadp_namespace
+        "nac controller running (OADP namespace {}, history store {:?})",
+        args.oadp_namespace,
+        history.backend()
+    );
+    let jobs = history_jobs(
+        context.client.clone(),
+        &args.oadp_namespace,
+        history,
+        args.history.history_retention_days,
     );
     tokio::select! {
-        _ = crate::controllers::run(context) => {}
+        _ = crate::controllers::run_leading_with(context, jobs) => {}
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())
@@ -590,7 +673,14 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         demo::OADP_NAMESPACE,
     ));
     let metrics = serve_controller_health(&context, args.metrics_listen).await?;
-    tokio::spawn(crate::controllers::run(context));
+    let history = open_history(&args.history, Some(&data_dir)).await?;
+    let jobs = history_jobs(
+        context.client.clone(),
+        demo::OADP_NAMESPACE,
+        history.clone(),
+        args.history.history_retention_days,
+    );
+    tokio::spawn(crate::controllers::run_leading_with(context, jobs));
     let gateway_token =
         service_account_token(&admin, demo::OADP_NAMESPACE, demo::GATEWAY_SERVICE_ACCOUNT).await?;
     let emulator = served.server.clone();
@@ -599,6 +689,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let gateway_addr = start_gateway(
         served.server.client(&gateway_token),
         users,
+        history,
         GatewayConfig {
             oadp_namespace: demo::OADP_NAMESPACE.to_string(),
             ..GatewayConfig::default()
@@ -621,6 +712,13 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     );
     println!(
         "  NAC gateway                 http://{gateway_addr}  (REST, SSE, GraphQL at /graphql; API documentation at /docs)"
+    );
+    println!(
+        "  history store               {} (--database-url postgres://… for Postgres)",
+        match &args.history.database_url {
+            Some(url) => crate::history::redact_url(url),
+            None => format!("SQLite {}", data_dir.join("history.db").display()),
+        }
     );
     println!("Users:");
     println!(
@@ -658,6 +756,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     if let Some((_, token)) = tokens.first() {
         println!(
             "  curl -H 'Authorization: Bearer {token}' http://{gateway_addr}/api/v1/namespaces/team-a/backups"
+        );
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' http://{gateway_addr}/api/v1/namespaces/team-a/history"
         );
     }
     if let Some((_, token)) = tokens.iter().find(|(user, _)| *user == demo::CI_BOT.user) {

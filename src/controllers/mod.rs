@@ -146,13 +146,28 @@ pub fn backoff_for(attempt: u32, jitter: f64) -> Duration {
 /// Only while this replica holds the `nac-controller` Lease (a single instance acquires it at
 /// once); on losing it the controllers stop and the replica contends again.
 pub async fn run(context: Arc<Context>) {
+    run_leading_with(context, || async {}).await;
+}
+
+/// As [`run`], and while this replica leads also runs `also()` (the CLI runs the history
+/// recorder this way: one writer per cluster, without the controllers knowing about it).
+pub async fn run_leading_with<F, Fut>(context: Arc<Context>, also: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let elector = leader::Elector::new(
         context.client.clone(),
         &context.oadp_namespace,
         leader::LeaderConfig::new(&leader::default_identity()),
     );
     leader::lead_forever(elector, leader::leading_flag(), || {
-        run_controllers(context.clone())
+        // Boxed: the controllers' future is large, and joined inline it overflows the stack.
+        let controllers = Box::pin(run_controllers(context.clone()));
+        let extra = Box::pin(also());
+        async move {
+            tokio::join!(controllers, extra);
+        }
     })
     .await;
 }

@@ -1,18 +1,25 @@
 //! `Idempotency-Key` on POST: the first request with a key runs; a repeat with the same key and
 //! the same body gets the stored answer; a repeat with another body is refused (422); a repeat
-//! while the first is still running is refused (409). Keys are per caller and per path, kept
-//! for a bounded time in a bounded store.
+//! while the first is still running is refused (409). Keys are per caller and per path and are
+//! kept in the history store, so every gateway replica gives the same answer; when the store
+//! cannot be reached the request is refused (503) rather than run unprotected.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::gateway::auth::cache::TtlCache;
 use crate::gateway::error::GatewayError;
+use crate::history::{HistoryError, IdempotencyAnswer, IdempotencyState, SharedHistory};
 
 /// Longest Idempotency-Key accepted.
 pub const MAX_KEY_LENGTH: usize = 255;
+
+/// How long a key stays claimed by a request that never finished (crashed replica): after it,
+/// the key may run again.
+pub const IN_FLIGHT_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// Longest wait for the store, so a hanging database cannot hold requests.
+const STORE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A stored answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,39 +32,28 @@ pub struct StoredResponse {
     pub body: Vec<u8>,
 }
 
-#[derive(Clone, Debug)]
-enum Record {
-    InFlight {
-        body_digest: [u8; 32],
-    },
-    Done {
-        body_digest: [u8; 32],
-        response: Arc<StoredResponse>,
-    },
-}
-
 /// What to do with a request carrying an Idempotency-Key.
 #[derive(Debug)]
 pub enum Begin {
     /// First time: run it, then [`IdempotencyStore::finish`] (or `abandon`).
     Run(IdempotencyTicket),
     /// Seen with the same body: answer with this.
-    Replay(Arc<StoredResponse>),
+    Replay(StoredResponse),
 }
 
 /// The right to record the answer of a first request.
 #[derive(Debug)]
 pub struct IdempotencyTicket {
-    key: (String, String, String),
-    body_digest: [u8; 32],
+    caller: String,
+    path: String,
+    key: String,
 }
 
-/// The store.
+/// Idempotency-Key records, kept in the history store.
 pub struct IdempotencyStore {
-    records: TtlCache<(String, String, String), Record>,
+    history: SharedHistory,
     ttl: Duration,
     in_flight_ttl: Duration,
-    lock: std::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for IdempotencyStore {
@@ -68,97 +64,127 @@ impl std::fmt::Debug for IdempotencyStore {
     }
 }
 
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The answer when the store cannot be used: never its error text (it may name the database).
+fn unavailable(error: Option<&HistoryError>) -> GatewayError {
+    match error {
+        Some(error) => tracing::warn!(error = %error, "idempotency store failed"),
+        None => tracing::warn!("idempotency store timed out"),
+    }
+    GatewayError::Unavailable(
+        "requests with an Idempotency-Key cannot be accepted right now; retry shortly".into(),
+    )
+}
+
+/// Checks a key: 1 to [`MAX_KEY_LENGTH`] printable ASCII characters.
+pub fn check_key(key: &str) -> Result<(), GatewayError> {
+    if key.is_empty()
+        || key.len() > MAX_KEY_LENGTH
+        || !key.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+    {
+        return Err(GatewayError::BadRequest(format!(
+            "Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable ASCII characters"
+        )));
+    }
+    Ok(())
+}
+
 impl IdempotencyStore {
-    /// A store keeping answers for `ttl`, at most `capacity` of them.
-    pub fn new(ttl: Duration, capacity: usize) -> Self {
+    /// A store keeping answers in `history` for `ttl`.
+    pub fn new(history: SharedHistory, ttl: Duration) -> Self {
         IdempotencyStore {
-            records: TtlCache::new(capacity),
+            history,
             ttl,
-            in_flight_ttl: Duration::from_secs(15 * 60),
-            lock: std::sync::Mutex::new(()),
+            in_flight_ttl: IN_FLIGHT_TTL,
         }
     }
 
-    /// Checks `key` for `caller` on `path` with `body`.
-    pub fn begin(
+    /// Checks `key` for `caller` on `path` with `fingerprint` (what the key stands for: the
+    /// query and the body).
+    pub async fn begin(
         &self,
         caller: &str,
         path: &str,
         key: &str,
-        body: &[u8],
+        fingerprint: &[u8],
     ) -> Result<Begin, GatewayError> {
-        if key.is_empty()
-            || key.len() > MAX_KEY_LENGTH
-            || !key.chars().all(|c| c.is_ascii_graphic() || c == ' ')
-        {
-            return Err(GatewayError::BadRequest(format!(
-                "Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable ASCII characters"
-            )));
-        }
-        let body_digest: [u8; 32] = Sha256::digest(body).into();
-        let record_key = (caller.to_string(), path.to_string(), key.to_string());
-        // One check-and-set at a time, so two concurrent first requests cannot both run.
-        let _guard = self.lock.lock().map_err(|_| GatewayError::Upstream)?;
-        match self.records.get(&record_key) {
-            Some(Record::InFlight { body_digest: seen }) => {
-                if seen == body_digest {
-                    Err(GatewayError::IdempotencyKeyInFlight)
-                } else {
-                    Err(GatewayError::IdempotencyKeyReused)
-                }
-            }
-            Some(Record::Done {
-                body_digest: seen,
-                response,
-            }) => {
-                if seen == body_digest {
-                    Ok(Begin::Replay(response))
-                } else {
-                    Err(GatewayError::IdempotencyKeyReused)
-                }
-            }
-            None => {
-                self.records.insert(
-                    record_key.clone(),
-                    Record::InFlight { body_digest },
-                    self.in_flight_ttl,
-                );
-                Ok(Begin::Run(IdempotencyTicket {
-                    key: record_key,
-                    body_digest,
-                }))
-            }
+        check_key(key)?;
+        let digest: [u8; 32] = Sha256::digest(fingerprint).into();
+        let state = tokio::time::timeout(
+            STORE_TIMEOUT,
+            self.history
+                .idempotency_begin(caller, path, key, &digest, millis(self.in_flight_ttl)),
+        )
+        .await
+        .map_err(|_| unavailable(None))?
+        .map_err(|error| unavailable(Some(&error)))?;
+        match state {
+            IdempotencyState::Claimed => Ok(Begin::Run(IdempotencyTicket {
+                caller: caller.to_string(),
+                path: path.to_string(),
+                key: key.to_string(),
+            })),
+            IdempotencyState::InFlight => Err(GatewayError::IdempotencyKeyInFlight),
+            IdempotencyState::Mismatch => Err(GatewayError::IdempotencyKeyReused),
+            IdempotencyState::Done(answer) => Ok(Begin::Replay(StoredResponse {
+                status: answer.status,
+                content_type: answer.content_type,
+                body: answer.body,
+            })),
         }
     }
 
     /// Records the answer of the first request. Server errors (5xx) are not kept, so a retry
-    /// runs again.
-    pub fn finish(&self, ticket: IdempotencyTicket, response: StoredResponse) {
+    /// runs again. A store failure is logged: the answer still goes out, and the key stays
+    /// claimed until it expires (a retry meanwhile gets 409, never a second run).
+    pub async fn finish(&self, ticket: IdempotencyTicket, response: StoredResponse) {
         if response.status >= 500 {
-            self.abandon(ticket);
+            self.abandon(ticket).await;
             return;
         }
-        self.records.insert(
-            ticket.key,
-            Record::Done {
-                body_digest: ticket.body_digest,
-                response: Arc::new(response),
-            },
-            self.ttl,
-        );
+        let answer = IdempotencyAnswer {
+            status: response.status,
+            content_type: response.content_type,
+            body: response.body,
+        };
+        let stored = tokio::time::timeout(
+            STORE_TIMEOUT,
+            self.history.idempotency_finish(
+                &ticket.caller,
+                &ticket.path,
+                &ticket.key,
+                answer,
+                millis(self.ttl),
+            ),
+        )
+        .await;
+        match stored {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(error = %error, "could not store an Idempotency-Key answer");
+            }
+            Err(_) => tracing::warn!("storing an Idempotency-Key answer timed out"),
+        }
     }
 
     /// Forgets a first request that did not complete (the key may be used again).
-    pub fn abandon(&self, ticket: IdempotencyTicket) {
-        // A zero TTL insert stores nothing; overwrite with an already-expired record instead.
-        self.records.insert_at(
-            ticket.key,
-            Record::InFlight {
-                body_digest: ticket.body_digest,
-            },
-            Duration::from_nanos(1),
-            std::time::Instant::now() - Duration::from_secs(1),
-        );
+    pub async fn abandon(&self, ticket: IdempotencyTicket) {
+        let released = tokio::time::timeout(
+            STORE_TIMEOUT,
+            self.history
+                .idempotency_abandon(&ticket.caller, &ticket.path, &ticket.key),
+        )
+        .await;
+        match released {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(error = %error, "could not release an Idempotency-Key");
+            }
+            Err(_) => tracing::warn!("releasing an Idempotency-Key timed out"),
+        }
     }
 }
 
@@ -166,6 +192,13 @@ impl IdempotencyStore {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    async fn sqlite() -> (SharedHistory, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = crate::history::sqlite_url_for(&dir.path().join("history.db"));
+        let store = crate::history::open(&url).await.unwrap();
+        (store, dir)
+    }
 
     fn response(status: u16) -> StoredResponse {
         StoredResponse {
@@ -175,59 +208,95 @@ mod tests {
         }
     }
 
-    #[test]
-    fn same_key_same_body_replays_other_body_is_refused() {
-        let store = IdempotencyStore::new(Duration::from_secs(60), 100);
-        let Begin::Run(ticket) = store.begin("alice", "/p", "k1", b"body").unwrap() else {
+    #[tokio::test]
+    async fn same_key_same_body_replays_other_body_is_refused() {
+        let (history, _dir) = sqlite().await;
+        let store = IdempotencyStore::new(history, Duration::from_secs(60));
+        let Begin::Run(ticket) = store.begin("alice", "/p", "k1", b"body").await.unwrap() else {
             panic!("first request must run");
         };
         assert_eq!(
-            store.begin("alice", "/p", "k1", b"body").unwrap_err(),
+            store.begin("alice", "/p", "k1", b"body").await.unwrap_err(),
             GatewayError::IdempotencyKeyInFlight
         );
-        store.finish(ticket, response(201));
-        match store.begin("alice", "/p", "k1", b"body").unwrap() {
-            Begin::Replay(stored) => assert_eq!(stored.status, 201),
+        assert_eq!(
+            store
+                .begin("alice", "/p", "k1", b"other")
+                .await
+                .unwrap_err(),
+            GatewayError::IdempotencyKeyReused
+        );
+        store.finish(ticket, response(201)).await;
+        match store.begin("alice", "/p", "k1", b"body").await.unwrap() {
+            Begin::Replay(stored) => assert_eq!(stored, response(201)),
             Begin::Run(_) => panic!("must replay"),
         }
         assert_eq!(
-            store.begin("alice", "/p", "k1", b"other").unwrap_err(),
+            store
+                .begin("alice", "/p", "k1", b"other")
+                .await
+                .unwrap_err(),
             GatewayError::IdempotencyKeyReused
         );
         // Keys are per caller and per path.
         assert!(matches!(
-            store.begin("bob", "/p", "k1", b"other").unwrap(),
+            store.begin("bob", "/p", "k1", b"other").await.unwrap(),
             Begin::Run(_)
         ));
         assert!(matches!(
-            store.begin("alice", "/q", "k1", b"other").unwrap(),
+            store.begin("alice", "/q", "k1", b"other").await.unwrap(),
             Begin::Run(_)
         ));
     }
 
-    #[test]
-    fn server_errors_and_abandoned_requests_free_the_key() {
-        let store = IdempotencyStore::new(Duration::from_secs(60), 100);
-        let Begin::Run(ticket) = store.begin("a", "/p", "k", b"x").unwrap() else {
+    #[tokio::test]
+    async fn two_stores_on_one_database_agree() {
+        let (history, _dir) = sqlite().await;
+        let a = IdempotencyStore::new(history.clone(), Duration::from_secs(60));
+        let b = IdempotencyStore::new(history, Duration::from_secs(60));
+        let Begin::Run(ticket) = a.begin("alice", "/p", "k", b"x").await.unwrap() else {
+            panic!("first request must run");
+        };
+        assert_eq!(
+            b.begin("alice", "/p", "k", b"x").await.unwrap_err(),
+            GatewayError::IdempotencyKeyInFlight
+        );
+        a.finish(ticket, response(200)).await;
+        assert!(matches!(
+            b.begin("alice", "/p", "k", b"x").await.unwrap(),
+            Begin::Replay(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn server_errors_and_abandoned_requests_free_the_key() {
+        let (history, _dir) = sqlite().await;
+        let store = IdempotencyStore::new(history, Duration::from_secs(60));
+        let Begin::Run(ticket) = store.begin("a", "/p", "k", b"x").await.unwrap() else {
             panic!()
         };
-        store.finish(ticket, response(502));
-        let Begin::Run(ticket) = store.begin("a", "/p", "k", b"x").unwrap() else {
+        store.finish(ticket, response(502)).await;
+        let Begin::Run(ticket) = store.begin("a", "/p", "k", b"x").await.unwrap() else {
             panic!("a 5xx answer must not be replayed")
         };
-        store.abandon(ticket);
+        store.abandon(ticket).await;
         assert!(matches!(
-            store.begin("a", "/p", "k", b"x").unwrap(),
+            store.begin("a", "/p", "k", b"x").await.unwrap(),
             Begin::Run(_)
         ));
     }
 
-    #[test]
-    fn malformed_keys_are_refused() {
-        let store = IdempotencyStore::new(Duration::from_secs(60), 100);
+    #[tokio::test]
+    async fn malformed_keys_are_refused_before_the_store() {
+        let (history, _dir) = sqlite().await;
+        let store = IdempotencyStore::new(history, Duration::from_secs(60));
         for key in ["", "ключ", &"k".repeat(MAX_KEY_LENGTH + 1), "a\nb"] {
             assert_eq!(
-                store.begin("a", "/p", key, b"").unwrap_err().status_code(),
+                store
+                    .begin("a", "/p", key, b"")
+                    .await
+                    .unwrap_err()
+                    .status_code(),
                 400
             );
         }

@@ -10,7 +10,10 @@
 //!   with their token), found by discovery at start;
 //! - `rest/`: `/api/v1` with OpenAPI, problem+json errors, paging, idempotency, rate limits,
 //!   metrics, health and an API documentation page;
-//! - `events/`: live changes as Server-Sent Events.
+//! - `events/`: live changes as Server-Sent Events;
+//! - [`operations`]: the operation history (from [`crate::history`]) — reads authorized like
+//!   listing backups, requesters noted on creates, queue ETAs; [`idempotency`] keeps
+//!   Idempotency-Key answers in the same store so replicas agree.
 //!
 //! The gateway's own identity only reads (watches) and runs TokenReview/SubjectAccessReview.
 
@@ -22,6 +25,7 @@ pub mod events;
 pub mod graphql;
 pub mod idempotency;
 pub mod metrics;
+pub mod operations;
 pub mod paging;
 pub mod projects;
 pub mod ratelimit;
@@ -42,6 +46,8 @@ use paging::PageTokens;
 use ratelimit::{PreAuthLimitConfig, RateLimitConfig, RateLimiter};
 use service::{GatewayService, ServiceConfig};
 use store::WatchCaches;
+
+use crate::history::SharedHistory;
 
 pub use error::GatewayError;
 
@@ -130,11 +136,13 @@ impl std::ops::Deref for Gateway {
 
 impl Gateway {
     /// A gateway reading and reviewing through `reader` (its own identity), writing through
-    /// `users` (the callers' identities), downloading artifacts with `fetcher`.
+    /// `users` (the callers' identities), downloading artifacts with `fetcher`, keeping
+    /// operation history and Idempotency-Key answers in `history` (shared by every replica).
     pub fn new(
         reader: kube::Client,
         users: SharedUserClients,
         fetcher: Arc<dyn artifacts::ArtifactFetcher>,
+        history: SharedHistory,
         config: GatewayConfig,
     ) -> Self {
         let caches = Arc::new(WatchCaches::new(config.event_capacity));
@@ -152,13 +160,14 @@ impl Gateway {
             users,
             fetcher,
             pages,
+            history.clone(),
             config.service.clone(),
         ));
         Gateway(Arc::new(GatewayState {
             service,
             metrics: RequestMetrics::default(),
             limiter: RateLimiter::new(config.rate_limit),
-            idempotency: IdempotencyStore::new(config.idempotency_ttl, 100_000),
+            idempotency: IdempotencyStore::new(history, config.idempotency_ttl),
             config,
             reader,
         }))

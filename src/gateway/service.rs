@@ -25,10 +25,12 @@ use crate::gateway::auth::{
 };
 use crate::gateway::clients::SharedUserClients;
 use crate::gateway::error::{FieldError, GatewayError, from_write_error};
+use crate::gateway::operations::{HistoryCounters, QueueEta, operation_kind};
 use crate::gateway::paging::{PageTokens, filter_digest};
 use crate::gateway::resources::{TenantKind, TenantResource};
 use crate::gateway::selector::LabelSelector;
 use crate::gateway::store::{Cached, WatchCaches, present};
+use crate::history::{OperationKind, SharedHistory};
 use crate::policy::config::SpecKind;
 use crate::policy::nacuuid::is_dns1123_subdomain;
 use crate::policy::rules::SpecRules;
@@ -174,6 +176,10 @@ pub struct QueueItem {
     pub position: u64,
     /// Estimated seconds until it finishes, from recent durations (once there is history).
     pub eta_seconds: Option<u64>,
+    /// Expected start and finish from the durations of the namespace's recent comparable
+    /// operations in the history (backups and schedule runs for a backup, restores for a
+    /// restore); none with too few of them, or when the history is unavailable.
+    pub eta: Option<QueueEta>,
 }
 
 /// The caller's items in one namespace.
@@ -301,6 +307,8 @@ pub struct Description {
     pub velero_phase: Option<String>,
     /// Position in the Velero queue while pending or running.
     pub queue_position: Option<u64>,
+    /// Expected start and finish while pending or running (from the history).
+    pub eta: Option<QueueEta>,
     /// Conditions (Accepted, Queued, Deleting).
     #[schema(value_type = Vec<Object>)]
     pub conditions: Vec<Value>,
@@ -342,6 +350,8 @@ pub struct GatewayService {
     fetcher: Arc<dyn ArtifactFetcher>,
     pages: PageTokens,
     config: ServiceConfig,
+    history: SharedHistory,
+    history_counters: HistoryCounters,
     /// Whether the cluster serves OpenShift projects (found by discovery at start).
     openshift_projects: std::sync::atomic::AtomicBool,
 }
@@ -756,7 +766,9 @@ pub fn object_from_body<K: Creatable>(namespace: &str, body: &Value) -> Result<K
 
 impl GatewayService {
     /// A service over `caches`, checking tokens with `authn` and access with `authz`, writing
-    /// through `users`, downloading artifacts with `fetcher`.
+    /// through `users`, downloading artifacts with `fetcher`, reading and noting operations in
+    /// `history`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         caches: Arc<WatchCaches>,
         authn: Authenticator,
@@ -764,6 +776,7 @@ impl GatewayService {
         users: SharedUserClients,
         fetcher: Arc<dyn ArtifactFetcher>,
         pages: PageTokens,
+        history: SharedHistory,
         config: ServiceConfig,
     ) -> Self {
         GatewayService {
@@ -774,6 +787,8 @@ impl GatewayService {
             fetcher,
             pages,
             config,
+            history,
+            history_counters: HistoryCounters::default(),
             openshift_projects: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -834,6 +849,16 @@ impl GatewayService {
     /// The settings.
     pub fn config(&self) -> &ServiceConfig {
         &self.config
+    }
+
+    /// The history store.
+    pub fn history(&self) -> &SharedHistory {
+        &self.history
+    }
+
+    /// Counters of the history store's use (for metrics).
+    pub fn history_counters(&self) -> &HistoryCounters {
+        &self.history_counters
     }
 
     /// The caller holding `token` (none: 401), asking from `client`: every transport (REST,
@@ -1103,6 +1128,9 @@ impl GatewayService {
             })?;
         if !dry_run {
             self.caches.record_write(created.clone());
+            if let Some(kind) = operation_kind(K::RESOURCE) {
+                self.note_requester(kind, created.meta(), caller).await;
+            }
         }
         Ok(created)
     }
@@ -1351,6 +1379,8 @@ impl GatewayService {
                     "nonadmindownloadrequests",
                 )
             })?;
+        self.note_requester(OperationKind::Download, &created.metadata, caller)
+            .await;
         let request_name = name_of(&created);
         let outcome = self.await_download_url(&requests, &request_name).await;
         // The request has done its job either way; the controller also expires it.
@@ -1447,7 +1477,20 @@ impl GatewayService {
             },
             position,
             eta_seconds: mean.map(|mean| (mean * position as f64).round() as u64),
+            eta: None,
         })
+    }
+
+    async fn queued_with_eta(
+        &self,
+        kind: QueueKind,
+        namespace: &str,
+        name: &str,
+        velero_name: Option<&str>,
+    ) -> Option<QueueItem> {
+        let mut item = self.queue_item(kind, namespace, name, velero_name)?;
+        self.attach_etas(std::slice::from_mut(&mut item)).await;
+        Some(item)
     }
 
     fn items_in(&self, namespace: &str, backups: bool, restores: bool) -> Vec<QueueItem> {
@@ -1520,9 +1563,11 @@ impl GatewayService {
             });
         }
         self.ready()?;
+        let mut items = self.items_in(namespace, backups, restores);
+        self.attach_etas(&mut items).await;
         Ok(NamespaceQueue {
             namespace: namespace.to_string(),
-            items: self.items_in(namespace, backups, restores),
+            items,
         })
     }
 
@@ -1554,6 +1599,7 @@ impl GatewayService {
             };
             mine.extend(self.items_in(&access.name, can("backups"), can("restores")));
         }
+        self.attach_etas(&mut mine).await;
         Ok(ClusterQueue {
             backups: counts(QueueKind::Backup),
             restores: counts(QueueKind::Restore),
@@ -1611,6 +1657,9 @@ impl GatewayService {
             None => serde_json::to_value(&nab.spec.backup_spec),
         }
         .unwrap_or(Value::Null);
+        let queued = self
+            .queued_with_eta(QueueKind::Backup, namespace, name, velero.name.as_deref())
+            .await;
         let deletion = (nab.spec.delete_backup == Some(true)
             || status.velero_delete_backup_request.is_some())
         .then(|| {
@@ -1634,9 +1683,8 @@ impl GatewayService {
             name: name.to_string(),
             request_phase: status.phase.map(|p| p.as_str().to_string()),
             velero_phase: velero_status.phase.as_ref().map(|p| p.as_str().to_string()),
-            queue_position: self
-                .queue_item(QueueKind::Backup, namespace, name, velero.name.as_deref())
-                .map(|item| item.position),
+            queue_position: queued.as_ref().map(|item| item.position),
+            eta: queued.and_then(|item| item.eta),
             conditions: conditions_json(&status.conditions),
             effective_spec,
             progress: json!({
@@ -1681,15 +1729,17 @@ impl GatewayService {
         let status = nar.status.clone().unwrap_or_default();
         let velero = status.velero_restore.clone().unwrap_or_default();
         let velero_status = velero.status.clone().unwrap_or_default();
+        let queued = self
+            .queued_with_eta(QueueKind::Restore, namespace, name, velero.name.as_deref())
+            .await;
         let mut description = Description {
             kind: "NonAdminRestore".into(),
             namespace: namespace.to_string(),
             name: name.to_string(),
             request_phase: status.phase.map(|p| p.as_str().to_string()),
             velero_phase: velero_status.phase.as_ref().map(|p| p.as_str().to_string()),
-            queue_position: self
-                .queue_item(QueueKind::Restore, namespace, name, velero.name.as_deref())
-                .map(|item| item.position),
+            queue_position: queued.as_ref().map(|item| item.position),
+            eta: queued.and_then(|item| item.eta),
             conditions: conditions_json(&status.conditions),
             effective_spec: serde_json::to_value(&nar.spec.restore_spec).unwrap_or(Value::Null),
             progress: json!({

@@ -20,6 +20,17 @@ pub async fn sa_token(admin: &Client, ns: &str, name: &str) -> String {
         .token
 }
 
+/// A SQLite history store in a fresh temporary directory; keep the directory as long as the
+/// store is used.
+pub async fn sqlite_history() -> (nac::history::SharedHistory, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = nac::history::sqlite_url_for(&dir.path().join("history.db"));
+    let store = nac::history::open(&url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot open the SQLite history store: {e}"));
+    (store, dir)
+}
+
 /// A plain HTTP GET (status, body) without pulling an HTTP client crate into the tests.
 pub async fn http_get(url: &str) -> (u16, Vec<u8>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -27,6 +27,7 @@
 
 pub mod cursor;
 pub mod errors;
+pub mod history;
 pub mod loaders;
 pub mod mutation;
 pub mod query;

@@ -1,6 +1,7 @@
 //! Queries: the namespaces the caller may use, connections of backups, restores, storage
-//! locations and schedules, single objects, describe, queue views, policy, and the
-//! dashboard's counts by phase. Each resolver calls one service operation with the caller.
+//! locations and schedules, single objects, describe, queue views, policy, the dashboard's
+//! counts by phase, and the operation history (`history`, `operation`, `stats`, `coverage`).
+//! Each resolver calls one service operation with the caller.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,6 +12,9 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::cursor::{PageCursor, edge_cursors, page_size};
 use super::errors::{GqlResult, to_graphql};
+use super::history::{
+    Coverage, HistoryArgs, NamespaceStats, Operation, OperationKindValue, history_connection,
+};
 use super::loaders::list_all;
 use super::types::{
     Backup, ClusterQueue, DescriptionView, NamespacePhaseCounts, NamespaceQueue, PhaseCount,
@@ -22,6 +26,7 @@ use crate::api::nonadmin::{
 };
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
+use crate::gateway::operations::{self, parse_time, stats_window};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{self, GatewayService, ListQuery};
 use crate::gateway::store::Cached;
@@ -459,6 +464,97 @@ impl QueryRoot {
                 mine: cluster.mine.into_iter().map(Into::into).collect(),
             },
         })
+    }
+
+    /// A namespace's operations from the history, newest first — including those whose
+    /// custom resources are gone (needs `list` on backups). `kinds`, `phases`, `since`/`until`
+    /// (RFC 3339, creation time) and `text` filter; `first` (default 20, at most 500) and
+    /// `after` page.
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "first.unwrap_or(20).max(1) as usize * child_complexity")]
+    async fn history(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        kinds: Option<Vec<OperationKindValue>>,
+        phases: Option<Vec<String>>,
+        since: Option<String>,
+        until: Option<String>,
+        text: Option<String>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> async_graphql::Result<Connection<String, Operation>> {
+        let args = HistoryArgs {
+            kinds,
+            phases,
+            since,
+            until,
+            text,
+            first,
+            after,
+        };
+        history_connection(ctx, &namespace, args).await
+    }
+
+    /// One operation of a namespace's history, with its `timeline`.
+    async fn operation(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        id: String,
+    ) -> async_graphql::Result<Operation> {
+        check_namespace(&namespace).gql()?;
+        // The id is checked after authorization, by the service: as over REST.
+        Ok(Operation(
+            service_of(ctx)?
+                .history_operation(caller_of(ctx)?, &namespace, &id)
+                .await
+                .gql()?,
+        ))
+    }
+
+    /// Statistics of a namespace's operations created between `from` and `to` (RFC 3339;
+    /// default the last 7 days; at most 366 days).
+    #[graphql(complexity = "10 + child_complexity")]
+    async fn stats(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        from: Option<String>,
+        to: Option<String>,
+    ) -> async_graphql::Result<NamespaceStats> {
+        check_namespace(&namespace).gql()?;
+        let from = from
+            .as_deref()
+            .map(|t| parse_time("from", t))
+            .transpose()
+            .gql()?;
+        let to = to
+            .as_deref()
+            .map(|t| parse_time("to", t))
+            .transpose()
+            .gql()?;
+        let window = stats_window(from, to, crate::history::now_millis()).gql()?;
+        Ok(service_of(ctx)?
+            .history_stats(caller_of(ctx)?, &namespace, window)
+            .await
+            .gql()?
+            .into())
+    }
+
+    /// How well a namespace is protected: its last successful backup and failing schedules.
+    #[graphql(complexity = "5 + child_complexity")]
+    async fn coverage(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+    ) -> async_graphql::Result<Coverage> {
+        check_namespace(&namespace).gql()?;
+        let coverage: operations::NamespaceCoverage = service_of(ctx)?
+            .history_coverage(caller_of(ctx)?, &namespace)
+            .await
+            .gql()?;
+        Ok(coverage.into())
     }
 
     /// The admin policy in force in a namespace.

@@ -494,6 +494,10 @@ impl DescriptionView {
     async fn queue_position(&self) -> Option<u64> {
         self.0.queue_position
     }
+    /// Expected start and finish while pending or running (from the history).
+    async fn eta(&self) -> Option<QueueEta> {
+        self.0.eta.map(Into::into)
+    }
     /// Conditions (JSON).
     async fn conditions(&self) -> Json<Vec<Value>> {
         Json(self.0.conditions.clone())
@@ -589,6 +593,31 @@ pub struct QueueItem {
     pub position: u64,
     /// Estimated seconds until it finishes (once there is history).
     pub eta_seconds: Option<u64>,
+    /// Expected start and finish from the durations of the namespace's recent comparable
+    /// operations (backups and schedule runs for a backup, restores for a restore); null with
+    /// too few of them, or when the history is unavailable.
+    pub eta: Option<QueueEta>,
+}
+
+/// When a queued operation is expected to start and finish.
+#[derive(SimpleObject, Clone, Copy, Debug)]
+pub struct QueueEta {
+    /// Expected wait before it starts, in seconds.
+    pub start_in_seconds: u64,
+    /// Expected time until it finishes, in seconds.
+    pub finish_in_seconds: u64,
+    /// How many past durations the estimate rests on.
+    pub samples: u64,
+}
+
+impl From<crate::gateway::operations::QueueEta> for QueueEta {
+    fn from(eta: crate::gateway::operations::QueueEta) -> Self {
+        QueueEta {
+            start_in_seconds: eta.start_in_seconds,
+            finish_in_seconds: eta.finish_in_seconds,
+            samples: eta.samples,
+        }
+    }
 }
 
 impl From<service::QueueItem> for QueueItem {
@@ -601,6 +630,7 @@ impl From<service::QueueItem> for QueueItem {
             state: item.state,
             position: item.position,
             eta_seconds: item.eta_seconds,
+            eta: item.eta.map(Into::into),
         }
     }
 }

@@ -137,7 +137,7 @@ fn wait_timeout(gateway: &Gateway, text: Option<&str>) -> Result<Duration, Gatew
     Ok(requested.min(gateway.service.config().max_wait))
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut response = (status, serde_json::to_vec(body).unwrap_or_default()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -255,12 +255,13 @@ async fn create_of<K: Creatable + Terminal>(
     fingerprint.extend_from_slice(&body.bytes);
     match gateway
         .idempotency
-        .begin(caller.0.username(), uri.0.path(), &key, &fingerprint)?
+        .begin(caller.0.username(), uri.0.path(), &key, &fingerprint)
+        .await?
     {
         Begin::Replay(stored) => {
             let mut response = (
                 StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK),
-                stored.body.clone(),
+                stored.body,
             )
                 .into_response();
             if let Ok(value) = HeaderValue::from_str(&stored.content_type) {
@@ -283,14 +284,17 @@ async fn create_of<K: Creatable + Terminal>(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("application/json")
                 .to_string();
-            gateway.idempotency.finish(
-                ticket,
-                StoredResponse {
-                    status: parts.status.as_u16(),
-                    content_type,
-                    body: bytes.to_vec(),
-                },
-            );
+            gateway
+                .idempotency
+                .finish(
+                    ticket,
+                    StoredResponse {
+                        status: parts.status.as_u16(),
+                        content_type,
+                        body: bytes.to_vec(),
+                    },
+                )
+                .await;
             Ok(Response::from_parts(parts, axum::body::Body::from(bytes)))
         }
     }
@@ -845,6 +849,7 @@ pub async fn metrics(State(gateway): State<Gateway>) -> Response {
     gateway.metrics.render(&mut out);
     let authn = &gateway.service.authenticator().counters;
     let authz = &gateway.service.authorizer().counters;
+    let history = gateway.service.history_counters();
     let counters = [
         (
             "nac_gateway_tokenreview_cache_hits_total",
@@ -880,6 +885,21 @@ pub async fn metrics(State(gateway): State<Gateway>) -> Response {
             "nac_gateway_access_denied_total",
             "Access checks denied.",
             authz.denied.load(Ordering::Relaxed),
+        ),
+        (
+            "nac_gateway_history_read_failures_total",
+            "History reads answered 503 because the history store did not answer.",
+            history.read_failures.load(Ordering::Relaxed),
+        ),
+        (
+            "nac_gateway_history_requester_failures_total",
+            "Creates whose requester could not be recorded in the history store.",
+            history.requester_failures.load(Ordering::Relaxed),
+        ),
+        (
+            "nac_gateway_history_eta_failures_total",
+            "Queue ETAs left out because the history store did not answer.",
+            history.eta_failures.load(Ordering::Relaxed),
         ),
     ];
     for (name, help, value) in counters {

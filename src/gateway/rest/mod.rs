@@ -5,6 +5,7 @@
 pub mod docs;
 pub mod extract;
 pub mod handlers;
+pub mod history;
 pub mod openapi;
 pub mod problem;
 
@@ -186,6 +187,22 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
         .route(
             "/api/v1/namespaces/{namespace}/events",
             get(namespace_events),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/history",
+            get(history::namespace_history),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/history/{operationId}",
+            get(history::history_operation),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/stats",
+            get(history::namespace_stats),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/coverage",
+            get(history::namespace_coverage),
         )
         .route("/api/v1/events", get(all_events))
         .route("/api/v1/queue", get(cluster_queue))

@@ -9,10 +9,15 @@ use utoipa::openapi::{ObjectBuilder, RefOr, Schema};
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 use super::handlers;
+use super::history;
 use super::problem::ProblemDetails;
 use crate::api::crds;
 use crate::gateway::error::FieldError;
 use crate::gateway::events::ChangeAction;
+use crate::gateway::operations::{
+    KindStatistics, NamespaceCoverage, NamespaceStatistics, Operation, OperationDetail,
+    OperationPage, QueueEta, TimelineEntry,
+};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{
     ArtifactKind, ClusterQueue, DeleteOutcome, DeletionView, Description, NamespaceAccess,
@@ -138,10 +143,10 @@ pub enum ErrorResponses {
         content_type = "application/problem+json"
     )]
     RateLimited(ProblemDetails),
-    /// Caches loading or the API server unreachable.
+    /// Caches loading, the API server or the history store unreachable (`Retry-After`).
     #[response(
         status = 503,
-        description = "Unavailable",
+        description = "Unavailable; retry after `Retry-After` seconds",
         content_type = "application/problem+json"
     )]
     Unavailable(ProblemDetails),
@@ -187,6 +192,8 @@ impl Modify for BearerSecurity {
         handlers::patch_schedule, handlers::delete_schedule,
         handlers::namespace_queue, handlers::cluster_queue,
         handlers::namespace_policy,
+        history::namespace_history, history::history_operation, history::namespace_stats,
+        history::namespace_coverage,
         handlers::namespace_events, handlers::all_events,
         handlers::healthz, handlers::readyz, handlers::metrics,
     ),
@@ -194,7 +201,8 @@ impl Modify for BearerSecurity {
         NonAdminBackupDoc, NonAdminRestoreDoc, NonAdminBackupStorageLocationDoc, NonAdminScheduleDoc,
         ObjectList, ProblemDetails, FieldError, NamespaceAccess, DeleteOutcome, Description,
         DeletionView, NamespaceQueue, ClusterQueue, QueueItem, QueueCounts, PolicyView, RulesView,
-        ArtifactKind, TenantResource, ChangeAction,
+        ArtifactKind, TenantResource, ChangeAction, QueueEta, Operation, OperationPage,
+        OperationDetail, TimelineEntry, NamespaceStatistics, KindStatistics, NamespaceCoverage,
     )),
     modifiers(&BearerSecurity),
     tags(
@@ -205,6 +213,7 @@ impl Modify for BearerSecurity {
         (name = "schedules", description = "NonAdminSchedules"),
         (name = "queue", description = "Velero queue positions"),
         (name = "policy", description = "The administrator's policy in force"),
+        (name = "history", description = "Operation history, statistics and coverage (kept after the custom resources are gone)"),
         (name = "events", description = "Live changes (Server-Sent Events)"),
         (name = "health", description = "Health and metrics"),
     )

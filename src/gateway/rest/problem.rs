@@ -92,7 +92,13 @@ impl IntoResponse for Problem {
                     headers.insert(header::RETRY_AFTER, value);
                 }
             }
-            GatewayError::MethodNotAllowed => {}
+            GatewayError::Unavailable(_) => {
+                // Every 503 is temporary (caches loading, history store down): say when to retry.
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(crate::gateway::operations::RETRY_AFTER_SECONDS),
+                );
+            }
             _ => {}
         }
         response
@@ -164,6 +170,8 @@ mod tests {
         })
         .await;
         assert_eq!(headers[header::RETRY_AFTER], "3");
+        let (_, headers, _) = answer(GatewayError::Unavailable("down".into())).await;
+        assert_eq!(headers[header::RETRY_AFTER], "5");
         let (_, _, body) = answer(GatewayError::invalid_field("spec.x", "bad x")).await;
         assert_eq!(body["errors"][0]["field"], "spec.x");
     }

@@ -1,0 +1,117 @@
+//! The SQLite history store (embedded default): a file next to NAC (its directory is
+//! created), WAL journal so reads never wait for the recorder, migrations from
+//! `migrations/sqlite`, and every operation from [`SqlCore`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use sqlx::Executor;
+use sqlx::any::AnyPoolOptions;
+use sqlx::migrate::Migrator;
+
+use super::sql::{SqlCore, sql_history_store};
+use super::{Backend, HistoryError};
+
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
+
+/// Connections per store: SQLite serializes writers anyway; a few let reads run beside them.
+const MAX_CONNECTIONS: u32 = 4;
+/// How long waiting for a free connection may take.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The history store on SQLite.
+#[derive(Debug, Clone)]
+pub struct SqliteHistoryStore {
+    core: SqlCore,
+}
+
+impl SqliteHistoryStore {
+    /// Opens `sqlite://path?mode=rwc` (see [`super::sqlite_url_for`]), creating the file's
+    /// directory. Every connection runs with journal_mode=WAL, busy_timeout=5000 (writers
+    /// wait for each other instead of failing), synchronous=NORMAL (safe with WAL) and
+    /// foreign_keys=ON. An in-memory database (`sqlite::memory:`) keeps one connection, since
+    /// each connection would otherwise see its own empty database. Does not migrate.
+    pub async fn connect(url: &str) -> Result<Self, HistoryError> {
+        if Backend::from_url(url)? != Backend::Sqlite {
+            return Err(HistoryError::UnsupportedUrl(super::redact_url(url)));
+        }
+        let (path, in_memory) = file_of(url);
+        if let Some(parent) = path.as_deref().and_then(Path::parent)
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                HistoryError::Unavailable(format!(
+                    "cannot create the directory {} of the history database: {e}",
+                    parent.display()
+                ))
+            })?;
+        }
+        let mut options = AnyPoolOptions::new()
+            .max_connections(if in_memory { 1 } else { MAX_CONNECTIONS })
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    // busy_timeout first: switching to WAL may wait for another connection.
+                    for pragma in [
+                        "PRAGMA busy_timeout = 5000",
+                        "PRAGMA journal_mode = WAL",
+                        "PRAGMA synchronous = NORMAL",
+                        "PRAGMA foreign_keys = ON",
+                    ] {
+                        conn.execute(pragma).await?;
+                    }
+                    Ok(())
+                })
+            });
+        if in_memory {
+            // The database lives as long as its only connection: never let it be closed.
+            options = options
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None);
+        }
+        let core = SqlCore::connect(url, Backend::Sqlite, options, &MIGRATOR).await?;
+        Ok(Self { core })
+    }
+
+    /// The shared SQL implementation (the benchmark's one-row-at-a-time baseline is there).
+    pub fn core(&self) -> &SqlCore {
+        &self.core
+    }
+}
+
+sql_history_store!(SqliteHistoryStore);
+
+/// The file a SQLite URL names (None for an in-memory database), and whether it is in memory.
+fn file_of(url: &str) -> (Option<std::path::PathBuf>, bool) {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let in_memory =
+        path.is_empty() || path == ":memory:" || query.split('&').any(|pair| pair == "mode=memory");
+    if in_memory {
+        (None, true)
+    } else {
+        (Some(std::path::PathBuf::from(path)), false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_and_memory_databases() {
+        let (path, memory) = file_of("sqlite:///var/lib/nac/history.db?mode=rwc");
+        assert_eq!(path.as_deref(), Some(Path::new("/var/lib/nac/history.db")));
+        assert!(!memory);
+        assert_eq!(
+            file_of("sqlite:relative.db").0.as_deref(),
+            Some(Path::new("relative.db"))
+        );
+        assert!(file_of("sqlite::memory:").1);
+        assert!(file_of("sqlite://x.db?mode=memory&cache=shared").1);
+    }
+}

@@ -762,38 +762,27 @@ async fn graphql_history_operation_stats_and_coverage() {
         answer["errors"][0]["extensions"]["fieldErrors"][0]["field"],
         "since"
     );
-    let answer = gql(
-        &env,
-        &env.alice,
-        "{ history(namespace: \"team-a\", after: \"!!\") { edges { cursor } } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(error_code(&answer), "BAD_REQUEST");
-    let answer = gql(
-        &env,
-        &env.alice,
-        "{ history(namespace: \"team-a\", first: 0) { edges { cursor } } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(error_code(&answer), "BAD_REQUEST");
-    let answer = gql(
-        &env,
-        &env.alice,
-        "{ history(namespace: \"team-a\", kinds: [NOPE]) { edges { cursor } } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(error_code(&answer), "BAD_REQUEST");
-    let answer = gql(
-        &env,
-        &env.alice,
-        "{ operation(namespace: \"team-a\", id: \"00000000-0000-4000-8000-000000000000\") { name } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(error_code(&answer), "NOT_FOUND");
+    for (query, code) in [
+        (
+            "{ history(namespace: \"team-a\", after: \"!!\") { edges { cursor } } }",
+            "BAD_REQUEST",
+        ),
+        (
+            "{ history(namespace: \"team-a\", first: 0) { edges { cursor } } }",
+            "BAD_REQUEST",
+        ),
+        (
+            "{ history(namespace: \"team-a\", kinds: [NOPE]) { edges { cursor } } }",
+            "BAD_REQUEST",
+        ),
+        (
+            "{ operation(namespace: \"team-a\", id: \"00000000-0000-4000-8000-000000000000\") { name } }",
+            "NOT_FOUND",
+        ),
+    ] {
+        let answer = gql(&env, &env.alice, query, json!({})).await;
+        assert_eq!(error_code(&answer), code, "{query}");
+    }
 }
 
 #[tokio::test]

@@ -375,56 +375,81 @@ struct VeleroPart {
     failure_reason: Option<String>,
 }
 
+/// The fields Velero's BackupStatus and RestoreStatus share (a run with a phase, times, item
+/// progress, counts and failure reasons), so both map through [`VeleroPart::run`].
+struct RunStatus<'a> {
+    phase: Option<String>,
+    start: Option<&'a Time>,
+    completion: Option<&'a Time>,
+    items_total: Option<i64>,
+    items_done: Option<i64>,
+    warnings: Option<i64>,
+    errors: Option<i64>,
+    failure_reason: Option<&'a String>,
+    validation_errors: Option<&'a Vec<String>>,
+}
+
 impl VeleroPart {
     /// `created`: the Velero object's creation time when it is at hand (not in a mirror).
     fn backup(s: &BackupStatus, created: Option<&Time>, observed_at: EpochMillis) -> Self {
-        let phase = s.phase.as_ref().map(|p| p.as_str().to_string());
-        VeleroPart {
-            phase_at: run_phase_time(
-                phase.as_deref(),
-                created,
-                s.start_timestamp.as_ref(),
-                s.completion_timestamp.as_ref(),
-                observed_at,
-            ),
-            phase,
-            started_at: s.start_timestamp.as_ref().map(millis),
-            completed_at: s.completion_timestamp.as_ref().map(millis),
-            items_total: s.progress.as_ref().and_then(|p| p.total_items),
-            items_done: s.progress.as_ref().and_then(|p| p.items_backed_up),
-            warnings: s.warnings,
-            errors: s.errors,
-            failure_reason: join_reasons(
-                s.failure_reason
-                    .iter()
-                    .cloned()
-                    .chain(s.validation_errors.iter().flatten().cloned()),
-            ),
-        }
+        let progress = s.progress.as_ref();
+        Self::run(
+            RunStatus {
+                phase: s.phase.as_ref().map(|p| p.as_str().to_string()),
+                start: s.start_timestamp.as_ref(),
+                completion: s.completion_timestamp.as_ref(),
+                items_total: progress.and_then(|p| p.total_items),
+                items_done: progress.and_then(|p| p.items_backed_up),
+                warnings: s.warnings,
+                errors: s.errors,
+                failure_reason: s.failure_reason.as_ref(),
+                validation_errors: s.validation_errors.as_ref(),
+            },
+            created,
+            observed_at,
+        )
     }
 
     fn restore(s: &RestoreStatus, created: Option<&Time>, observed_at: EpochMillis) -> Self {
-        let phase = s.phase.as_ref().map(|p| p.as_str().to_string());
+        let progress = s.progress.as_ref();
+        Self::run(
+            RunStatus {
+                phase: s.phase.as_ref().map(|p| p.as_str().to_string()),
+                start: s.start_timestamp.as_ref(),
+                completion: s.completion_timestamp.as_ref(),
+                items_total: progress.and_then(|p| p.total_items),
+                items_done: progress.and_then(|p| p.items_restored),
+                warnings: s.warnings,
+                errors: s.errors,
+                failure_reason: s.failure_reason.as_ref(),
+                validation_errors: s.validation_errors.as_ref(),
+            },
+            created,
+            observed_at,
+        )
+    }
+
+    fn run(r: RunStatus<'_>, created: Option<&Time>, observed_at: EpochMillis) -> Self {
         VeleroPart {
             phase_at: run_phase_time(
-                phase.as_deref(),
+                r.phase.as_deref(),
                 created,
-                s.start_timestamp.as_ref(),
-                s.completion_timestamp.as_ref(),
+                r.start,
+                r.completion,
                 observed_at,
             ),
-            phase,
-            started_at: s.start_timestamp.as_ref().map(millis),
-            completed_at: s.completion_timestamp.as_ref().map(millis),
-            items_total: s.progress.as_ref().and_then(|p| p.total_items),
-            items_done: s.progress.as_ref().and_then(|p| p.items_restored),
-            warnings: s.warnings,
-            errors: s.errors,
+            phase: r.phase,
+            started_at: r.start.map(millis),
+            completed_at: r.completion.map(millis),
+            items_total: r.items_total,
+            items_done: r.items_done,
+            warnings: r.warnings,
+            errors: r.errors,
             failure_reason: join_reasons(
-                s.failure_reason
-                    .iter()
+                r.failure_reason
+                    .into_iter()
                     .cloned()
-                    .chain(s.validation_errors.iter().flatten().cloned()),
+                    .chain(r.validation_errors.into_iter().flatten().cloned()),
             ),
         }
     }

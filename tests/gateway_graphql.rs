@@ -263,7 +263,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
     assert_eq!(data["namespaces"][0]["name"], "team-a");
     assert_eq!(
         data["namespaces"][0]["permissions"][0],
-        json!({"resource": "backups", "verbs": ["get", "list", "watch", "create", "delete"]})
+        json!({"resource": "backups", "verbs": ["get", "list", "watch", "create", "patch", "delete"]})
     );
     assert_eq!(edge_names(&data["backups"]), [alice_secret]);
     assert_eq!(data["backups"]["edges"][0]["node"]["phase"], "Completed");

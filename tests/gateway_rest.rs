@@ -410,7 +410,7 @@ async fn isolation_matrix_over_rest_sse_logs_and_queue() {
     assert_eq!(ns, ["team-a"]);
     assert_eq!(
         namespaces.json()["items"][0]["permissions"]["backups"],
-        json!(["get", "list", "watch", "create", "delete"])
+        json!(["get", "list", "watch", "create", "patch", "delete"])
     );
     record("alice", "namespaces", &namespaces);
     let existing = call(

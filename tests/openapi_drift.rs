@@ -38,6 +38,10 @@ fn openapi_document_is_checked_in() {
         "/api/v1/namespaces/{namespace}/coverage",
         "/api/v1/events",
         "/api/v1/queue",
+        "/api/v1/session",
+        "/api/v1/session/config",
+        "/api/v1/session/oauth/start",
+        "/api/v1/session/oauth/callback",
     ] {
         assert!(document["paths"].get(path).is_some(), "{path} missing");
     }

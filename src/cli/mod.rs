@@ -137,6 +137,45 @@ pub struct GatewayOptions {
     /// (default: a random key per process).
     #[arg(long, env = "NAC_GATEWAY_PAGING_KEY_FILE")]
     pub paging_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionOptions,
+}
+
+/// Web console sign-in, shared by `nac gateway`, `nac serve` and `nac demo`.
+#[derive(Debug, Args, Clone)]
+pub struct SessionOptions {
+    /// Seconds a console session lasts from sign-in (the session cookie's Max-Age).
+    #[arg(
+        long = "session-ttl",
+        env = "NAC_SESSION_TTL",
+        default_value_t = 3600,
+        value_name = "SECONDS"
+    )]
+    pub session_ttl: u64,
+    /// File holding a 32-byte (or longer) key that signs console session cookies and OAuth
+    /// state. Default: a random key per process — a session then works only on the replica
+    /// that issued it (and not after a restart), so give every replica the same file.
+    #[arg(long, env = "NAC_SESSION_KEY_FILE", value_name = "FILE")]
+    pub session_key_file: Option<PathBuf>,
+    /// OpenShift OAuth sign-in for the console: the OAuthClient's name (needs
+    /// --oauth-client-secret-file and --public-url).
+    #[arg(long, env = "NAC_OAUTH_CLIENT_ID", value_name = "NAME")]
+    pub oauth_client_id: Option<String>,
+    /// File holding the OAuthClient's secret.
+    #[arg(long, env = "NAC_OAUTH_CLIENT_SECRET_FILE", value_name = "FILE")]
+    pub oauth_client_secret_file: Option<PathBuf>,
+    /// The URL browsers reach the gateway at (e.g. https://nac.apps.example.com); the OAuth
+    /// redirect URI is <URL>/api/v1/session/oauth/callback.
+    #[arg(long, env = "NAC_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Where the OAuth server is discovered (its /.well-known/oauth-authorization-server).
+    /// Default: the API server's, as the OpenShift console does.
+    #[arg(long, env = "NAC_OAUTH_ISSUER_URL", value_name = "URL")]
+    pub oauth_issuer_url: Option<String>,
+    /// PEM CA certificates to trust for the OAuth server instead of the platform's roots (the
+    /// cluster's ingress CA).
+    #[arg(long, env = "NAC_OAUTH_CA_FILE", value_name = "FILE")]
+    pub oauth_ca_file: Option<PathBuf>,
 }
 
 /// Where the history store lives, shared by `nac controller`, `nac gateway`, `nac serve`,
@@ -282,6 +321,8 @@ pub struct DemoArgs {
     pub metrics_listen: SocketAddr,
     #[command(flatten)]
     pub history: HistoryOptions,
+    #[command(flatten)]
+    pub session: SessionOptions,
 }
 
 /// Entry point of the binary.

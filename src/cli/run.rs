@@ -15,9 +15,11 @@ use crate::sim::velero::signed_url::UrlSigner;
 
 use super::{
     ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, GatewayArgs,
-    GatewayOptions, HistoryOptions, MigrateArgs, ServeArgs, SimCommand, SimulatorArgs, VeleroArgs,
+    GatewayOptions, HistoryOptions, MigrateArgs, ServeArgs, SessionOptions, SimCommand,
+    SimulatorArgs, VeleroArgs,
 };
 use crate::gateway::artifacts::HttpArtifactFetcher;
+use crate::gateway::auth::{OAuthClient, OAuthConfig, SessionConfig};
 use crate::gateway::clients::{FnUserClients, KubeConfigClients, SharedUserClients};
 use crate::gateway::{Gateway, GatewayConfig};
 use crate::history::SharedHistory;
@@ -338,6 +340,67 @@ fn gateway_config(
         key.copy_from_slice(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
         config.paging_key = Some(key);
     }
+    config.session = session_config(&options.session)?;
+    Ok(config)
+}
+
+/// The console sign-in settings from the command line.
+fn session_config(options: &SessionOptions) -> Result<SessionConfig, CliError> {
+    let read = |flag: &str, path: &Path| {
+        std::fs::read(path)
+            .map_err(|e| CliError::Gateway(format!("{flag} {}: {e}", path.display())))
+    };
+    let mut config = SessionConfig {
+        ttl: Duration::from_secs(options.session_ttl.max(1)),
+        ..SessionConfig::default()
+    };
+    if let Some(path) = &options.session_key_file {
+        let bytes = read("--session-key-file", path)?;
+        if bytes.len() < 32 {
+            return Err(CliError::Gateway(format!(
+                "--session-key-file {} must hold at least 32 bytes",
+                path.display()
+            )));
+        }
+        // Its own derivation, so the same file may also serve as --paging-key-file.
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&<sha2::Sha256 as sha2::Digest>::digest(
+            [b"nac session key\0".as_slice(), &bytes].concat(),
+        ));
+        config.key = Some(key);
+    }
+    config.oauth = match (
+        &options.oauth_client_id,
+        &options.oauth_client_secret_file,
+        &options.public_url,
+    ) {
+        (None, None, _) => None,
+        (Some(client_id), Some(secret_file), Some(public_url)) => {
+            let secret = String::from_utf8(read("--oauth-client-secret-file", secret_file)?)
+                .map_err(|_| {
+                    CliError::Gateway("--oauth-client-secret-file must hold text".into())
+                })?;
+            let ca_pem = match &options.oauth_ca_file {
+                Some(path) => Some(read("--oauth-ca-file", path)?),
+                None => None,
+            };
+            let oauth = OAuthConfig {
+                client_id: client_id.trim().to_string(),
+                client_secret: secret.trim().to_string().into(),
+                public_url: public_url.trim().to_string(),
+                issuer_url: options.oauth_issuer_url.clone(),
+                ca_pem,
+            };
+            // Refuse unusable settings now rather than at the first sign-in.
+            OAuthClient::new(oauth.clone()).map_err(|e| CliError::Gateway(e.to_string()))?;
+            Some(oauth)
+        }
+        _ => {
+            return Err(CliError::Gateway(
+                "OpenShift OAuth sign-in needs --oauth-client-id, --oauth-client-secret-file and --public-url together".into(),
+            ));
+        }
+    };
     Ok(config)
 }
 
@@ -692,6 +755,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         history,
         GatewayConfig {
             oadp_namespace: demo::OADP_NAMESPACE.to_string(),
+            session: session_config(&args.session)?,
             ..GatewayConfig::default()
         },
         args.gateway_listen,
@@ -709,6 +773,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     println!("  object-store downloads      {download_base}");
     println!(
         "  NAC controllers             every non-admin kind → Velero (as openshift-adp/nac-controller); metrics http://{metrics}/metrics"
+    );
+    println!(
+        "  NAC web console             http://{gateway_addr}/  (sign in by pasting a token from below)"
     );
     println!(
         "  NAC gateway                 http://{gateway_addr}  (REST, SSE, GraphQL at /graphql; API documentation at /docs)"
@@ -733,6 +800,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         println!("  {user:<7} {token}");
     }
     println!("Try:");
+    if let Some((user, _)) = tokens.first() {
+        println!("  open http://{gateway_addr}/ in a browser and paste {user}'s token");
+    }
     println!(
         "  export KUBECONFIG={}",
         data_dir.join("kubeconfig-admin").display()

@@ -60,6 +60,12 @@ pub enum GatewayError {
         /// Namespace checked.
         namespace: String,
     },
+    /// A request authenticated by the session cookie that changes something came without the
+    /// session's CSRF token in `X-CSRF-Token` (or with another one).
+    #[error(
+        "this request is authenticated by the session cookie and must carry the session's CSRF token in the X-CSRF-Token header"
+    )]
+    CsrfRejected,
     /// The object does not exist (only said inside a namespace the caller may read).
     #[error("{kind} {name:?} not found in namespace {namespace}")]
     NotFound {
@@ -157,7 +163,7 @@ impl GatewayError {
     pub fn status_code(&self) -> u16 {
         match self {
             GatewayError::Unauthenticated => 401,
-            GatewayError::Forbidden { .. } => 403,
+            GatewayError::Forbidden { .. } | GatewayError::CsrfRejected => 403,
             GatewayError::NotFound { .. } | GatewayError::NoRoute(_) => 404,
             GatewayError::MethodNotAllowed => 405,
             GatewayError::AlreadyExists { .. }
@@ -180,6 +186,7 @@ impl GatewayError {
         match self {
             GatewayError::Unauthenticated => "unauthenticated",
             GatewayError::Forbidden { .. } => "forbidden",
+            GatewayError::CsrfRejected => "csrf-token",
             GatewayError::NotFound { .. } => "not-found",
             GatewayError::AlreadyExists { .. } => "already-exists",
             GatewayError::Conflict(_) => "conflict",
@@ -203,6 +210,7 @@ impl GatewayError {
         match self {
             GatewayError::Unauthenticated => "Unauthenticated",
             GatewayError::Forbidden { .. } => "Forbidden",
+            GatewayError::CsrfRejected => "Missing or wrong CSRF token",
             GatewayError::NotFound { .. } => "Not found",
             GatewayError::AlreadyExists { .. } => "Already exists",
             GatewayError::Conflict(_) => "Conflict",

@@ -2,6 +2,10 @@
 //!
 //! - `auth/`: bearer token → TokenReview (cached under a keyed hash of the token), and every
 //!   namespace-scoped action → SubjectAccessReview (cached briefly, allow ≤ 30 s, deny 5 s);
+//!   browser sessions (an HttpOnly cookie naming a server-side session that holds the token,
+//!   CSRF tokens) and OpenShift OAuth sign-in;
+//! - [`credentials`]: a request's caller from its bearer token or its session cookie, for
+//!   every transport;
 //! - [`service`]: the authorized operations, transport-neutral (REST today, GraphQL on top of the
 //!   same functions);
 //! - [`store`]: watch caches reads are served from, and the queue index;
@@ -11,6 +15,7 @@
 //! - `rest/`: `/api/v1` with OpenAPI, problem+json errors, paging, idempotency, rate limits,
 //!   metrics, health and an API documentation page;
 //! - `events/`: live changes as Server-Sent Events;
+//! - [`console`]: the web console (`web/dist`, embedded) at `/`, with single-page-app routes;
 //! - [`operations`]: the operation history (from [`crate::history`]) — reads authorized like
 //!   listing backups, requesters noted on creates, queue ETAs; [`idempotency`] keeps
 //!   Idempotency-Key answers in the same store so replicas agree.
@@ -20,6 +25,8 @@
 pub mod artifacts;
 pub mod auth;
 pub mod clients;
+pub mod console;
+pub mod credentials;
 pub mod error;
 pub mod events;
 pub mod graphql;
@@ -38,7 +45,10 @@ pub mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
-use auth::{Authenticator, AuthnConfig, Authorizer, AuthzConfig, TokenHasher};
+use auth::{
+    Authenticator, AuthnConfig, Authorizer, AuthzConfig, OAuthClient, SessionConfig,
+    SessionManager, TokenHasher,
+};
 use clients::SharedUserClients;
 use idempotency::IdempotencyStore;
 use metrics::RequestMetrics;
@@ -80,6 +90,8 @@ pub struct GatewayConfig {
     /// Key signing `continue` tokens (random when unset: tokens then work only on the replica
     /// that issued them).
     pub paging_key: Option<[u8; 32]>,
+    /// Browser sessions of the web console (and OpenShift OAuth sign-in).
+    pub session: SessionConfig,
 }
 
 impl Default for GatewayConfig {
@@ -96,6 +108,7 @@ impl Default for GatewayConfig {
             event_capacity: 10_000,
             service: ServiceConfig::default(),
             paging_key: None,
+            session: SessionConfig::default(),
         }
     }
 }
@@ -110,6 +123,10 @@ pub struct GatewayState {
     pub limiter: RateLimiter,
     /// Idempotency-Key answers.
     pub idempotency: IdempotencyStore,
+    /// Browser sessions.
+    pub sessions: SessionManager,
+    /// OpenShift OAuth sign-in, when configured.
+    pub oauth: Option<OAuthClient>,
     /// The settings.
     pub config: GatewayConfig,
     reader: kube::Client,
@@ -163,8 +180,17 @@ impl Gateway {
             history.clone(),
             config.service.clone(),
         ));
+        let oauth = config.session.oauth.clone().and_then(|oauth| {
+            OAuthClient::new(oauth)
+                .inspect_err(|error| {
+                    tracing::error!(error = %error, "OpenShift OAuth sign-in disabled");
+                })
+                .ok()
+        });
         Gateway(Arc::new(GatewayState {
             service,
+            sessions: SessionManager::new(config.session.clone()),
+            oauth,
             metrics: RequestMetrics::default(),
             limiter: RateLimiter::new(config.rate_limit),
             idempotency: IdempotencyStore::new(history, config.idempotency_ttl),
@@ -178,9 +204,15 @@ impl Gateway {
         &self.0.service
     }
 
-    /// The HTTP router (REST, GraphQL, SSE, health, metrics, OpenAPI, docs). Serve it with
-    /// `into_make_service_with_connect_info::<SocketAddr>()` so the pre-authentication limit is
-    /// kept per client address (without it every client shares one bucket).
+    /// The gateway's own client (the reader), for what it asks the API server itself.
+    pub fn reader(&self) -> &kube::Client {
+        &self.0.reader
+    }
+
+    /// The HTTP router (REST, GraphQL, SSE, sessions, the web console, health, metrics,
+    /// OpenAPI, docs). Serve it with `into_make_service_with_connect_info::<SocketAddr>()` so
+    /// the pre-authentication limit is kept per client address (without it every client shares
+    /// one bucket).
     pub fn router(&self) -> axum::Router {
         rest::router(self.clone(), graphql::router(self.clone()))
     }

@@ -45,7 +45,7 @@ pub const DEFAULT_LIMIT: usize = 100;
 /// Largest page size.
 pub const MAX_LIMIT: usize = 500;
 /// Verbs reported per resource in "my namespaces".
-pub const REPORTED_VERBS: [&str; 5] = ["get", "list", "watch", "create", "delete"];
+pub const REPORTED_VERBS: [&str; 6] = ["get", "list", "watch", "create", "patch", "delete"];
 
 /// Settings of the service.
 #[derive(Clone, Debug)]
@@ -66,6 +66,13 @@ impl Default for ServiceConfig {
             artifact_poll: Duration::from_millis(200),
         }
     }
+}
+
+/// The answer of `GET /api/v1/namespaces`.
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct NamespaceList {
+    /// The namespaces the caller may use, by name.
+    pub items: Vec<NamespaceAccess>,
 }
 
 /// A namespace the caller may use and what they may do in it.

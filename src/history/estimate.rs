@@ -32,6 +32,12 @@ pub fn success_rate(completed: i64, finished: i64) -> Option<f64> {
     (finished > 0).then(|| completed as f64 / finished as f64)
 }
 
+/// Whether a final phase is a success: Velero's `Completed`, or `Processed` for deletions and
+/// downloads (which have no `Completed`).
+pub fn is_successful_phase(phase: &str) -> bool {
+    matches!(phase, "Completed" | "Processed")
+}
+
 /// Whether a phase is final (the operation will not change any more).
 pub fn is_finished_phase(phase: &str) -> bool {
     matches!(
@@ -83,6 +89,8 @@ mod tests {
 
     #[test]
     fn success_rate_needs_a_finished_operation() {
+        assert!(is_successful_phase("Processed") && is_successful_phase("Completed"));
+        assert!(!is_successful_phase("PartiallyFailed") && !is_successful_phase("Failed"));
         assert_eq!(success_rate(0, 0), None);
         assert_eq!(success_rate(3, 4), Some(0.75));
     }

@@ -800,14 +800,19 @@ impl SqlCore {
         let kinds = per_kind
             .into_values()
             .map(|(mut stats, _)| {
-                let completed = stats.by_phase.get("Completed").copied().unwrap_or(0);
+                let succeeded: i64 = stats
+                    .by_phase
+                    .iter()
+                    .filter(|(phase, _)| estimate::is_successful_phase(phase))
+                    .map(|(_, n)| n)
+                    .sum();
                 let finished: i64 = stats
                     .by_phase
                     .iter()
                     .filter(|(phase, _)| estimate::is_finished_phase(phase))
                     .map(|(_, n)| n)
                     .sum();
-                stats.success_rate = estimate::success_rate(completed, finished);
+                stats.success_rate = estimate::success_rate(succeeded, finished);
                 stats
             })
             .collect();

@@ -1,11 +1,15 @@
 //! Who is calling and what they may do: bearer tokens checked with TokenReview
 //! ([`authn::Authenticator`]) and every namespace-scoped action checked with a
 //! SubjectAccessReview ([`authz::Authorizer`]), both through the gateway's own identity and both
-//! cached under keys that never contain the token.
+//! cached under keys that never contain the token. The web console signs in once and then sends
+//! a session cookie naming a server-side [`session::Session`] that holds the token (with CSRF
+//! tokens for changes), signing in with a pasted token or through OpenShift OAuth ([`oauth`]).
 
 pub mod authn;
 pub mod authz;
 pub mod cache;
+pub mod oauth;
+pub mod session;
 pub mod token;
 
 use std::collections::BTreeMap;
@@ -13,6 +17,8 @@ use std::sync::Arc;
 
 pub use authn::{Authenticator, AuthnConfig};
 pub use authz::{AccessCheck, Authorized, Authorizer, AuthzConfig};
+pub use oauth::{OAuthClient, OAuthConfig};
+pub use session::{Session, SessionConfig, SessionManager};
 pub use token::{BearerToken, TokenHasher, TokenKey};
 
 /// The user a TokenReview vouched for: exactly what a SubjectAccessReview needs.

@@ -45,7 +45,7 @@ pub const QUERY_TOO_COMPLEX: &str = "QUERY_TOO_COMPLEX";
 pub fn code_of(error: &GatewayError) -> &'static str {
     match error {
         GatewayError::Unauthenticated => UNAUTHENTICATED,
-        GatewayError::Forbidden { .. } => FORBIDDEN,
+        GatewayError::Forbidden { .. } | GatewayError::CsrfRejected => FORBIDDEN,
         GatewayError::NotFound { .. } | GatewayError::NoRoute(_) => NOT_FOUND,
         GatewayError::Invalid { .. } | GatewayError::IdempotencyKeyReused => INVALID,
         GatewayError::BadRequest(_)

@@ -15,12 +15,18 @@
 //!   that needed a TokenReview or were refused: the pre-authentication limit). Errors inside
 //!   an authenticated request (FORBIDDEN, NOT_FOUND, INVALID …) are HTTP 200 with `errors`, as
 //!   GraphQL over HTTP expects.
+//! - The web console's session cookie works instead of a bearer token (which takes precedence
+//!   when both are sent); every POST authenticated by the cookie must carry the session's
+//!   `X-CSRF-Token`, else HTTP 403 with `extensions.code = FORBIDDEN` and
+//!   `extensions.reason = csrf-token`.
 //! - `GET /graphql` with a WebSocket upgrade opens a subscription connection. The token comes
 //!   from the `connection_init` payload (`{"Authorization": "Bearer …"}`, `{"token": "…"}` or
 //!   `{"headers": {"Authorization": …}}`) or else from the upgrade request's Authorization
-//!   header; a header token the cluster refuses is answered 401 before the upgrade, and a
-//!   connection without a valid token is closed at `connection_init` (close code 1002 with
-//!   the reason "a valid bearer token is required").
+//!   header, or else from the upgrade request's session cookie — then the payload must carry
+//!   the session's CSRF token (`{"csrfToken": "…"}`); a header token or cookie the cluster
+//!   refuses is answered 401 before the upgrade, and a connection without a valid token is
+//!   closed at `connection_init` (close code 1002 with the reason "a valid bearer token is
+//!   required").
 //! - `GET /graphql` otherwise serves a small query console that loads nothing from elsewhere.
 //!
 //! The SDL is checked in at `schema/schema.graphql` (`nac graphql-schema` prints it).
@@ -49,6 +55,7 @@ use serde_json::{Value, json};
 
 use crate::gateway::Gateway;
 use crate::gateway::auth::{BearerToken, Caller};
+use crate::gateway::credentials::{CsrfRule, session_cookies};
 use crate::gateway::error::GatewayError;
 use crate::gateway::ratelimit::ClientAddress;
 use crate::gateway::service::GatewayService;
@@ -203,6 +210,11 @@ async fn admit(
     client: ClientAddress,
 ) -> Result<Caller, GatewayError> {
     let caller = gateway.service().authenticate(token, client).await?;
+    within_rate_limit(gateway, caller)
+}
+
+/// `caller` if they are within their per-user rate limit.
+fn within_rate_limit(gateway: &Gateway, caller: Caller) -> Result<Caller, GatewayError> {
     let decision = gateway.limiter.check(caller.username());
     if !decision.allowed {
         return Err(GatewayError::RateLimited {
@@ -210,6 +222,20 @@ async fn admit(
         });
     }
     Ok(caller)
+}
+
+/// The session's CSRF token in a `connection_init` payload (`{"csrfToken": "…"}`, or
+/// `X-CSRF-Token` among its `headers`).
+pub fn csrf_from_init_payload(payload: &Value) -> Option<&str> {
+    payload
+        .get("csrfToken")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            let headers = payload.get("headers")?;
+            ["X-CSRF-Token", "x-csrf-token"]
+                .iter()
+                .find_map(|key| headers.get(*key).and_then(Value::as_str))
+        })
 }
 
 /// The token of a `connection_init` payload.
@@ -234,8 +260,19 @@ pub fn token_from_init_payload(payload: &Value) -> Option<BearerToken> {
 
 async fn graphql_post(State(state): State<GraphqlState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let client = client_of(&state.gateway, &parts);
-    let caller = match admit(&state.gateway, bearer(&parts.headers), client).await {
+    // A bearer token, or the console's session cookie with its CSRF token (every POST: a
+    // query and a mutation look alike).
+    let caller = match state
+        .gateway
+        .authenticate_request(
+            &parts.method,
+            &parts.headers,
+            &parts.extensions,
+            CsrfRule::Always,
+        )
+        .await
+        .and_then(|authenticated| within_rate_limit(&state.gateway, authenticated.caller))
+    {
         Ok(caller) => caller,
         Err(error) => return error_response(&error),
     };
@@ -295,13 +332,32 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
     };
     // The connection's address, for the pre-authentication limit of its `connection_init`.
     let client = client_of(&state.gateway, &parts);
-    // A token in the upgrade request is checked now, so a refused one is a plain 401.
+    // A token in the upgrade request is checked now, so a refused one is a plain 401; so is
+    // a session cookie (whose CSRF token must then come in `connection_init`).
     let header_caller = match bearer(&parts.headers) {
         Some(token) => match admit(&state.gateway, Some(token), client).await {
             Ok(caller) => Some(caller),
             Err(error) => return error_response(&error),
         },
         None => None,
+    };
+    let session_caller = match (&header_caller, session_cookies(&parts.headers).is_empty()) {
+        (None, false) => {
+            let caller = match state.gateway.session_of(&parts.headers) {
+                Ok(session) => state
+                    .gateway
+                    .session_caller(&session, client)
+                    .await
+                    .and_then(|caller| within_rate_limit(&state.gateway, caller))
+                    .map(|caller| (session, caller)),
+                Err(error) => Err(error),
+            };
+            match caller {
+                Ok(found) => Some(found),
+                Err(error) => return error_response(&error),
+            }
+        }
+        _ => None,
     };
     let gateway = state.gateway.clone();
     let schema = state.schema.clone();
@@ -310,9 +366,21 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
         .on_upgrade(move |socket| async move {
             GraphQLWebSocket::new(socket, schema, protocol)
                 .on_connection_init(move |payload| async move {
-                    let caller = match token_from_init_payload(&payload) {
-                        Some(token) => admit(&gateway, Some(token), client).await,
-                        None => header_caller.ok_or(GatewayError::Unauthenticated),
+                    let caller = match (
+                        token_from_init_payload(&payload),
+                        header_caller,
+                        session_caller,
+                    ) {
+                        (Some(token), _, _) => admit(&gateway, Some(token), client).await,
+                        (None, Some(caller), _) => Ok(caller),
+                        (None, None, Some((session, caller))) => {
+                            if session.csrf_matches(csrf_from_init_payload(&payload)) {
+                                Ok(caller)
+                            } else {
+                                Err(GatewayError::CsrfRejected)
+                            }
+                        }
+                        (None, None, None) => Err(GatewayError::Unauthenticated),
                     }
                     .map_err(|error| async_graphql::Error::new(error.to_string()))?;
                     let mut data = Data::default();
@@ -389,6 +457,23 @@ mod tests {
         ] {
             assert!(token_from_init_payload(&payload).is_none(), "{payload}");
         }
+    }
+
+    #[test]
+    fn init_payload_csrf_tokens() {
+        assert_eq!(
+            csrf_from_init_payload(&json!({"csrfToken": "c"})),
+            Some("c")
+        );
+        assert_eq!(
+            csrf_from_init_payload(&json!({"headers": {"X-CSRF-Token": "c"}})),
+            Some("c")
+        );
+        assert_eq!(csrf_from_init_payload(&json!({"token": "t"})), None);
+        assert_eq!(
+            errors::code_of(&GatewayError::CsrfRejected),
+            errors::FORBIDDEN
+        );
     }
 
     #[test]

@@ -11,14 +11,16 @@ use serde_json::Value;
 use super::RequestSlot;
 use super::problem::Problem;
 use crate::gateway::Gateway;
-use crate::gateway::auth::{BearerToken, Caller};
+use crate::gateway::auth::Caller;
+use crate::gateway::credentials::CsrfRule;
 use crate::gateway::error::GatewayError;
-use crate::gateway::ratelimit::ClientAddress;
 use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 
-/// The authenticated caller of a request (401 without a valid token; 429 over the per-user
-/// limit, or over the client address's pre-authentication limit when the token still needs a
-/// TokenReview or was refused).
+/// The authenticated caller of a request: `Authorization: Bearer` (taking precedence) or the
+/// console's session cookie (401 without either, or with a refused token or a dead session;
+/// 403 when a cookie-authenticated request that changes something lacks the session's
+/// `X-CSRF-Token`; 429 over the per-user limit, or over the client address's
+/// pre-authentication limit when the token still needs a TokenReview or was refused).
 #[derive(Debug, Clone)]
 pub struct AuthCaller(pub Caller);
 
@@ -26,29 +28,33 @@ impl FromRequestParts<Gateway> for AuthCaller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, gateway: &Gateway) -> Result<Self, Problem> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(BearerToken::from_authorization);
-        let client = ClientAddress::from_request(
-            &parts.extensions,
-            &parts.headers,
-            gateway.config.trust_forwarded_for,
-        );
-        let caller = gateway.service.authenticate(token, client).await?;
-        let decision = gateway.limiter.check(caller.username());
-        if let Some(slot) = parts.extensions.get::<RequestSlot>()
-            && let Ok(mut slot) = slot.0.lock()
-        {
-            slot.rate = Some(decision);
-        }
-        if !decision.allowed {
-            return Err(Problem(GatewayError::RateLimited {
-                retry_after: decision.reset,
-            }));
-        }
-        Ok(AuthCaller(caller))
+        let authenticated = gateway
+            .authenticate_request(
+                &parts.method,
+                &parts.headers,
+                &parts.extensions,
+                CsrfRule::UnsafeMethods,
+            )
+            .await?;
+        admit(gateway, parts, &authenticated.caller)?;
+        Ok(AuthCaller(authenticated.caller))
+    }
+}
+
+/// The per-user rate limit for `caller`, noted for the RateLimit headers.
+pub(super) fn admit(gateway: &Gateway, parts: &Parts, caller: &Caller) -> Result<(), Problem> {
+    let decision = gateway.limiter.check(caller.username());
+    if let Some(slot) = parts.extensions.get::<RequestSlot>()
+        && let Ok(mut slot) = slot.0.lock()
+    {
+        slot.rate = Some(decision);
+    }
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(Problem(GatewayError::RateLimited {
+            retry_after: decision.reset,
+        }))
     }
 }
 

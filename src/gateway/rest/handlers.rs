@@ -28,7 +28,7 @@ use crate::gateway::idempotency::{Begin, StoredResponse};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{
     ArtifactKind, ClusterQueue, Creatable, DeleteOutcome, Description, GatewayService, ListQuery,
-    NamespaceAccess, NamespaceQueue, PolicyView, Terminal,
+    NamespaceList, NamespaceQueue, PolicyView, Terminal,
 };
 use crate::gateway::store::{Cached, present};
 
@@ -378,15 +378,18 @@ async fn delete_of<K: Cached>(
 /// Namespaces I can use, with my permissions in each.
 #[utoipa::path(
     get, path = "/api/v1/namespaces", tag = "namespaces",
-    responses((status = 200, description = "The namespaces the caller may use", body = Vec<NamespaceAccess>), ErrorResponses),
-    security(("bearer" = []))
+    responses((status = 200, description = "The namespaces the caller may use", body = NamespaceList), ErrorResponses),
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn list_namespaces(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
 ) -> Result<Response, Problem> {
-    let namespaces = gateway.service.namespaces(&caller.0).await?;
-    Ok(json_response(StatusCode::OK, &json!({"items": namespaces})))
+    let items = gateway.service.namespaces(&caller.0).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!(NamespaceList { items }),
+    ))
 }
 
 macro_rules! resource_handlers {
@@ -399,7 +402,7 @@ macro_rules! resource_handlers {
             get, path = $collection, tag = $tag,
             params(("namespace" = String, Path, description = "Namespace"), ListParams),
             responses((status = 200, description = "One page, Kubernetes list shape; `metadata.continue` when more follow", body = ObjectList), ErrorResponses),
-            security(("bearer" = []))
+            security(("bearer" = []), ("session" = []))
         )]
         pub async fn $list(
             State(gateway): State<Gateway>,
@@ -418,7 +421,7 @@ macro_rules! resource_handlers {
                 (status = 200, description = "The object", body = $doc),
                 (status = 202, description = "wait=true and the timeout passed first: the object as it is", body = $doc),
                 ErrorResponses),
-            security(("bearer" = []))
+            security(("bearer" = []), ("session" = []))
         )]
         pub async fn $get(
             State(gateway): State<Gateway>,
@@ -442,7 +445,7 @@ macro_rules! resource_handlers {
                 (status = 200, description = "dryRun=true: what would be created", body = $doc),
                 (status = 202, description = "Created; wait=true and the timeout passed first", body = $doc),
                 ErrorResponses),
-            security(("bearer" = []))
+            security(("bearer" = []), ("session" = []))
         )]
         pub async fn $create(
             State(gateway): State<Gateway>,
@@ -464,7 +467,7 @@ macro_rules! resource_handlers {
                 (status = 200, description = "Deleted", body = DeleteOutcome),
                 (status = 202, description = "Permanent deletion requested (backups)", body = DeleteOutcome),
                 ErrorResponses),
-            security(("bearer" = []))
+            security(("bearer" = []), ("session" = []))
         )]
         pub async fn $delete(
             State(gateway): State<Gateway>,
@@ -532,7 +535,7 @@ resource_handlers!(
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name")),
     request_body(content = Object, description = "Merge patch of spec, e.g. {\"paused\": true}", content_type = "application/merge-patch+json"),
     responses((status = 200, description = "The changed schedule", body = NonAdminScheduleDoc), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn patch_schedule(
     State(gateway): State<Gateway>,
@@ -555,7 +558,7 @@ pub async fn patch_schedule(
     get, path = "/api/v1/namespaces/{namespace}/backups/{name}/describe", tag = "backups",
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name"), DescribeParams),
     responses((status = 200, description = "The description", body = Description), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn describe_backup(
     State(gateway): State<Gateway>,
@@ -585,7 +588,7 @@ pub async fn describe_backup(
     get, path = "/api/v1/namespaces/{namespace}/restores/{name}/describe", tag = "restores",
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name"), DescribeParams),
     responses((status = 200, description = "The description", body = Description), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn describe_restore(
     State(gateway): State<Gateway>,
@@ -638,7 +641,7 @@ async fn artifact_of(
     get, path = "/api/v1/namespaces/{namespace}/backups/{name}/logs", tag = "backups",
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name"), ArtifactParams),
     responses((status = 200, description = "The artifact (text/plain for logs, JSON otherwise)", body = String, content_type = "text/plain"), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn backup_logs(
     State(gateway): State<Gateway>,
@@ -654,7 +657,7 @@ pub async fn backup_logs(
     get, path = "/api/v1/namespaces/{namespace}/restores/{name}/logs", tag = "restores",
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name"), ArtifactParams),
     responses((status = 200, description = "The artifact (text/plain for logs, JSON otherwise)", body = String, content_type = "text/plain"), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn restore_logs(
     State(gateway): State<Gateway>,
@@ -670,7 +673,7 @@ pub async fn restore_logs(
     get, path = "/api/v1/namespaces/{namespace}/queue", tag = "queue",
     params(("namespace" = String, Path, description = "Namespace")),
     responses((status = 200, description = "Queue items of this namespace", body = NamespaceQueue), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_queue(
     State(gateway): State<Gateway>,
@@ -692,7 +695,7 @@ pub async fn namespace_queue(
 #[utoipa::path(
     get, path = "/api/v1/queue", tag = "queue",
     responses((status = 200, description = "Queue summary", body = ClusterQueue), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn cluster_queue(
     State(gateway): State<Gateway>,
@@ -710,7 +713,7 @@ pub async fn cluster_queue(
     get, path = "/api/v1/namespaces/{namespace}/policy", tag = "policy",
     params(("namespace" = String, Path, description = "Namespace")),
     responses((status = 200, description = "Enforced values, defaults, maxima and allow-lists", body = PolicyView), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_policy(
     State(gateway): State<Gateway>,
@@ -739,7 +742,7 @@ fn last_event_id(headers: &HeaderMap) -> Option<String> {
     params(("namespace" = String, Path, description = "Namespace"),
            ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
     responses((status = 200, description = "text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events; `reset` when a resume is impossible; `forbidden` when access is revoked", body = String, content_type = "text/event-stream"), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_events(
     State(gateway): State<Gateway>,
@@ -774,7 +777,7 @@ pub async fn namespace_events(
     get, path = "/api/v1/events", tag = "events",
     params(StreamParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
     responses((status = 200, description = "text/event-stream, as the per-namespace stream", body = String, content_type = "text/event-stream"), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn all_events(
     State(gateway): State<Gateway>,

@@ -133,7 +133,7 @@ fn ok_json(value: impl serde::Serialize) -> Response {
     responses(
         (status = 200, description = "One page; `continue` when more follow", body = OperationPage),
         ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_history(
     State(gateway): State<Gateway>,
@@ -156,7 +156,7 @@ pub async fn namespace_history(
     params(("namespace" = String, Path, description = "Namespace"),
            ("operationId" = String, Path, description = "The operation's id")),
     responses((status = 200, description = "The operation and its timeline", body = OperationDetail), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn history_operation(
     State(gateway): State<Gateway>,
@@ -176,7 +176,7 @@ pub async fn history_operation(
     get, path = "/api/v1/namespaces/{namespace}/stats", tag = "history",
     params(("namespace" = String, Path, description = "Namespace"), StatsParams),
     responses((status = 200, description = "Counts per phase, success rate and durations per kind", body = NamespaceStatistics), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_stats(
     State(gateway): State<Gateway>,
@@ -208,7 +208,7 @@ pub async fn namespace_stats(
     get, path = "/api/v1/namespaces/{namespace}/coverage", tag = "history",
     params(("namespace" = String, Path, description = "Namespace")),
     responses((status = 200, description = "Coverage now", body = NamespaceCoverage), ErrorResponses),
-    security(("bearer" = []))
+    security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_coverage(
     State(gateway): State<Gateway>,

@@ -1,6 +1,7 @@
 //! REST under `/api/v1`: the router, the request middleware (request ids, per-route latency
-//! metrics, RateLimit headers), health, metrics, the OpenAPI document and its HTML page. Every
-//! error — including unknown routes, wrong methods and rejected extractors — is problem+json.
+//! metrics, RateLimit headers), browser sessions ([`session`]), health, metrics, the OpenAPI
+//! document and its HTML page, and the web console at `/` (see [`console`]). Every error —
+//! including unknown routes, wrong methods and rejected extractors — is problem+json.
 
 pub mod docs;
 pub mod extract;
@@ -8,6 +9,7 @@ pub mod handlers;
 pub mod history;
 pub mod openapi;
 pub mod problem;
+pub mod session;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,9 +21,9 @@ use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, patch};
 
-use crate::gateway::Gateway;
 use crate::gateway::metrics::method_label;
 use crate::gateway::ratelimit::RateLimitDecision;
+use crate::gateway::{Gateway, console};
 use problem::REQUEST_ID;
 
 /// What handlers tell the request middleware: the matched route template and the caller's
@@ -124,6 +126,19 @@ async fn documentation() -> Html<String> {
     Html(docs::render(&document))
 }
 
+/// Unknown routes: the web console's files and single-page-app routes (browser navigations), else
+/// the problem+json 404.
+async fn console_or_no_route(request: Request) -> Response {
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok());
+    match console::serve(request.method(), request.uri().path(), accept) {
+        Some(response) => response,
+        None => handlers::no_route().await.into_response(),
+    }
+}
+
 /// The gateway's HTTP router: REST routes plus `others` (GraphQL), under one request middleware.
 pub fn router(gateway: Gateway, others: Router) -> Router {
     use handlers::*;
@@ -212,12 +227,21 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
         .route("/openapi.json", get(openapi_document))
         .route("/docs", get(documentation))
         .route(
-            "/",
-            get(|| async { axum::response::Redirect::temporary("/docs") }),
+            "/api/v1/session",
+            get(session::get_session)
+                .post(session::create_session)
+                .delete(session::delete_session),
         )
+        .route("/api/v1/session/config", get(session::session_config))
+        .route("/api/v1/session/oauth/start", get(session::oauth_start))
+        .route(
+            "/api/v1/session/oauth/callback",
+            get(session::oauth_callback),
+        )
+        .route("/", get(|| async { console::index() }))
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn(record_route))
-        .fallback(no_route);
+        .fallback(console_or_no_route);
     // Other transports mounted beside REST (GraphQL) get the same request ids, latency
     // metrics by route template and body limit.
     api.with_state(gateway.clone())

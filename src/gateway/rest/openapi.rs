@@ -4,14 +4,16 @@
 
 use std::borrow::Cow;
 
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ObjectBuilder, RefOr, Schema};
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 use super::handlers;
 use super::history;
 use super::problem::ProblemDetails;
+use super::session;
 use crate::api::crds;
+use crate::gateway::auth::session::SessionInfo;
 use crate::gateway::error::FieldError;
 use crate::gateway::events::ChangeAction;
 use crate::gateway::operations::{
@@ -21,7 +23,7 @@ use crate::gateway::operations::{
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{
     ArtifactKind, ClusterQueue, DeleteOutcome, DeletionView, Description, NamespaceAccess,
-    NamespaceQueue, PolicyView, QueueCounts, QueueItem, RulesView,
+    NamespaceList, NamespaceQueue, PolicyView, QueueCounts, QueueItem, RulesView,
 };
 
 /// The OpenAPI schema of a NAC custom resource, from its CRD (`openAPIV3Schema`).
@@ -152,6 +154,54 @@ pub enum ErrorResponses {
     Unavailable(ProblemDetails),
 }
 
+/// The error answers of the session endpoints (as problem+json).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum SessionErrorResponses {
+    /// Malformed request (sign-in body; OAuth state or code refused).
+    #[response(
+        status = 400,
+        description = "Malformed request; for the OAuth callback: state not this browser's, sign-in refused, code not exchanged",
+        content_type = "application/problem+json"
+    )]
+    BadRequest(ProblemDetails),
+    /// The token is refused, or no live session (the cookie is then cleared).
+    #[response(
+        status = 401,
+        description = "Token refused, or no live session (`Set-Cookie` clears a dead cookie)",
+        content_type = "application/problem+json"
+    )]
+    Unauthenticated(ProblemDetails),
+    /// Sign-out without the session's `X-CSRF-Token`.
+    #[response(
+        status = 403,
+        description = "Missing or wrong CSRF token",
+        content_type = "application/problem+json"
+    )]
+    Forbidden(ProblemDetails),
+    /// The sign-in body is not JSON.
+    #[response(
+        status = 415,
+        description = "Not `Content-Type: application/json`",
+        content_type = "application/problem+json"
+    )]
+    UnsupportedMediaType(ProblemDetails),
+    /// Over the per-user or the pre-authentication limit (`Retry-After`).
+    #[response(
+        status = 429,
+        description = "Rate limited",
+        content_type = "application/problem+json"
+    )]
+    RateLimited(ProblemDetails),
+    /// The OAuth server cannot be reached now (`Retry-After`).
+    #[response(
+        status = 503,
+        description = "Unavailable; retry after `Retry-After` seconds",
+        content_type = "application/problem+json"
+    )]
+    Unavailable(ProblemDetails),
+}
+
 struct BearerSecurity;
 
 impl Modify for BearerSecurity {
@@ -168,6 +218,13 @@ impl Modify for BearerSecurity {
                     .build(),
             ),
         );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                "nac_session",
+                "The web console's session cookie, set by POST /api/v1/session (HttpOnly, Secure, SameSite=Strict). A request it authenticates that changes something (any method but GET, HEAD and OPTIONS, and every POST to /graphql) must also send the session's csrfToken in the X-CSRF-Token header, else 403. A bearer token takes precedence and needs no CSRF header.",
+            ))),
+        );
     }
 }
 
@@ -177,7 +234,7 @@ impl Modify for BearerSecurity {
     info(
         title = "NAC gateway",
         version = "v1",
-        description = "Self-service Velero backups for namespace owners. Every call is authorized with a SubjectAccessReview for the caller; writes are made with the caller's own token. Errors are RFC 9457 problem+json. Responses carry X-Request-Id and RateLimit-* headers.",
+        description = "Self-service Velero backups for namespace owners. Every call is authorized with a SubjectAccessReview for the caller; writes are made with the caller's own token (a bearer token, or the one a web console session holds). Errors are RFC 9457 problem+json. Responses carry X-Request-Id and RateLimit-* headers.",
         license(name = "Apache-2.0")
     ),
     paths(
@@ -195,14 +252,17 @@ impl Modify for BearerSecurity {
         history::namespace_history, history::history_operation, history::namespace_stats,
         history::namespace_coverage,
         handlers::namespace_events, handlers::all_events,
+        session::create_session, session::get_session, session::delete_session,
+        session::session_config, session::oauth_start, session::oauth_callback,
         handlers::healthz, handlers::readyz, handlers::metrics,
     ),
     components(schemas(
         NonAdminBackupDoc, NonAdminRestoreDoc, NonAdminBackupStorageLocationDoc, NonAdminScheduleDoc,
-        ObjectList, ProblemDetails, FieldError, NamespaceAccess, DeleteOutcome, Description,
+        ObjectList, ProblemDetails, FieldError, NamespaceAccess, NamespaceList, DeleteOutcome, Description,
         DeletionView, NamespaceQueue, ClusterQueue, QueueItem, QueueCounts, PolicyView, RulesView,
         ArtifactKind, TenantResource, ChangeAction, QueueEta, Operation, OperationPage,
         OperationDetail, TimelineEntry, NamespaceStatistics, KindStatistics, NamespaceCoverage,
+        SessionInfo, session::SignIn, session::SessionSettings,
     )),
     modifiers(&BearerSecurity),
     tags(
@@ -215,6 +275,7 @@ impl Modify for BearerSecurity {
         (name = "policy", description = "The administrator's policy in force"),
         (name = "history", description = "Operation history, statistics and coverage (kept after the custom resources are gone)"),
         (name = "events", description = "Live changes (Server-Sent Events)"),
+        (name = "session", description = "Web console sign-in: a session cookie instead of a bearer token"),
         (name = "health", description = "Health and metrics"),
     )
 )]

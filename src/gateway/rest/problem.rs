@@ -135,6 +135,7 @@ mod tests {
                 },
                 403,
             ),
+            (GatewayError::CsrfRejected, 403),
             (GatewayError::NoRoute("/x".into()), 404),
             (GatewayError::MethodNotAllowed, 405),
             (GatewayError::IdempotencyKeyInFlight, 409),
@@ -172,6 +173,9 @@ mod tests {
         assert_eq!(headers[header::RETRY_AFTER], "3");
         let (_, headers, _) = answer(GatewayError::Unavailable("down".into())).await;
         assert_eq!(headers[header::RETRY_AFTER], "5");
+        let (_, _, body) = answer(GatewayError::CsrfRejected).await;
+        assert_eq!(body["title"], "Missing or wrong CSRF token");
+        assert!(body["detail"].as_str().unwrap().contains("X-CSRF-Token"));
         let (_, _, body) = answer(GatewayError::invalid_field("spec.x", "bad x")).await;
         assert_eq!(body["errors"][0]["field"], "spec.x");
     }

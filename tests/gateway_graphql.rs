@@ -6,33 +6,22 @@
 //! complexity limits, connection paging, and error codes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/gateway.rs"]
+mod gateway_support;
 mod support;
-use support::{sa_token, sqlite_history};
+#[path = "support/ws.rs"]
+mod ws;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::BodyExt;
+use gateway_support::{Answer, backup_names, send};
+use http::{Method, Request, StatusCode};
 use kube::api::{Api, ListParams};
-use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore};
-use nac::controllers::{self, Context};
-use nac::gateway::artifacts::HttpArtifactFetcher;
-use nac::gateway::clients::FnUserClients;
-use nac::gateway::{Gateway, GatewayConfig};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{
-    self, CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE,
-    VELERO_SERVICE_ACCOUNT,
-};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::api::nonadmin::NonAdminRestore;
+use nac::sim::apiserver::EmulatorConfig;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tower::ServiceExt;
+use ws::{Frame, Ws};
 
 struct Env {
     admin: kube::Client,
@@ -43,100 +32,44 @@ struct Env {
     bob: String,
     ci_bot: String,
     nobody: String,
-    _server: ApiServer,
-    _object_store: tempfile::TempDir,
+    _server: nac::sim::apiserver::ApiServer,
+    _velero: gateway_support::Velero,
     _history_dir: tempfile::TempDir,
 }
 
 async fn env() -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let download_base = format!("http://{}/", listener.local_addr().unwrap());
-    let mut options = SimulatorOptions::new(
-        OADP_NAMESPACE,
-        object_store.path().to_path_buf(),
-        url::Url::parse(&download_base).unwrap(),
-    );
-    options.resync_interval = Duration::from_millis(100);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
-    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
-    let downloads = simulator.download_router();
-    tokio::spawn(async move { axum::serve(listener, downloads).await });
-    tokio::spawn(simulator.run());
-    let controller =
-        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    tokio::spawn(controllers::run(Arc::new(Context::new(
-        controller,
-        OADP_NAMESPACE,
-    ))));
-
-    let reader = server.client(&sa_token(&admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
-    let emulator = server.clone();
-    let mut config = GatewayConfig {
-        oadp_namespace: OADP_NAMESPACE.into(),
-        ..GatewayConfig::default()
-    };
-    config.authz.allow_ttl = Duration::from_secs(2);
-    config.authz.deny_ttl = Duration::from_millis(500);
-    config.rate_limit.burst = 100_000;
-    config.rate_limit.per_second = 100_000.0;
-    // Every in-process request shares the "unknown" client bucket: no pre-authentication limit
-    // in the way of the other tests.
-    config.pre_auth_limit.burst = 100_000;
-    config.pre_auth_limit.per_second = 100_000.0;
-    let (history, history_dir) = sqlite_history().await;
-    let gateway = Gateway::new(
-        reader,
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
+    let velero = gateway_support::start_velero_and_controllers(&server, &admin).await;
+    let (history, history_dir) = support::sqlite_history().await;
+    let router = gateway_support::start_gateway(
+        &server,
+        &admin,
         history,
-        config,
-    );
-    gateway.start();
-    assert!(
-        gateway.wait_ready(Duration::from_secs(20)).await,
-        "gateway caches did not sync"
-    );
-    let router = gateway.router();
+        gateway_support::config_short_ttls(),
+    )
+    .await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let served = router.clone();
     tokio::spawn(async move { axum::serve(listener, served).await });
-    let alice = server.add_user("alice", &[]);
-    let bob = server.add_user("bob", &[]);
-    let nobody = server.add_user("mallory", &[]);
-    let ci_bot = sa_token(&admin, demo::CI_BOT.namespace, demo::CI_BOT.user).await;
+    let tokens = gateway_support::tokens(&server, &admin).await;
     Env {
         admin,
         router,
         addr,
-        alice,
-        bob,
-        ci_bot,
-        nobody,
+        alice: tokens.alice,
+        bob: tokens.bob,
+        ci_bot: tokens.ci_bot,
+        nobody: tokens.nobody,
         _server: server,
-        _object_store: object_store,
+        _velero: velero,
         _history_dir: history_dir,
     }
 }
 
-#[derive(Debug)]
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    text: String,
-}
-
 impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or_else(|_| panic!("not JSON: {}", self.text))
-    }
     fn data(&self) -> Value {
-        assert_eq!(self.status, StatusCode::OK, "{}", self.text);
+        assert_eq!(self.status, StatusCode::OK, "{}", self.text());
         let json = self.json();
         assert!(json.get("errors").is_none(), "unexpected errors: {json}");
         json["data"].clone()
@@ -145,7 +78,7 @@ impl Answer {
     fn code(&self) -> String {
         self.json()["errors"][0]["extensions"]["code"]
             .as_str()
-            .unwrap_or_else(|| panic!("no error code: {}", self.text))
+            .unwrap_or_else(|| panic!("no error code: {}", self.text()))
             .to_string()
     }
 }
@@ -158,20 +91,7 @@ async fn post(env: &Env, token: Option<&str>, body: Vec<u8>) -> Answer {
     if let Some(token) = token {
         builder = builder.header("authorization", format!("Bearer {token}"));
     }
-    let response = env
-        .router
-        .clone()
-        .oneshot(builder.body(Body::from(body)).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    Answer {
-        status,
-        headers,
-        text: String::from_utf8_lossy(&bytes).into_owned(),
-    }
+    send(&env.router, builder.body(Body::from(body)).unwrap()).await
 }
 
 async fn gql(env: &Env, token: Option<&str>, query: &str, variables: Value) -> Answer {
@@ -226,17 +146,6 @@ fn edge_names(connection: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn backups_in(env: &Env, namespace: &str) -> Vec<String> {
-    let api: Api<NonAdminBackup> = Api::namespaced(env.admin.clone(), namespace);
-    api.list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|b| b.metadata.name.unwrap_or_default())
-        .collect()
-}
-
 #[tokio::test]
 async fn isolation_matrix_over_queries_and_mutations() {
     let env = env().await;
@@ -256,7 +165,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
         json!({}),
     )
     .await;
-    seen_by_not_bob.push(data.text.clone());
+    seen_by_not_bob.push(data.text());
     let data = data.data();
     assert_eq!(data["viewer"]["username"], "alice");
     assert_eq!(data["namespaces"].as_array().unwrap().len(), 1);
@@ -287,7 +196,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
     assert_eq!(existing.code(), "FORBIDDEN");
     assert_eq!(existing.json(), missing.json(), "must not reveal existence");
     assert!(existing.json()["data"].is_null());
-    seen_by_not_bob.push(existing.text.clone());
+    seen_by_not_bob.push(existing.text());
     let team_b_operations = [
         "{ backups(namespace: \"team-b\") { edges { node { name } } } }".to_string(),
         "{ restores(namespace: \"team-b\") { edges { node { name } } } }".to_string(),
@@ -313,17 +222,17 @@ async fn isolation_matrix_over_queries_and_mutations() {
             answer.code(),
             "FORBIDDEN",
             "alice {operation}: {}",
-            answer.text
+            answer.text()
         );
         let message = answer.json()["errors"][0]["message"]
             .as_str()
             .unwrap()
             .to_string();
         assert!(!message.contains(bob_secret), "{message}");
-        seen_by_not_bob.push(answer.text);
+        seen_by_not_bob.push(answer.text());
     }
     // Nothing was written in team-b.
-    assert_eq!(backups_in(&env, "team-b").await, [bob_secret]);
+    assert_eq!(backup_names(&env.admin, "team-b").await, [bob_secret]);
     let restores: Api<NonAdminRestore> = Api::namespaced(env.admin.clone(), "team-b");
     assert!(
         restores
@@ -341,7 +250,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
         json!({}),
     )
     .await;
-    seen_by_not_bob.push(overview.text.clone());
+    seen_by_not_bob.push(overview.text());
     let overview = overview.data();
     assert!(
         overview["queue"]["cluster"]["mine"]
@@ -371,9 +280,9 @@ async fn isolation_matrix_over_queries_and_mutations() {
             answer.code(),
             "FORBIDDEN",
             "bob {operation}: {}",
-            answer.text
+            answer.text()
         );
-        seen_by_not_alice.push(answer.text);
+        seen_by_not_alice.push(answer.text());
     }
     let bob_view = gql(
         &env,
@@ -382,7 +291,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
         json!({}),
     )
     .await;
-    seen_by_not_alice.push(bob_view.text.clone());
+    seen_by_not_alice.push(bob_view.text());
     let bob_view = bob_view.data();
     assert_eq!(bob_view["namespaces"], json!([{"name": "team-b"}]));
     assert_eq!(bob_view["phaseCounts"], json!([{"namespace": "team-b"}]));
@@ -408,9 +317,9 @@ async fn isolation_matrix_over_queries_and_mutations() {
             answer.code(),
             "FORBIDDEN",
             "ci-bot {operation}: {}",
-            answer.text
+            answer.text()
         );
-        seen_by_not_bob.push(answer.text);
+        seen_by_not_bob.push(answer.text());
     }
     // A backup's restores need `list` on restores: ci-bot gets the backup with a FORBIDDEN
     // error on that field only.
@@ -427,7 +336,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
         json!(["backup", "restores"])
     );
     assert!(
-        backups_in(&env, "team-a")
+        backup_names(&env.admin, "team-a")
             .await
             .contains(&"ci-run-1".to_string())
     );
@@ -440,8 +349,8 @@ async fn isolation_matrix_over_queries_and_mutations() {
         json!({}),
     )
     .await;
-    seen_by_not_bob.push(nobody.text.clone());
-    seen_by_not_alice.push(nobody.text.clone());
+    seen_by_not_bob.push(nobody.text());
+    seen_by_not_alice.push(nobody.text());
     assert_eq!(nobody.data(), json!({"namespaces": [], "phaseCounts": []}));
     for operation in [
         "{ backups(namespace: \"team-a\") { edges { node { name } } } }",
@@ -449,8 +358,8 @@ async fn isolation_matrix_over_queries_and_mutations() {
     ] {
         let answer = gql(&env, Some(&env.nobody), operation, json!({})).await;
         assert_eq!(answer.code(), "FORBIDDEN", "nobody {operation}");
-        seen_by_not_alice.push(answer.text.clone());
-        seen_by_not_bob.push(answer.text);
+        seen_by_not_alice.push(answer.text());
+        seen_by_not_bob.push(answer.text());
     }
 
     // --- a bad token and no token: HTTP 401 with WWW-Authenticate and UNAUTHENTICATED.
@@ -460,8 +369,8 @@ async fn isolation_matrix_over_queries_and_mutations() {
         assert_eq!(answer.headers["www-authenticate"], "Bearer realm=\"nac\"");
         assert_eq!(answer.code(), "UNAUTHENTICATED");
         assert!(answer.json().get("data").is_none());
-        seen_by_not_alice.push(answer.text.clone());
-        seen_by_not_bob.push(answer.text);
+        seen_by_not_alice.push(answer.text());
+        seen_by_not_bob.push(answer.text());
     }
     // Mutations without a token write nothing.
     let answer = gql(
@@ -473,7 +382,7 @@ async fn isolation_matrix_over_queries_and_mutations() {
     .await;
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
     assert!(
-        !backups_in(&env, "team-a")
+        !backup_names(&env.admin, "team-a")
             .await
             .contains(&"anon".to_string())
     );
@@ -486,166 +395,6 @@ async fn isolation_matrix_over_queries_and_mutations() {
             !text.contains(alice_secret),
             "leaked alice's backup: {text}"
         );
-    }
-}
-
-// --- A minimal WebSocket client (RFC 6455) for graphql-transport-ws, without a client crate.
-
-enum Frame {
-    Text(String),
-    Close(u16, String),
-}
-
-struct Ws {
-    stream: TcpStream,
-    buffer: Vec<u8>,
-}
-
-impl Ws {
-    /// Opens `/graphql`; returns the HTTP status when the upgrade is refused.
-    async fn connect(addr: &str, header_token: Option<&str>) -> Result<Ws, u16> {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        let mut request = format!(
-            "GET /graphql HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n"
-        );
-        if let Some(token) = header_token {
-            request.push_str(&format!("Authorization: Bearer {token}\r\n"));
-        }
-        request.push_str("\r\n");
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut buffer = Vec::new();
-        let head_end = loop {
-            if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-                break end;
-            }
-            let mut chunk = [0u8; 4096];
-            let read = stream.read(&mut chunk).await.unwrap();
-            assert!(read > 0, "connection closed during the handshake");
-            buffer.extend_from_slice(&chunk[..read]);
-        };
-        let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
-        let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        if status != 101 {
-            return Err(status);
-        }
-        assert!(
-            head.to_ascii_lowercase()
-                .contains("sec-websocket-protocol: graphql-transport-ws"),
-            "{head}"
-        );
-        buffer.drain(..head_end + 4);
-        Ok(Ws { stream, buffer })
-    }
-
-    async fn send(&mut self, message: Value) {
-        let payload = message.to_string().into_bytes();
-        let mut frame = vec![0x81u8];
-        match payload.len() {
-            n if n < 126 => frame.push(0x80 | n as u8),
-            n if n < 65536 => {
-                frame.push(0x80 | 126);
-                frame.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                frame.push(0x80 | 127);
-                frame.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        let mask = [0x12u8, 0x34, 0x56, 0x78];
-        frame.extend_from_slice(&mask);
-        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        self.stream.write_all(&frame).await.unwrap();
-    }
-
-    async fn fill(&mut self, needed: usize) -> bool {
-        while self.buffer.len() < needed {
-            let mut chunk = [0u8; 8192];
-            match self.stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return false,
-                Ok(read) => self.buffer.extend_from_slice(&chunk[..read]),
-            }
-        }
-        true
-    }
-
-    async fn frame(&mut self) -> Option<Frame> {
-        loop {
-            if !self.fill(2).await {
-                return None;
-            }
-            let opcode = self.buffer[0] & 0x0f;
-            let (length, header) = match self.buffer[1] & 0x7f {
-                126 => {
-                    if !self.fill(4).await {
-                        return None;
-                    }
-                    (
-                        u16::from_be_bytes([self.buffer[2], self.buffer[3]]) as usize,
-                        4,
-                    )
-                }
-                127 => {
-                    if !self.fill(10).await {
-                        return None;
-                    }
-                    (
-                        u64::from_be_bytes(self.buffer[2..10].try_into().unwrap()) as usize,
-                        10,
-                    )
-                }
-                n => (n as usize, 2),
-            };
-            if !self.fill(header + length).await {
-                return None;
-            }
-            let payload: Vec<u8> = self.buffer.drain(..header + length).skip(header).collect();
-            match opcode {
-                0x1 => return Some(Frame::Text(String::from_utf8(payload).unwrap())),
-                0x8 => {
-                    let code = if payload.len() >= 2 {
-                        u16::from_be_bytes([payload[0], payload[1]])
-                    } else {
-                        1005
-                    };
-                    let reason = String::from_utf8_lossy(payload.get(2..).unwrap_or(&[]));
-                    return Some(Frame::Close(code, reason.into_owned()));
-                }
-                _ => continue,
-            }
-        }
-    }
-
-    /// The next JSON message within `limit` (none on timeout or close).
-    async fn next(&mut self, limit: Duration) -> Option<Value> {
-        match tokio::time::timeout(limit, self.frame()).await {
-            Ok(Some(Frame::Text(text))) => Some(serde_json::from_str(&text).unwrap()),
-            _ => None,
-        }
-    }
-
-    /// Sends `connection_init` and returns the server's answer frame.
-    async fn init(&mut self, payload: Value) -> Frame {
-        self.send(json!({"type": "connection_init", "payload": payload}))
-            .await;
-        tokio::time::timeout(Duration::from_secs(10), self.frame())
-            .await
-            .unwrap()
-            .expect("an answer to connection_init")
-    }
-
-    /// An acknowledged connection.
-    async fn open(addr: &str, payload: Value) -> Ws {
-        let mut ws = Ws::connect(addr, None).await.unwrap();
-        match ws.init(payload).await {
-            Frame::Text(text) => assert!(text.contains("connection_ack"), "{text}"),
-            Frame::Close(code, reason) => panic!("closed: {code} {reason}"),
-        }
-        ws
-    }
-
-    async fn subscribe(&mut self, id: &str, query: &str) {
-        self.send(json!({"id": id, "type": "subscribe", "payload": {"query": query}}))
-            .await;
     }
 }
 
@@ -876,7 +625,7 @@ async fn paging_limits_and_error_codes() {
         json!({"after": two["backups"]["pageInfo"]["endCursor"], "phase": "Completed"}),
     )
     .await;
-    assert_eq!(replayed.code(), "BAD_REQUEST", "{}", replayed.text);
+    assert_eq!(replayed.code(), "BAD_REQUEST", "{}", replayed.text());
     let zero = gql(&env, Some(&env.alice), PAGE, json!({"first": 0})).await;
     assert_eq!(zero.code(), "BAD_REQUEST");
 
@@ -884,12 +633,12 @@ async fn paging_limits_and_error_codes() {
     let deep = "{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } }";
     let answer = gql(&env, Some(&env.alice), deep, json!({})).await;
     assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(answer.code(), "QUERY_TOO_DEEP", "{}", answer.text);
+    assert_eq!(answer.code(), "QUERY_TOO_DEEP", "{}", answer.text());
     assert!(answer.json()["data"].is_null());
     // Complexity: 500 backups with several fields each is over budget; a modest page is not.
     let huge = "{ backups(namespace: \"team-a\", first: 500) { edges { cursor node { name namespace phase requestPhase veleroPhase } } } }";
     let answer = gql(&env, Some(&env.alice), huge, json!({})).await;
-    assert_eq!(answer.code(), "QUERY_TOO_COMPLEX", "{}", answer.text);
+    assert_eq!(answer.code(), "QUERY_TOO_COMPLEX", "{}", answer.text());
     let modest = "{ backups(namespace: \"team-a\", first: 50) { edges { node { name phase } } } }";
     assert_eq!(
         edge_names(&gql(&env, Some(&env.alice), modest, json!({})).await.data()["backups"]).len(),
@@ -916,14 +665,14 @@ async fn paging_limits_and_error_codes() {
         json!({}),
     )
     .await;
-    assert_eq!(invalid.code(), "INVALID", "{}", invalid.text);
+    assert_eq!(invalid.code(), "INVALID", "{}", invalid.text());
     let extensions = &invalid.json()["errors"][0]["extensions"];
     assert_eq!(
         extensions["fieldErrors"][0]["field"],
         "spec.backupSpec.includedNamespaces"
     );
     assert!(
-        !backups_in(&env, "team-a")
+        !backup_names(&env.admin, "team-a")
             .await
             .contains(&"wide".to_string())
     );
@@ -968,18 +717,13 @@ async fn paging_limits_and_error_codes() {
     assert_eq!(batch.status, StatusCode::BAD_REQUEST);
 
     // The console page is self-contained.
-    let response = env
-        .router
-        .clone()
-        .oneshot(Request::get("/graphql").body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let csp = response.headers()["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let page = send(
+        &env.router,
+        Request::get("/graphql").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK);
+    let csp = page.header("content-security-policy").unwrap();
     assert!(csp.contains("default-src 'none'"));
-    let page = response.into_body().collect().await.unwrap().to_bytes();
-    assert!(!String::from_utf8_lossy(&page).contains("https://"));
+    assert!(!page.text().contains("https://"));
 }

@@ -9,20 +9,18 @@
 //! Idempotency-Key creates while plain creates and queue views go on.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/gateway.rs"]
+mod gateway_support;
 mod support;
-use support::{sa_token, sqlite_history};
+use gateway_support::{ALLOW_TTL, Answer};
+use support::sqlite_history;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::BodyExt;
+use http::{Method, StatusCode};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use nac::gateway::artifacts::HttpArtifactFetcher;
-use nac::gateway::clients::FnUserClients;
-use nac::gateway::{Gateway, GatewayConfig};
 use nac::history::{
     Coverage, EpochMillis, HistoryError, HistoryStore, IdempotencyAnswer, IdempotencyState,
     NamespaceStats, Observation, OperationCursor, OperationFilter, OperationKind, OperationPage,
@@ -30,11 +28,9 @@ use nac::history::{
     now_millis,
 };
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
+use nac::sim::demo::OADP_NAMESPACE;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
-const ALLOW_TTL: Duration = Duration::from_secs(2);
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
 const DAY: i64 = 24 * HOUR;
@@ -52,38 +48,18 @@ struct Env {
 /// The emulator with the demo's tenants and RBAC, and a gateway over `history` (no
 /// controllers: the history is seeded directly).
 async fn env_with(history: SharedHistory, history_dir: Option<tempfile::TempDir>) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
-    let reader = server.client(&sa_token(&admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
-    let emulator = server.clone();
-    let mut config = GatewayConfig {
-        oadp_namespace: OADP_NAMESPACE.into(),
-        ..GatewayConfig::default()
-    };
-    config.authz.allow_ttl = ALLOW_TTL;
-    config.authz.deny_ttl = Duration::from_millis(500);
-    config.rate_limit.burst = 100_000;
-    config.rate_limit.per_second = 100_000.0;
-    config.pre_auth_limit.burst = 100_000;
-    config.pre_auth_limit.per_second = 100_000.0;
-    let gateway = Gateway::new(
-        reader,
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
+    let router = gateway_support::start_gateway(
+        &server,
+        &admin,
         history.clone(),
-        config,
-    );
-    gateway.start();
-    assert!(
-        gateway.wait_ready(Duration::from_secs(20)).await,
-        "gateway caches did not sync"
-    );
+        gateway_support::config_short_ttls(),
+    )
+    .await;
     let alice = server.add_user("alice", &[]);
     let bob = server.add_user("bob", &[]);
     Env {
-        router: gateway.router(),
+        router,
         server,
         admin,
         history,
@@ -98,26 +74,6 @@ async fn env() -> Env {
     env_with(history, Some(dir)).await
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", self.text()))
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-    fn is_problem(&self) -> bool {
-        self.headers
-            .get("content-type")
-            .is_some_and(|v| v == "application/problem+json")
-    }
-}
-
 async fn call_with(
     env: &Env,
     method: Method,
@@ -126,40 +82,7 @@ async fn call_with(
     body: Option<Value>,
     extra: &[(&str, &str)],
 ) -> Answer {
-    let mut builder = Request::builder().method(method).uri(path);
-    if let Some(token) = token {
-        builder = builder.header("authorization", format!("Bearer {token}"));
-    }
-    for (name, value) in extra {
-        builder = builder.header(*name, *value);
-    }
-    let body = match body {
-        Some(body) => {
-            builder = builder.header("content-type", "application/json");
-            Body::from(serde_json::to_vec(&body).unwrap())
-        }
-        None => Body::empty(),
-    };
-    let response = env
-        .router
-        .clone()
-        .oneshot(builder.body(body).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes()
-        .to_vec();
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    gateway_support::call(&env.router, method, path, token.into(), body, extra).await
 }
 
 async fn get(env: &Env, path: &str, token: Option<&str>) -> Answer {

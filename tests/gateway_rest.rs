@@ -6,35 +6,26 @@
 //! policy refusals, and malformed input.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/gateway.rs"]
+mod gateway_support;
 mod support;
-use support::{sa_token, sqlite_history};
+use gateway_support::{ALLOW_TTL, Answer, backup_names, without_request_id};
+use support::sqlite_history;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use http::{HeaderMap, Method, Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::oadp;
-use nac::controllers::{self, Context};
-use nac::gateway::artifacts::HttpArtifactFetcher;
-use nac::gateway::clients::FnUserClients;
+use nac::gateway::GatewayConfig;
 use nac::gateway::ratelimit::PreAuthLimitConfig;
-use nac::gateway::{Gateway, GatewayConfig};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{
-    self, CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE,
-    VELERO_SERVICE_ACCOUNT,
-};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::{self, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use serde_json::{Value, json};
 use tower::ServiceExt;
-
-const ALLOW_TTL: Duration = Duration::from_secs(2);
 
 struct Env {
     server: ApiServer,
@@ -77,89 +68,39 @@ async fn env_configured(
     openshift_projects: bool,
     configure: impl FnOnce(&mut GatewayConfig),
 ) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_test_writer()
             .try_init();
     }
-    let server = ApiServer::new(EmulatorConfig {
+    let (server, admin) = gateway_support::emulator(EmulatorConfig {
         openshift_projects,
         ..EmulatorConfig::default()
     })
-    .unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+    .await;
     if dpa_crd {
         demo::apply_manifests(&admin, "DataProtectionApplication CRD", DPA_CRD)
             .await
             .unwrap();
     }
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let download_base = format!("http://{}/", listener.local_addr().unwrap());
-    let mut options = SimulatorOptions::new(
-        OADP_NAMESPACE,
-        object_store.path().to_path_buf(),
-        url::Url::parse(&download_base).unwrap(),
-    );
-    options.resync_interval = Duration::from_millis(100);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
-    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
-    let downloads = simulator.download_router();
-    tokio::spawn(async move { axum::serve(listener, downloads).await });
-    tokio::spawn(simulator.run());
-    let controller =
-        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    tokio::spawn(controllers::run(Arc::new(Context::new(
-        controller,
-        OADP_NAMESPACE,
-    ))));
-
-    let reader = server.client(&sa_token(&admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
-    let emulator = server.clone();
-    let mut config = GatewayConfig {
-        oadp_namespace: OADP_NAMESPACE.into(),
-        ..GatewayConfig::default()
-    };
-    config.authz.allow_ttl = ALLOW_TTL;
-    config.authz.deny_ttl = Duration::from_millis(500);
-    config.rate_limit.burst = 100_000;
-    config.rate_limit.per_second = 100_000.0;
-    // Every in-process request shares the "unknown" client bucket: no pre-authentication limit
-    // in the way of the other tests.
-    config.pre_auth_limit.burst = 100_000;
-    config.pre_auth_limit.per_second = 100_000.0;
+    let velero = gateway_support::start_velero_and_controllers(&server, &admin).await;
+    let mut config = gateway_support::config_short_ttls();
     configure(&mut config);
     let (history, history_dir) = sqlite_history().await;
-    let gateway = Gateway::new(
-        reader,
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
-        history.clone(),
-        config,
-    );
-    gateway.start();
-    assert!(
-        gateway.wait_ready(Duration::from_secs(20)).await,
-        "gateway caches did not sync"
-    );
-    let alice = server.add_user("alice", &[]);
-    let bob = server.add_user("bob", &[]);
-    let nobody = server.add_user("mallory", &[]);
-    let ci_bot = sa_token(&admin, demo::CI_BOT.namespace, demo::CI_BOT.user).await;
+    let router = gateway_support::start_gateway(&server, &admin, history.clone(), config).await;
+    let tokens = gateway_support::tokens(&server, &admin).await;
     Env {
-        router: gateway.router(),
+        router,
         history,
         server,
         admin,
-        alice,
-        bob,
-        ci_bot,
-        nobody,
-        download_base,
-        _object_store: object_store,
+        alice: tokens.alice,
+        bob: tokens.bob,
+        ci_bot: tokens.ci_bot,
+        nobody: tokens.nobody,
+        download_base: velero.download_base,
+        _object_store: velero.object_store,
         _history_dir: history_dir,
     }
 }
@@ -167,34 +108,17 @@ async fn env_configured(
 /// Another gateway replica over the same cluster and the same history store as `env`'s (its
 /// own caches, limits and in-process state): what a second pod behind the same Service is.
 async fn replica(env: &Env) -> Env {
-    let reader = env
-        .server
-        .client(&sa_token(&env.admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
-    let emulator = env.server.clone();
-    let mut config = GatewayConfig {
-        oadp_namespace: OADP_NAMESPACE.into(),
-        ..GatewayConfig::default()
-    };
-    config.rate_limit.burst = 100_000;
-    config.rate_limit.per_second = 100_000.0;
-    config.pre_auth_limit.burst = 100_000;
-    config.pre_auth_limit.per_second = 100_000.0;
-    let gateway = Gateway::new(
-        reader,
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+    let router = gateway_support::start_gateway(
+        &env.server,
+        &env.admin,
         env.history.clone(),
-        config,
-    );
-    gateway.start();
-    assert!(
-        gateway.wait_ready(Duration::from_secs(20)).await,
-        "replica caches did not sync"
-    );
+        gateway_support::config(),
+    )
+    .await;
     Env {
         server: env.server.clone(),
         admin: env.admin.clone(),
-        router: gateway.router(),
+        router,
         alice: env.alice.clone(),
         bob: env.bob.clone(),
         ci_bot: env.ci_bot.clone(),
@@ -206,43 +130,8 @@ async fn replica(env: &Env) -> Env {
     }
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-    fn is_problem(&self) -> bool {
-        self.headers
-            .get("content-type")
-            .is_some_and(|v| v == "application/problem+json")
-    }
-}
-
 async fn raw(env: &Env, request: Request<Body>) -> Answer {
-    let response = env.router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes()
-        .to_vec();
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    gateway_support::send(&env.router, request).await
 }
 
 async fn call(
@@ -263,21 +152,7 @@ async fn call_with(
     body: Option<Value>,
     extra: &[(&str, &str)],
 ) -> Answer {
-    let mut builder = Request::builder().method(method).uri(path);
-    if let Some(token) = token {
-        builder = builder.header("authorization", format!("Bearer {token}"));
-    }
-    for (name, value) in extra {
-        builder = builder.header(*name, *value);
-    }
-    let body = match body {
-        Some(body) => {
-            builder = builder.header("content-type", "application/json");
-            Body::from(serde_json::to_vec(&body).unwrap())
-        }
-        None => Body::empty(),
-    };
-    raw(env, builder.body(body).unwrap()).await
+    gateway_support::call(&env.router, method, path, token.into(), body, extra).await
 }
 
 fn names(list: &Value) -> Vec<String> {
@@ -353,11 +228,6 @@ async fn open_stream(
         .await
         .unwrap();
     (response.status(), response.into_body())
-}
-
-fn without_request_id(mut problem: Value) -> Value {
-    problem.as_object_mut().unwrap().remove("requestId");
-    problem
 }
 
 #[tokio::test]
@@ -2001,25 +1871,11 @@ async fn generated_bad_input_never_writes_and_never_fails_the_server() {
         "the generator also produces valid requests (seed {seed})"
     );
     // Exactly what the gateway said it created exists; team-b got nothing.
-    let mut stored: Vec<String> = Api::<NonAdminBackup>::namespaced(env.admin.clone(), "team-a")
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter_map(|n| n.metadata.name)
-        .collect();
+    let mut stored = backup_names(&env.admin, "team-a").await;
     stored.sort();
     created.sort();
     assert_eq!(stored, created, "seed {seed}");
-    assert!(
-        Api::<NonAdminBackup>::namespaced(env.admin.clone(), "team-b")
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-    );
+    assert!(backup_names(&env.admin, "team-b").await.is_empty());
 }
 
 /// "My namespaces" over REST and GraphQL for alice, bob and a user with no bindings.

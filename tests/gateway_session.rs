@@ -10,8 +10,13 @@
 //! a small OAuth server in the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/gateway.rs"]
+mod gateway_support;
 mod support;
-use support::{sa_token, sqlite_history};
+#[path = "support/ws.rs"]
+mod ws;
+use gateway_support::{Answer, Auth, backup_names, call, without_request_id};
+use support::sqlite_history;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -19,18 +24,14 @@ use std::time::{Duration, SystemTime};
 use axum::body::Body;
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
-use kube::api::{Api, ListParams};
-use nac::api::nonadmin::NonAdminBackup;
-use nac::gateway::artifacts::HttpArtifactFetcher;
+use nac::gateway::GatewayConfig;
 use nac::gateway::auth::OAuthConfig;
 use nac::gateway::auth::session::{ISSUER, JwtKey, SessionClaims, epoch_secs};
-use nac::gateway::clients::FnUserClients;
 use nac::gateway::console::{self, CONTENT_SECURITY_POLICY};
-use nac::gateway::{Gateway, GatewayConfig};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use serde_json::{Value, json};
 use tower::ServiceExt;
+use ws::{Frame, Ws};
 
 struct Env {
     router: axum::Router,
@@ -42,36 +43,13 @@ struct Env {
 }
 
 async fn env_configured(configure: impl FnOnce(&mut GatewayConfig)) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
-    let reader = server.client(&sa_token(&admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
-    let emulator = server.clone();
-    let mut config = GatewayConfig {
-        oadp_namespace: OADP_NAMESPACE.into(),
-        ..GatewayConfig::default()
-    };
-    config.rate_limit.burst = 100_000;
-    config.rate_limit.per_second = 100_000.0;
-    config.pre_auth_limit.burst = 100_000;
-    config.pre_auth_limit.per_second = 100_000.0;
+    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
+    let mut config = gateway_support::config();
     configure(&mut config);
     let (history, history_dir) = sqlite_history().await;
-    let gateway = Gateway::new(
-        reader,
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
-        history,
-        config,
-    );
-    gateway.start();
-    assert!(
-        gateway.wait_ready(Duration::from_secs(20)).await,
-        "gateway caches did not sync"
-    );
+    let router = gateway_support::start_gateway(&server, &admin, history, config).await;
     Env {
-        router: gateway.router(),
+        router,
         admin,
         alice: server.add_user("alice", &[]),
         bob: server.add_user("bob", &[]),
@@ -84,130 +62,83 @@ async fn env() -> Env {
     env_configured(|_| {}).await
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Vec<u8>,
+const SESSION: &str = "/api/v1/session";
+const TEAM_A_BACKUPS: &str = "/api/v1/namespaces/team-a/backups";
+const TEAM_B_BACKUPS: &str = "/api/v1/namespaces/team-b/backups";
+const SESSION_CONFIG: &str = "/api/v1/session/config";
+const OAUTH_START: &str = "/api/v1/session/oauth/start";
+const OAUTH_CALLBACK: &str = "/api/v1/session/oauth/callback";
+/// What a browser accepts when it navigates to a page.
+const HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+/// `method path` with `auth`, no body and no other header.
+async fn bare(env: &Env, method: Method, path: &str, auth: Auth<'_>) -> Answer {
+    call(&env.router, method, path, auth, None, &[]).await
 }
 
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", self.text()))
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-    fn is_problem(&self) -> bool {
-        self.header("content-type") == Some("application/problem+json")
-    }
-    fn set_cookies(&self) -> Vec<String> {
-        self.headers
-            .get_all("set-cookie")
-            .iter()
-            .map(|v| v.to_str().unwrap().to_string())
-            .collect()
-    }
+async fn get(env: &Env, path: &str, auth: Auth<'_>) -> Answer {
+    bare(env, Method::GET, path, auth).await
 }
 
-/// How a request authenticates.
-#[derive(Clone, Copy)]
-enum Auth<'a> {
-    None,
-    Bearer(&'a str),
-    /// The session cookie's value, and the CSRF token to send (if any).
-    Cookie(&'a str, Option<&'a str>),
+/// `method path` as a browser navigating to a page (no credentials).
+async fn navigate(env: &Env, method: Method, path: &str) -> Answer {
+    call(
+        &env.router,
+        method,
+        path,
+        Auth::None,
+        None,
+        &[("accept", HTML)],
+    )
+    .await
 }
 
-async fn call(
-    env: &Env,
-    method: Method,
-    path: &str,
-    auth: Auth<'_>,
-    body: Option<Value>,
-    extra: &[(&str, &str)],
-) -> Answer {
-    let mut builder = Request::builder().method(method).uri(path);
-    match auth {
-        Auth::None => {}
-        Auth::Bearer(token) => builder = builder.header("authorization", format!("Bearer {token}")),
-        Auth::Cookie(cookie, csrf) => {
-            builder = builder.header("cookie", format!("theme=dark; nac_session={cookie}"));
-            if let Some(csrf) = csrf {
-                builder = builder.header("x-csrf-token", csrf);
-            }
-        }
-    }
-    for (name, value) in extra {
-        builder = builder.header(*name, *value);
-    }
-    let body = match body {
-        Some(body) => {
-            builder = builder.header("content-type", "application/json");
-            Body::from(serde_json::to_vec(&body).unwrap())
-        }
-        None => Body::empty(),
-    };
-    let response = env
-        .router
-        .clone()
-        .oneshot(builder.body(body).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes()
-        .to_vec();
-    Answer {
-        status,
-        headers,
-        body,
-    }
+/// The body creating a backup named `name`.
+fn backup(name: &str) -> Value {
+    json!({"name": name, "spec": {"backupSpec": {}}})
+}
+
+/// Creates the backup `name` in team-a with `auth` and the `extra` headers.
+async fn create_in_team_a(env: &Env, auth: Auth<'_>, name: &str, extra: &[(&str, &str)]) -> Answer {
+    call(
+        &env.router,
+        Method::POST,
+        TEAM_A_BACKUPS,
+        auth,
+        Some(backup(name)),
+        extra,
+    )
+    .await
+}
+
+/// The sign-in with `token`'s answer.
+async fn sign_in_answer(env: &Env, token: &str) -> Answer {
+    let body = Some(json!({"token": token}));
+    call(&env.router, Method::POST, SESSION, Auth::None, body, &[]).await
 }
 
 /// Signs in with `token`: the cookie value and the session body.
 async fn sign_in(env: &Env, token: &str) -> (String, Value) {
-    let answer = call(
-        env,
-        Method::POST,
-        "/api/v1/session",
-        Auth::None,
-        Some(json!({"token": token})),
-        &[],
-    )
-    .await;
+    let answer = sign_in_answer(env, token).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
     let cookies = answer.set_cookies();
     assert_eq!(cookies.len(), 1, "{cookies:?}");
-    let value = cookies[0]
-        .strip_prefix("nac_session=")
+    (cookie_value(&cookies[0], "nac_session"), answer.json())
+}
+
+/// The value a `Set-Cookie` line gives the cookie `name` (it must be that cookie).
+fn cookie_value(set_cookie: &str, name: &str) -> String {
+    set_cookie
+        .strip_prefix(&format!("{name}="))
         .and_then(|rest| rest.split(';').next())
-        .unwrap()
-        .to_string();
-    (value, answer.json())
+        .unwrap_or_else(|| panic!("not a {name} cookie: {set_cookie}"))
+        .to_string()
 }
 
-fn without_request_id(mut problem: Value) -> Value {
-    problem.as_object_mut().unwrap().remove("requestId");
-    problem
-}
-
-async fn backup_names(env: &Env, namespace: &str) -> Vec<String> {
-    Api::<NonAdminBackup>::namespaced(env.admin.clone(), namespace)
-        .list(&ListParams::default())
+async fn has_backup(env: &Env, namespace: &str, name: &str) -> bool {
+    backup_names(&env.admin, namespace)
         .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter_map(|b| b.metadata.name)
-        .collect()
+        .contains(&name.to_string())
 }
 
 #[tokio::test]
@@ -215,26 +146,12 @@ async fn a_cookie_session_acts_as_its_token_with_csrf_on_changes() {
     let env = env().await;
 
     // Sign-in: exactly the cookie the console relies on, and who I am.
-    let answer = call(
-        &env,
-        Method::POST,
-        "/api/v1/session",
-        Auth::None,
-        Some(json!({"token": env.alice})),
-        &[],
-    )
-    .await;
+    let answer = sign_in_answer(&env, &env.alice).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
     assert_eq!(answer.header("cache-control"), Some("no-store"));
     let set_cookie = answer.set_cookies();
     assert_eq!(set_cookie.len(), 1);
-    let jwt = set_cookie[0]
-        .strip_prefix("nac_session=")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let jwt = cookie_value(&set_cookie[0], "nac_session");
     assert_eq!(
         set_cookie[0],
         format!("nac_session={jwt}; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=3600")
@@ -265,28 +182,12 @@ async fn a_cookie_session_acts_as_its_token_with_csrf_on_changes() {
     );
 
     // GET session: the same body.
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/session",
-        Auth::Cookie(&jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, SESSION, Auth::Cookie(&jwt, None)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert_eq!(answer.json(), session);
 
     // Reads with the cookie only.
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/namespaces/team-a/backups",
-        Auth::Cookie(&jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, TEAM_A_BACKUPS, Auth::Cookie(&jwt, None)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert_eq!(answer.json()["kind"], "NonAdminBackupList");
     assert!(answer.header("ratelimit-limit").is_some());
@@ -295,91 +196,49 @@ async fn a_cookie_session_acts_as_its_token_with_csrf_on_changes() {
     // nothing.
     let (other_jwt, other_session) = sign_in(&env, &env.alice).await;
     for csrf in [None, Some("wrong"), other_session["csrfToken"].as_str()] {
-        let answer = call(
-            &env,
-            Method::POST,
-            "/api/v1/namespaces/team-a/backups",
-            Auth::Cookie(&jwt, csrf),
-            Some(json!({"name": "from-cookie", "spec": {"backupSpec": {}}})),
-            &[],
-        )
-        .await;
+        let answer = create_in_team_a(&env, Auth::Cookie(&jwt, csrf), "from-cookie", &[]).await;
         assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.text());
         assert!(answer.is_problem());
         let problem = answer.json();
         assert_eq!(problem["title"], "Missing or wrong CSRF token");
         assert_eq!(problem["code"], "csrf-token");
     }
-    assert!(
-        !backup_names(&env, "team-a")
-            .await
-            .contains(&"from-cookie".to_string())
-    );
+    assert!(!has_backup(&env, "team-a", "from-cookie").await);
     // Deleting needs it too.
-    let answer = call(
-        &env,
-        Method::DELETE,
-        "/api/v1/namespaces/team-a/backups/whatever",
-        Auth::Cookie(&jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let whatever = format!("{TEAM_A_BACKUPS}/whatever");
+    let answer = bare(&env, Method::DELETE, &whatever, Auth::Cookie(&jwt, None)).await;
     assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.text());
 
     // With it: created, in alice's name.
-    let answer = call(
-        &env,
-        Method::POST,
-        "/api/v1/namespaces/team-a/backups",
-        Auth::Cookie(&jwt, Some(&csrf)),
-        Some(json!({"name": "from-cookie", "spec": {"backupSpec": {}}})),
-        &[],
-    )
-    .await;
+    let answer = create_in_team_a(&env, Auth::Cookie(&jwt, Some(&csrf)), "from-cookie", &[]).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
-    assert!(
-        backup_names(&env, "team-a")
-            .await
-            .contains(&"from-cookie".to_string())
-    );
+    assert!(has_backup(&env, "team-a", "from-cookie").await);
 
     // Bearer calls are unchanged: no CSRF header needed, and the bearer token wins over a
     // cookie.
-    let answer = call(
-        &env,
-        Method::POST,
-        "/api/v1/namespaces/team-a/backups",
-        Auth::Bearer(&env.alice),
-        Some(json!({"name": "from-bearer", "spec": {"backupSpec": {}}})),
-        &[("cookie", "nac_session=garbage")],
-    )
-    .await;
+    let garbage = [("cookie", "nac_session=garbage")];
+    let answer = create_in_team_a(&env, Auth::Bearer(&env.alice), "from-bearer", &garbage).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
 
     // The cookie reaches no further than alice's token: team-b is the same 403 as with the
     // bearer token, for reads and (with the CSRF token) writes.
-    for (method, body) in [
-        (Method::GET, None),
-        (
-            Method::POST,
-            Some(json!({"name": "planted", "spec": {"backupSpec": {}}})),
-        ),
-    ] {
+    for (method, body) in [(Method::GET, None), (Method::POST, Some(backup("planted")))] {
+        let cookie = Auth::Cookie(&jwt, Some(&csrf));
         let by_cookie = call(
-            &env,
+            &env.router,
             method.clone(),
-            "/api/v1/namespaces/team-b/backups",
-            Auth::Cookie(&jwt, Some(&csrf)),
+            TEAM_B_BACKUPS,
+            cookie,
             body.clone(),
             &[],
         )
         .await;
+        let bearer = Auth::Bearer(&env.alice);
         let by_bearer = call(
-            &env,
+            &env.router,
             method.clone(),
-            "/api/v1/namespaces/team-b/backups",
-            Auth::Bearer(&env.alice),
+            TEAM_B_BACKUPS,
+            bearer,
             body,
             &[],
         )
@@ -396,30 +255,16 @@ async fn a_cookie_session_acts_as_its_token_with_csrf_on_changes() {
             "{method}"
         );
     }
-    assert!(
-        !backup_names(&env, "team-b")
-            .await
-            .contains(&"planted".to_string())
-    );
+    assert!(!has_backup(&env, "team-b", "planted").await);
 
     // Sign-out needs the CSRF token; then the cookie is dead everywhere.
-    let answer = call(
-        &env,
-        Method::DELETE,
-        "/api/v1/session",
-        Auth::Cookie(&jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let answer = bare(&env, Method::DELETE, SESSION, Auth::Cookie(&jwt, None)).await;
     assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.text());
-    let answer = call(
+    let answer = bare(
         &env,
         Method::DELETE,
-        "/api/v1/session",
+        SESSION,
         Auth::Cookie(&jwt, Some(&csrf)),
-        None,
-        &[],
     )
     .await;
     assert_eq!(answer.status, StatusCode::NO_CONTENT, "{}", answer.text());
@@ -428,22 +273,18 @@ async fn a_cookie_session_acts_as_its_token_with_csrf_on_changes() {
         vec!["nac_session=; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=0".to_string()]
     );
     for (method, path, csrf) in [
-        (Method::GET, "/api/v1/session", None),
-        (Method::GET, "/api/v1/namespaces/team-a/backups", None),
-        (
-            Method::POST,
-            "/api/v1/namespaces/team-a/backups",
-            Some(csrf.as_str()),
-        ),
-        (Method::DELETE, "/api/v1/session", Some(csrf.as_str())),
+        (Method::GET, SESSION, None),
+        (Method::GET, TEAM_A_BACKUPS, None),
+        (Method::POST, TEAM_A_BACKUPS, Some(csrf.as_str())),
+        (Method::DELETE, SESSION, Some(csrf.as_str())),
     ] {
+        let body = (method == Method::POST).then(|| backup("after-sign-out"));
         let answer = call(
-            &env,
+            &env.router,
             method.clone(),
             path,
             Auth::Cookie(&jwt, csrf),
-            (method == Method::POST)
-                .then(|| json!({"name": "after-sign-out", "spec": {"backupSpec": {}}})),
+            body,
             &[],
         )
         .await;
@@ -456,15 +297,7 @@ async fn a_cookie_session_acts_as_its_token_with_csrf_on_changes() {
         assert!(answer.is_problem());
     }
     // Alice's other session (another browser) lives on.
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/session",
-        Auth::Cookie(&other_jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, SESSION, Auth::Cookie(&other_jwt, None)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert_eq!(answer.json(), other_session);
 }
@@ -474,67 +307,38 @@ async fn forged_expired_and_refused_sessions_are_401() {
     let env = env_configured(|config| config.session.ttl = Duration::from_secs(2)).await;
 
     // A token the cluster refuses: 401, and no cookie.
-    let answer = call(
-        &env,
-        Method::POST,
-        "/api/v1/session",
-        Auth::None,
-        Some(json!({"token": "not-a-token"})),
-        &[],
-    )
-    .await;
+    let answer = sign_in_answer(&env, "not-a-token").await;
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{}", answer.text());
     assert!(answer.is_problem());
     assert!(answer.set_cookies().is_empty());
     assert!(!answer.text().contains("not-a-token"));
     // Malformed sign-ins.
+    let json = "application/json";
     for (body, content_type, status) in [
-        (json!({}), "application/json", StatusCode::BAD_REQUEST),
-        (
-            json!({"token": ""}),
-            "application/json",
-            StatusCode::BAD_REQUEST,
-        ),
-        (
-            json!({"token": 5}),
-            "application/json",
-            StatusCode::BAD_REQUEST,
-        ),
+        (json!({}), json, StatusCode::BAD_REQUEST),
+        (json!({"token": ""}), json, StatusCode::BAD_REQUEST),
+        (json!({"token": 5}), json, StatusCode::BAD_REQUEST),
         (
             json!({"token": env.alice}),
             "text/plain",
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
         ),
     ] {
-        let response = env
-            .router
-            .clone()
-            .oneshot(
-                Request::post("/api/v1/session")
-                    .header("content-type", content_type)
-                    .body(Body::from(serde_json::to_vec(&body).unwrap()))
-                    .unwrap(),
-            )
-            .await
+        let request = Request::post(SESSION)
+            .header("content-type", content_type)
+            .body(Body::from(serde_json::to_vec(&body).unwrap()))
             .unwrap();
-        assert_eq!(response.status(), status, "{body}");
-        assert!(response.headers().get("set-cookie").is_none());
+        let answer = gateway_support::send(&env.router, request).await;
+        assert_eq!(answer.status, status, "{body}");
+        assert!(answer.set_cookies().is_empty());
     }
     // No cookie at all.
-    let answer = call(&env, Method::GET, "/api/v1/session", Auth::None, None, &[]).await;
+    let answer = get(&env, SESSION, Auth::None).await;
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
     assert!(answer.set_cookies().is_empty());
 
     let (jwt, _) = sign_in(&env, &env.alice).await;
-    let ok = call(
-        &env,
-        Method::GET,
-        "/api/v1/session",
-        Auth::Cookie(&jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let ok = get(&env, SESSION, Auth::Cookie(&jwt, None)).await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.text());
 
     // Tampered: a changed signature, or a changed payload.
@@ -567,16 +371,8 @@ async fn forged_expired_and_refused_sessions_are_401() {
         ("foreign key", foreign.as_str()),
         ("garbage", "x.y.z"),
     ] {
-        for path in ["/api/v1/session", "/api/v1/namespaces/team-a/backups"] {
-            let answer = call(
-                &env,
-                Method::GET,
-                path,
-                Auth::Cookie(cookie, None),
-                None,
-                &[],
-            )
-            .await;
+        for path in [SESSION, TEAM_A_BACKUPS] {
+            let answer = get(&env, path, Auth::Cookie(cookie, None)).await;
             assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{what} {path}");
             assert!(answer.is_problem());
             assert_eq!(
@@ -586,35 +382,20 @@ async fn forged_expired_and_refused_sessions_are_401() {
         }
     }
     // A dead cookie sent to the session endpoint is cleared.
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/session",
-        Auth::Cookie("x.y.z", None),
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, SESSION, Auth::Cookie("x.y.z", None)).await;
     assert!(answer.set_cookies()[0].ends_with("Max-Age=0"));
 
     // Expired: the session lasts two seconds.
     tokio::time::sleep(Duration::from_millis(2_100)).await;
-    for path in ["/api/v1/session", "/api/v1/namespaces/team-a/backups"] {
-        let answer = call(&env, Method::GET, path, Auth::Cookie(&jwt, None), None, &[]).await;
+    for path in [SESSION, TEAM_A_BACKUPS] {
+        let answer = get(&env, path, Auth::Cookie(&jwt, None)).await;
         assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "expired {path}");
     }
 }
 
 async fn graphql(env: &Env, auth: Auth<'_>, query: &str) -> Answer {
-    call(
-        env,
-        Method::POST,
-        "/graphql",
-        auth,
-        Some(json!({"query": query})),
-        &[],
-    )
-    .await
+    let body = Some(json!({"query": query}));
+    call(&env.router, Method::POST, "/graphql", auth, body, &[]).await
 }
 
 #[tokio::test]
@@ -645,11 +426,7 @@ async fn graphql_and_event_streams_take_the_cookie() {
         assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN");
         assert_eq!(body["errors"][0]["extensions"]["reason"], "csrf-token");
     }
-    assert!(
-        !backup_names(&env, "team-a")
-            .await
-            .contains(&"gql-cookie".to_string())
-    );
+    assert!(!has_backup(&env, "team-a", "gql-cookie").await);
     let answer = graphql(&env, Auth::Cookie(&jwt, Some(csrf)), mutation).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert_eq!(answer.json()["data"]["createBackup"]["name"], "gql-cookie");
@@ -696,15 +473,8 @@ async fn graphql_and_event_streams_take_the_cookie() {
     while !text.contains("sse-cookie") && tokio::time::Instant::now() < deadline {
         if text.contains("event: ready") && !created {
             created = true;
-            let answer = call(
-                &env,
-                Method::POST,
-                "/api/v1/namespaces/team-a/backups",
-                Auth::Cookie(&jwt, Some(csrf)),
-                Some(json!({"name": "sse-cookie", "spec": {"backupSpec": {}}})),
-                &[],
-            )
-            .await;
+            let auth = Auth::Cookie(&jwt, Some(csrf));
+            let answer = create_in_team_a(&env, auth, "sse-cookie", &[]).await;
             assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
         }
         match tokio::time::timeout(Duration::from_secs(5), body.frame()).await {
@@ -721,19 +491,10 @@ async fn graphql_and_event_streams_take_the_cookie() {
     assert!(text.contains("sse-cookie"), "{text}");
     // Bob's session cannot open team-a's stream.
     let (bob_jwt, _) = sign_in(&env, &env.bob).await;
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/namespaces/team-a/events",
-        Auth::Cookie(&bob_jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let events = "/api/v1/namespaces/team-a/events";
+    let answer = get(&env, events, Auth::Cookie(&bob_jwt, None)).await;
     assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.text());
 }
-
-const HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
 fn assert_console_headers(answer: &Answer, cache: &str) {
     assert_eq!(
@@ -748,15 +509,7 @@ fn assert_console_headers(answer: &Answer, cache: &str) {
 #[tokio::test]
 async fn the_console_is_served_with_its_headers_and_routes() {
     let env = env().await;
-    let root = call(
-        &env,
-        Method::GET,
-        "/",
-        Auth::None,
-        None,
-        &[("accept", HTML)],
-    )
-    .await;
+    let root = navigate(&env, Method::GET, "/").await;
     assert_eq!(root.status, StatusCode::OK);
     assert!(
         root.header("content-type")
@@ -785,15 +538,7 @@ async fn the_console_is_served_with_its_headers_and_routes() {
 
     // Single-page-app routes get the same page when a browser navigates to them.
     for path in ["/ns/team-a/backups", "/ns/team-a/backups/x"] {
-        let page = call(
-            &env,
-            Method::GET,
-            path,
-            Auth::None,
-            None,
-            &[("accept", HTML)],
-        )
-        .await;
+        let page = navigate(&env, Method::GET, path).await;
         assert_eq!(page.status, StatusCode::OK, "{path}");
         assert_eq!(page.body, root.body, "{path}");
         assert_console_headers(&page, "no-cache");
@@ -807,7 +552,7 @@ async fn the_console_is_served_with_its_headers_and_routes() {
         ("/assets/missing-0000.js", HTML),
     ] {
         let answer = call(
-            &env,
+            &env.router,
             Method::GET,
             path,
             Auth::None,
@@ -820,37 +565,13 @@ async fn the_console_is_served_with_its_headers_and_routes() {
         assert!(answer.header("content-security-policy").is_none());
     }
     // Writes to a console route are not the console's.
-    let answer = call(
-        &env,
-        Method::POST,
-        "/ns/team-a",
-        Auth::None,
-        None,
-        &[("accept", HTML)],
-    )
-    .await;
+    let answer = navigate(&env, Method::POST, "/ns/team-a").await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert!(answer.is_problem());
     // The API's own pages are untouched.
-    let docs = call(
-        &env,
-        Method::GET,
-        "/docs",
-        Auth::None,
-        None,
-        &[("accept", HTML)],
-    )
-    .await;
+    let docs = navigate(&env, Method::GET, "/docs").await;
     assert_eq!(docs.status, StatusCode::OK);
-    let health = call(
-        &env,
-        Method::GET,
-        "/healthz",
-        Auth::None,
-        None,
-        &[("accept", HTML)],
-    )
-    .await;
+    let health = navigate(&env, Method::GET, "/healthz").await;
     assert_eq!(health.text(), "ok");
 
     // A built asset is served with its type and cached for good.
@@ -862,15 +583,7 @@ async fn the_console_is_served_with_its_headers_and_routes() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .find(|name| name.ends_with(".js"));
         if let Some(name) = first {
-            let answer = call(
-                &env,
-                Method::GET,
-                &format!("/assets/{name}"),
-                Auth::None,
-                None,
-                &[],
-            )
-            .await;
+            let answer = get(&env, &format!("/assets/{name}"), Auth::None).await;
             assert_eq!(answer.status, StatusCode::OK);
             assert_eq!(
                 answer.header("content-type"),
@@ -881,25 +594,9 @@ async fn the_console_is_served_with_its_headers_and_routes() {
     }
 
     // Without OAuth configured, the console is told so and the flow is not there.
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/session/config",
-        Auth::None,
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, SESSION_CONFIG, Auth::None).await;
     assert_eq!(answer.json(), json!({"oauth": false}));
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/session/oauth/start",
-        Auth::None,
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, OAUTH_START, Auth::None).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert!(answer.is_problem());
 }
@@ -987,6 +684,17 @@ fn query_of(location: &str) -> std::collections::HashMap<String, String> {
         .collect()
 }
 
+/// The OAuth callback with `query`, sending the state `cookie` (none when empty).
+async fn oauth_callback(env: &Env, query: &str, cookie: &str) -> Answer {
+    let path = format!("{OAUTH_CALLBACK}?{query}");
+    let extra: &[(&str, &str)] = if cookie.is_empty() {
+        &[]
+    } else {
+        &[("cookie", cookie)]
+    };
+    call(&env.router, Method::GET, &path, Auth::None, None, extra).await
+}
+
 #[tokio::test]
 async fn openshift_oauth_sign_in() {
     let oauth = OAuthServerState::default();
@@ -1004,27 +712,11 @@ async fn openshift_oauth_sign_in() {
     .await;
     *oauth.access_token.lock().unwrap() = env.alice.clone();
 
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/session/config",
-        Auth::None,
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, SESSION_CONFIG, Auth::None).await;
     assert_eq!(answer.json(), json!({"oauth": true}));
 
     // Start: to the authorization endpoint, with the state also in a Lax cookie.
-    let start = call(
-        &env,
-        Method::GET,
-        "/api/v1/session/oauth/start",
-        Auth::None,
-        None,
-        &[],
-    )
-    .await;
+    let start = get(&env, OAUTH_START, Auth::None).await;
     assert_eq!(start.status, StatusCode::FOUND, "{}", start.text());
     let location = start.header("location").unwrap().to_string();
     assert!(
@@ -1049,47 +741,25 @@ async fn openshift_oauth_sign_in() {
 
     // A callback whose state is not this browser's, or is missing, is refused before any
     // exchange.
-    let (other_state, _) = {
-        let again = call(
-            &env,
-            Method::GET,
-            "/api/v1/session/oauth/start",
-            Auth::None,
-            None,
-            &[],
-        )
-        .await;
-        let q = query_of(again.header("location").unwrap());
-        (q["state"].clone(), ())
-    };
-    for (path, cookie) in [
+    let again = get(&env, OAUTH_START, Auth::None).await;
+    let other_state = query_of(again.header("location").unwrap())["state"].clone();
+    for (query, cookie) in [
         (
-            format!("/api/v1/session/oauth/callback?code=good-code&state={state}"),
+            format!("code=good-code&state={state}"),
             format!("nac_oauth_state={other_state}"),
         ),
+        (format!("code=good-code&state={state}"), String::new()),
+        ("code=good-code".to_string(), state_cookie.clone()),
         (
-            format!("/api/v1/session/oauth/callback?code=good-code&state={state}"),
-            String::new(),
-        ),
-        (
-            "/api/v1/session/oauth/callback?code=good-code".to_string(),
-            state_cookie.clone(),
-        ),
-        (
-            "/api/v1/session/oauth/callback?code=good-code&state=forged.state.x".to_string(),
+            "code=good-code&state=forged.state.x".to_string(),
             "nac_oauth_state=forged.state.x".to_string(),
         ),
     ] {
-        let extra: Vec<(&str, &str)> = if cookie.is_empty() {
-            vec![]
-        } else {
-            vec![("cookie", cookie.as_str())]
-        };
-        let answer = call(&env, Method::GET, &path, Auth::None, None, &extra).await;
+        let answer = oauth_callback(&env, &query, &cookie).await;
         assert_eq!(
             answer.status,
             StatusCode::BAD_REQUEST,
-            "{path}: {}",
+            "{query}: {}",
             answer.text()
         );
         assert!(answer.is_problem());
@@ -1098,15 +768,8 @@ async fn openshift_oauth_sign_in() {
     assert!(oauth.token_requests.lock().unwrap().is_empty());
 
     // The OAuth server refused, or the code is bad: 400, no session.
-    let refused = call(
-        &env,
-        Method::GET,
-        &format!("/api/v1/session/oauth/callback?error=access_denied&state={state}"),
-        Auth::None,
-        None,
-        &[("cookie", &state_cookie)],
-    )
-    .await;
+    let refused_query = format!("error=access_denied&state={state}");
+    let refused = oauth_callback(&env, &refused_query, &state_cookie).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     assert!(
         refused.json()["detail"]
@@ -1114,15 +777,8 @@ async fn openshift_oauth_sign_in() {
             .unwrap()
             .contains("access_denied")
     );
-    let bad_code = call(
-        &env,
-        Method::GET,
-        &format!("/api/v1/session/oauth/callback?code=bad-code&state={state}"),
-        Auth::None,
-        None,
-        &[("cookie", &state_cookie)],
-    )
-    .await;
+    let bad_query = format!("code=bad-code&state={state}");
+    let bad_code = oauth_callback(&env, &bad_query, &state_cookie).await;
     assert_eq!(
         bad_code.status,
         StatusCode::BAD_REQUEST,
@@ -1138,15 +794,8 @@ async fn openshift_oauth_sign_in() {
     assert!(bad_code.set_cookies().is_empty());
 
     // The good code: a session, and back to the console.
-    let callback = call(
-        &env,
-        Method::GET,
-        &format!("/api/v1/session/oauth/callback?code=good-code&state={state}"),
-        Auth::None,
-        None,
-        &[("cookie", &format!("other=1; {state_cookie}"))],
-    )
-    .await;
+    let good_query = format!("code=good-code&state={state}");
+    let callback = oauth_callback(&env, &good_query, &format!("other=1; {state_cookie}")).await;
     assert_eq!(callback.status, StatusCode::FOUND, "{}", callback.text());
     assert_eq!(callback.header("location"), Some("/"));
     let cookies = callback.set_cookies();
@@ -1157,12 +806,7 @@ async fn openshift_oauth_sign_in() {
         cookies[1],
         "nac_oauth_state=; HttpOnly; Secure; SameSite=Lax; Path=/api/v1/session/oauth; Max-Age=0"
     );
-    let jwt = cookies[0]
-        .strip_prefix("nac_session=")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap();
+    let jwt = cookie_value(&cookies[0], "nac_session");
     // The exchange used basic authentication and a form body.
     let requests = oauth.token_requests.lock().unwrap().clone();
     let (authorization, body) = requests.last().unwrap();
@@ -1170,97 +814,21 @@ async fn openshift_oauth_sign_in() {
     assert!(body.contains("grant_type=authorization_code") && body.contains("code=good-code"));
     assert!(!body.contains("s3cret"));
 
-    let session = call(
-        &env,
-        Method::GET,
-        "/api/v1/session",
-        Auth::Cookie(jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let session = get(&env, SESSION, Auth::Cookie(&jwt, None)).await;
     assert_eq!(session.status, StatusCode::OK, "{}", session.text());
     assert_eq!(session.json()["username"], "alice");
-    let answer = call(
-        &env,
-        Method::GET,
-        "/api/v1/namespaces/team-a/backups",
-        Auth::Cookie(jwt, None),
-        None,
-        &[],
-    )
-    .await;
+    let answer = get(&env, TEAM_A_BACKUPS, Auth::Cookie(&jwt, None)).await;
     assert_eq!(answer.status, StatusCode::OK);
 }
 
 // ---- GraphQL subscriptions over WebSocket with the cookie ------------------------------------
 
-/// Opens `/graphql` as a WebSocket with `cookie`, sends `connection_init` with `payload` and
-/// returns the HTTP status of a refused upgrade, or the first frame's text (or `close:<code>
-/// <reason>`).
-async fn ws_init(addr: &str, cookie: &str, payload: Value) -> Result<String, u16> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "GET /graphql HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\nCookie: nac_session={cookie}\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut buffer = Vec::new();
-    let head_end = loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        let mut chunk = [0u8; 4096];
-        let read = stream.read(&mut chunk).await.unwrap();
-        assert!(read > 0, "connection closed during the handshake");
-        buffer.extend_from_slice(&chunk[..read]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
-    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    if status != 101 {
-        return Err(status);
-    }
-    buffer.drain(..head_end + 4);
-    // One masked text frame.
-    let message = json!({"type": "connection_init", "payload": payload})
-        .to_string()
-        .into_bytes();
-    let mut frame = vec![0x81u8];
-    if message.len() < 126 {
-        frame.push(0x80 | message.len() as u8);
-    } else {
-        frame.push(0x80 | 126);
-        frame.extend_from_slice(&(message.len() as u16).to_be_bytes());
-    }
-    let mask = [0x12u8, 0x34, 0x56, 0x78];
-    frame.extend_from_slice(&mask);
-    frame.extend(message.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    stream.write_all(&frame).await.unwrap();
-    // The answer: one small unmasked frame.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        if buffer.len() >= 2 {
-            let length = (buffer[1] & 0x7f) as usize;
-            if length < 126 && buffer.len() >= 2 + length {
-                let payload = &buffer[2..2 + length];
-                return Ok(match buffer[0] & 0x0f {
-                    0x8 if payload.len() >= 2 => format!(
-                        "close:{} {}",
-                        u16::from_be_bytes([payload[0], payload[1]]),
-                        String::from_utf8_lossy(&payload[2..])
-                    ),
-                    _ => String::from_utf8_lossy(payload).into_owned(),
-                });
-            }
-        }
-        let mut chunk = [0u8; 4096];
-        let read = tokio::time::timeout_at(deadline, stream.read(&mut chunk))
-            .await
-            .expect("an answer to connection_init")
-            .unwrap();
-        assert!(read > 0, "closed without an answer");
-        buffer.extend_from_slice(&chunk[..read]);
-    }
+/// Opens `/graphql` as a WebSocket with the session `cookie` and sends `connection_init` with
+/// `payload`: the server's answer, or the HTTP status of a refused upgrade.
+async fn ws_init(addr: &str, cookie: &str, payload: Value) -> Result<Frame, u16> {
+    let cookie = format!("nac_session={cookie}");
+    let mut ws = Ws::connect_with(addr, &[("Cookie", &cookie)]).await?;
+    Ok(ws.init(payload).await)
 }
 
 #[tokio::test]
@@ -1279,12 +847,15 @@ async fn graphql_websockets_take_the_cookie_with_the_csrf_token_in_connection_in
     let acked = ws_init(&addr, &jwt, json!({"csrfToken": csrf}))
         .await
         .unwrap();
-    assert!(acked.contains("connection_ack"), "{acked}");
+    assert!(
+        matches!(&acked, Frame::Text(text) if text.contains("connection_ack")),
+        "{acked:?}"
+    );
     for payload in [json!({}), json!({"csrfToken": "wrong"})] {
         let refused = ws_init(&addr, &jwt, payload.clone()).await.unwrap();
         assert!(
-            refused.starts_with("close:1002") && refused.contains("CSRF"),
-            "{payload}: {refused}"
+            matches!(&refused, Frame::Close(1002, reason) if reason.contains("CSRF")),
+            "{payload}: {refused:?}"
         );
     }
     // A dead cookie is refused before the upgrade.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs NAC's whole test suite on a fresh Debian/Ubuntu machine with a Rust toolchain: formatting,
 # lints, generated-artifact drift, unit and conformance tests (in-process emulator and real
-# kubectl when present), and a quick run of the emulator benchmark. Installs what it needs itself.
+# kubectl when present), the web console (type check, unit tests, build drift, browser end-to-end
+# tests in Debian's Chromium against a real `nac demo`), and quick benchmark runs. Installs what it
+# needs itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,8 +55,36 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "==> installed $(ls -d /usr/lib/postgresql/*/bin | tail -n1)"
 fi
 
+# The web console (web/): dependencies pinned by package-lock.json from the npm registry, then
+# type check and unit tests; the built console is checked in (web/dist, embedded by the gateway),
+# so a fresh build must equal it.
+command -v node >/dev/null 2>&1 || { echo "error: Node.js 20+ and npm 11 are needed for web/ (apt-get install nodejs npm)"; exit 1; }
+echo "==> web console: npm ci (node $(node --version), npm $(npm --version 2>/dev/null))"
+(cd web && npm ci --no-audit --no-fund --loglevel=error)
+echo "==> web console: type check and unit tests (vitest)"
+(cd web && npx tsc -b && npx vitest run)
+echo "==> web console: the checked-in build (web/dist) is what the sources build"
+web_build="$(mktemp -d)"
+(cd web && NAC_WEB_OUT_DIR="$web_build/dist" npx vite build --logLevel warn)
+if ! diff -r web/dist "$web_build/dist"; then
+  echo "error: web/dist is stale: run (cd web && npm run build) and commit web/dist"
+  exit 1
+fi
+rm -rf "$web_build"
+
+# Browser tests drive Debian's Chromium (never a downloaded browser) with playwright-core.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "==> installing chromium (apt) for the console's browser tests"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium
+fi
+
 echo "==> cargo test"
 cargo test --lib --bins --tests -- --test-threads=2
+
+echo "==> web console: browser end-to-end tests against nac demo (screenshots in web/test-output)"
+cargo build --quiet --bin nac
+(cd web && NAC_BIN="$CARGO_TARGET_DIR/debug/nac" npm run --silent e2e)
 
 echo "==> emulator benchmark (quick)"
 cargo bench --bench emulator -- --quick

@@ -153,8 +153,11 @@ pub struct SessionOptions {
     )]
     pub session_ttl: u64,
     /// File holding a 32-byte (or longer) key that signs console session cookies and OAuth
-    /// state. Default: a random key per process — a session then works only on the replica
-    /// that issued it (and not after a restart), so give every replica the same file.
+    /// state. Default: a random key per process. Give every replica the same file: an OAuth
+    /// sign-in may come back to another replica than the one it started on. Sessions themselves
+    /// (and the cluster tokens they hold) stay in the memory of the replica that created them,
+    /// so the load balancer must keep a browser on one replica (deploy/gateway's Route and
+    /// Ingress do); elsewhere the browser is asked to sign in again.
     #[arg(long, env = "NAC_SESSION_KEY_FILE", value_name = "FILE")]
     pub session_key_file: Option<PathBuf>,
     /// OpenShift OAuth sign-in for the console: the OAuthClient's name (needs

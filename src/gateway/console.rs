@@ -10,9 +10,13 @@
 //!
 //! Every console answer carries a strict Content-Security-Policy (nothing from elsewhere, no
 //! framing), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`. When the
-//! console was not built, `/` answers a small page saying how to build it.
+//! console was not built, `/` answers a small page saying how to build it. Text files (the
+//! scripts and styles are about 2 MB) go gzip-compressed to browsers that accept it, each
+//! compressed once and kept.
 
-use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -170,22 +174,76 @@ fn with_headers(mut response: Response, cache: &'static str) -> Response {
     response
 }
 
+/// Whether an `Accept-Encoding` header accepts gzip (named, or `*`, with a non-zero q).
+pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
+    accept_encoding.is_some_and(|value| {
+        value.split(',').any(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let coding = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let quality_zero = parts.any(|param| {
+                param
+                    .strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (coding == "gzip" || coding == "*") && !quality_zero
+        })
+    })
+}
+
+/// Whether a content type is worth compressing (text; fonts and images are compressed already).
+pub fn compressible(content_type: &str) -> bool {
+    content_type.starts_with("text/")
+        || content_type.starts_with("application/json")
+        || content_type.starts_with("application/manifest+json")
+        || content_type.starts_with("image/svg+xml")
+}
+
+/// Gzipped files by the SHA-256 of their content.
+type GzipCache = Mutex<HashMap<[u8; 32], Arc<Vec<u8>>>>;
+
+/// Gzipped console files, compressed on first request.
+static GZIPPED: LazyLock<GzipCache> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn gzipped(hash: [u8; 32], data: &[u8]) -> Option<Arc<Vec<u8>>> {
+    if let Some(done) = GZIPPED.lock().ok()?.get(&hash) {
+        return Some(done.clone());
+    }
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(data).ok()?;
+    let compressed = Arc::new(encoder.finish().ok()?);
+    GZIPPED.lock().ok()?.insert(hash, compressed.clone());
+    Some(compressed)
+}
+
 fn file_response(
-    data: Cow<'static, [u8]>,
+    file: rust_embed::EmbeddedFile,
     content_type: &'static str,
     cache: &'static str,
+    gzip: bool,
 ) -> Response {
-    let mut response = Body::from(data).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    let compressed = (gzip && compressible(content_type))
+        .then(|| gzipped(file.metadata.sha256_hash(), &file.data))
+        .flatten();
+    let mut response = match &compressed {
+        Some(bytes) => Body::from(bytes.as_ref().clone()).into_response(),
+        None => Body::from(file.data).into_response(),
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if compressible(content_type) {
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if compressed.is_some() {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
     with_headers(response, cache)
 }
 
-/// `index.html`, or the not-built page.
-pub fn index() -> Response {
+/// `index.html` (gzipped when `gzip`), or the not-built page.
+pub fn index(gzip: bool) -> Response {
     match Dist::get("index.html") {
-        Some(file) => file_response(file.data, "text/html; charset=utf-8", REVALIDATE),
+        Some(file) => file_response(file, "text/html; charset=utf-8", REVALIDATE, gzip),
         None => {
             let mut response = (StatusCode::OK, NOT_BUILT).into_response();
             response.headers_mut().insert(
@@ -198,10 +256,16 @@ pub fn index() -> Response {
 }
 
 /// The console's answer to `method` on `path` with `accept`, or `None` when it is not the
-/// console's (the API then answers 404).
-pub fn serve(method: &Method, path: &str, accept: Option<&str>) -> Option<Response> {
+/// console's (the API then answers 404); gzipped where `accept_encoding` allows.
+pub fn serve(
+    method: &Method,
+    path: &str,
+    accept: Option<&str>,
+    accept_encoding: Option<&str>,
+) -> Option<Response> {
+    let gzip = accepts_gzip(accept_encoding);
     match decide(method, path, accept) {
-        ConsoleAnswer::Index => Some(index()),
+        ConsoleAnswer::Index => Some(index(gzip)),
         ConsoleAnswer::File(path) => {
             let file = Dist::get(&path)?;
             let cache = if path.starts_with("assets/") {
@@ -209,7 +273,7 @@ pub fn serve(method: &Method, path: &str, accept: Option<&str>) -> Option<Respon
             } else {
                 REVALIDATE
             };
-            Some(file_response(file.data, content_type(&path), cache))
+            Some(file_response(file, content_type(&path), cache, gzip))
         }
         ConsoleAnswer::NotConsole => None,
     }
@@ -221,6 +285,37 @@ mod tests {
     use super::*;
 
     const HTML: Option<&str> = Some("text/html,application/xhtml+xml,*/*;q=0.8");
+
+    #[test]
+    fn gzip_is_used_only_when_accepted_and_worth_it() {
+        assert!(accepts_gzip(Some("gzip, deflate, br, zstd")));
+        assert!(accepts_gzip(Some("br;q=1.0, gzip;q=0.8")));
+        assert!(accepts_gzip(Some("*")));
+        assert!(!accepts_gzip(Some("gzip;q=0, br")));
+        assert!(!accepts_gzip(Some("identity")));
+        assert!(!accepts_gzip(Some("x-gzip-ish")));
+        assert!(!accepts_gzip(None));
+        assert!(compressible(content_type("assets/index-abc.js")));
+        assert!(compressible(content_type("assets/index-abc.css")));
+        assert!(compressible(content_type("index.html")));
+        assert!(compressible(content_type("assets/x.svg")));
+        assert!(!compressible(content_type("assets/font.woff2")));
+        assert!(!compressible(content_type("assets/logo.png")));
+    }
+
+    #[test]
+    fn gzipped_files_decompress_to_the_original_and_are_kept() {
+        use std::io::Read;
+        let data = b"body { color: red; }\n".repeat(500);
+        let first = gzipped([7; 32], &data).unwrap();
+        assert!(first.len() < data.len() / 10);
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(first.as_slice())
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, data);
+        assert!(Arc::ptr_eq(&first, &gzipped([7; 32], b"other").unwrap()));
+    }
 
     #[test]
     fn api_paths_are_never_the_consoles() {
@@ -314,7 +409,17 @@ mod tests {
 
     #[test]
     fn the_index_carries_the_security_headers() {
-        let response = index();
+        let gzipped = index(true);
+        if is_built() {
+            assert_eq!(gzipped.headers()[header::CONTENT_ENCODING], "gzip");
+            assert_eq!(gzipped.headers()[header::VARY], "accept-encoding");
+        }
+        assert_eq!(
+            gzipped.headers()[header::CONTENT_SECURITY_POLICY],
+            CONTENT_SECURITY_POLICY
+        );
+        let response = index(false);
+        assert!(response.headers().get(header::CONTENT_ENCODING).is_none());
         assert_eq!(response.status(), StatusCode::OK);
         let headers = response.headers();
         assert_eq!(

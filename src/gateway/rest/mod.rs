@@ -133,7 +133,16 @@ async fn console_or_no_route(request: Request) -> Response {
         .headers()
         .get(header::ACCEPT)
         .and_then(|value| value.to_str().ok());
-    match console::serve(request.method(), request.uri().path(), accept) {
+    let accept_encoding = request
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|value| value.to_str().ok());
+    match console::serve(
+        request.method(),
+        request.uri().path(),
+        accept,
+        accept_encoding,
+    ) {
         Some(response) => response,
         None => handlers::no_route().await.into_response(),
     }
@@ -238,7 +247,16 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
             "/api/v1/session/oauth/callback",
             get(session::oauth_callback),
         )
-        .route("/", get(|| async { console::index() }))
+        .route(
+            "/",
+            get(|headers: axum::http::HeaderMap| async move {
+                console::index(console::accepts_gzip(
+                    headers
+                        .get(header::ACCEPT_ENCODING)
+                        .and_then(|value| value.to_str().ok()),
+                ))
+            }),
+        )
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn(record_route))
         .fallback(console_or_no_route);

@@ -7,6 +7,7 @@ pub mod client;
 pub mod controllers;
 pub mod gateway;
 pub mod history;
+pub mod manifest;
 pub mod policy;
 pub mod queue;
 pub mod sim;

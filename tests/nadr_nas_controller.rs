@@ -22,7 +22,7 @@ use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SE
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
-use nac::sim::velero::tarball::gunzip;
+use nac::manifest::tarball::gunzip;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 

@@ -21,7 +21,7 @@ use nac::sim::demo::{self, OADP_NAMESPACE};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::{OUTCOME_ANNOTATION, SimulatorOptions};
 use nac::sim::velero::signed_url::UrlSigner;
-use nac::sim::velero::tarball::gunzip;
+use nac::manifest::tarball::gunzip;
 use serde_json::{Value, json};
 
 struct Env {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nac::api::velero::{BackupStorageLocationSpec, ObjectStorageLocation};
 use nac::sim::velero::storage::{BackupStore, StorageError};
-use nac::sim::velero::tarball::{self, BackupItem};
+use nac::manifest::tarball::{self, BackupItem};
 use serde_json::json;
 
 const ACCESS_KEY: &str = "AK";

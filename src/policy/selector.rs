@@ -45,6 +45,94 @@ pub enum SelectorError {
         /// Position in `matchExpressions`.
         index: usize,
     },
+    /// A key that is not a qualified name (`[prefix/]name`), as apimachinery checks it.
+    #[error("label key {key:?} is not valid: {reason}")]
+    InvalidKey {
+        /// The key as written.
+        key: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A value that is not a label value (63 characters of `[A-Za-z0-9_.-]`, alphanumeric ends).
+    #[error("label value {value:?} of key {key:?} is not valid: {reason}")]
+    InvalidValue {
+        /// The key.
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+}
+
+/// apimachinery's `IsQualifiedName`: an optional DNS-1123 subdomain prefix and `/`, then a name
+/// of at most 63 characters of `[A-Za-z0-9_.-]` starting and ending alphanumeric.
+pub fn label_key_problem(key: &str) -> Option<&'static str> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        let subdomain_ok = !prefix.is_empty()
+            && prefix.len() <= 253
+            && prefix.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && !part.starts_with('-')
+                    && !part.ends_with('-')
+            });
+        if !subdomain_ok {
+            return Some("the prefix must be a DNS-1123 subdomain");
+        }
+    }
+    if name.is_empty() {
+        return Some("the name part must not be empty");
+    }
+    label_value_problem(name)
+}
+
+/// apimachinery's `IsValidLabelValue`: empty, or at most 63 characters of `[A-Za-z0-9_.-]`
+/// starting and ending alphanumeric.
+pub fn label_value_problem(value: &str) -> Option<&'static str> {
+    if value.is_empty() {
+        return None;
+    }
+    if value.len() > 63 {
+        return Some("must be no more than 63 characters");
+    }
+    let bytes = value.as_bytes();
+    let inner_ok = bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    let ends_ok = bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric);
+    if !inner_ok || !ends_ok {
+        return Some(
+            "must consist of alphanumeric characters, '-', '_' or '.', and start and end alphanumeric",
+        );
+    }
+    None
+}
+
+fn check_pair(key: &str, values: &BTreeSet<String>) -> Result<(), SelectorError> {
+    if let Some(reason) = label_key_problem(key) {
+        return Err(SelectorError::InvalidKey {
+            key: key.to_owned(),
+            reason,
+        });
+    }
+    for value in values {
+        if let Some(reason) = label_value_problem(value) {
+            return Err(SelectorError::InvalidValue {
+                key: key.to_owned(),
+                value: value.clone(),
+                reason,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One checked requirement.
@@ -83,6 +171,11 @@ impl NamespaceSelector {
             .flatten()
             .map(|(key, value)| Requirement::In(key.clone(), BTreeSet::from([value.clone()])))
             .collect();
+        for requirement in &requirements {
+            if let Requirement::In(key, values) = requirement {
+                check_pair(key, values)?;
+            }
+        }
         for (index, expression) in selector.match_expressions.iter().flatten().enumerate() {
             if expression.key.is_empty() {
                 return Err(SelectorError::EmptyKey { index });
@@ -90,6 +183,7 @@ impl NamespaceSelector {
             let values: BTreeSet<String> = expression.values.iter().flatten().cloned().collect();
             let key = expression.key.clone();
             let operator = expression.operator.clone();
+            check_pair(&key, &values)?;
             let requirement = match operator.as_str() {
                 "In" | "NotIn" if values.is_empty() => {
                     return Err(SelectorError::MissingValues { index, operator });
@@ -147,6 +241,25 @@ mod tests {
             match_expressions: (!expressions.is_empty()).then_some(expressions),
         })
         .unwrap()
+    }
+
+    #[test]
+    fn keys_and_values_are_checked_as_apimachinery_does() {
+        let bad_key = NamespaceSelector::new(&LabelSelector {
+            match_labels: Some(labels(&[("bad key!", "x")])),
+            match_expressions: None,
+        });
+        assert!(matches!(bad_key, Err(SelectorError::InvalidKey { .. })));
+        let bad_value = NamespaceSelector::new(&LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![expression("app", "In", &["-web"])]),
+        });
+        assert!(matches!(bad_value, Err(SelectorError::InvalidValue { .. })));
+        assert_eq!(label_key_problem("example.com/tier"), None);
+        assert!(label_key_problem("Example.com/tier").is_some());
+        assert!(label_key_problem("example.com/").is_some());
+        assert_eq!(label_value_problem(""), None);
+        assert!(label_value_problem(&"a".repeat(64)).is_some());
     }
 
     #[test]

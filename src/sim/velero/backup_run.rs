@@ -14,13 +14,13 @@ use serde_json::{Value, json};
 use super::cluster::{list_objects, served_resources};
 use super::engine::{Inner, SimError, as_json, timestamp};
 use super::options::Outcome;
-use super::selection::{BackupSelection, cohabiting_resource_key, object_labels};
-use super::tarball::{BackupItem, gzip, resource_list, write_backup_tarball};
 use super::validation::{
     BackupValidationContext, BslState, DEFAULT_BACKUP_STORAGE_LOCATION, choose_storage_location,
     effective_backup_ttl, validate_backup,
 };
 use crate::api::velero::labels::STORAGE_LOCATION;
+use crate::manifest::selection::{BackupSelection, cohabiting_resource_key, object_labels};
+use crate::manifest::tarball::{BackupItem, gzip, resource_list, write_backup_tarball};
 
 /// Label that keeps a namespace out of every backup.
 const EXCLUDE_FROM_BACKUP: &str = "velero.io/exclude-from-backup";
@@ -404,7 +404,7 @@ async fn collect(
     Ok(items)
 }
 
-fn item_of(info: &super::selection::ApiResourceInfo, object: Value) -> BackupItem {
+fn item_of(info: &crate::manifest::selection::ApiResourceInfo, object: Value) -> BackupItem {
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)

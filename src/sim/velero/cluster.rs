@@ -4,7 +4,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::discovery::{Discovery, Scope, verbs};
 use serde_json::Value;
 
-use super::selection::ApiResourceInfo;
+use crate::manifest::selection::ApiResourceInfo;
 
 /// One served resource with what it takes to read and write it.
 #[derive(Debug, Clone)]

@@ -16,7 +16,6 @@ use tokio::sync::Notify;
 use super::clock::SimClock;
 use super::options::SimulatorOptions;
 use super::queue::{QueueEntry, plan_queue};
-use super::selection::backup_namespaces_for_queue;
 use super::signed_url::UrlSigner;
 use super::storage::BackupStore;
 use super::{backup_run, restore_run};
@@ -25,6 +24,7 @@ use crate::api::velero::{
     Backup, BackupPhase, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore,
     RestorePhase, Schedule,
 };
+use crate::manifest::selection::backup_namespaces_for_queue;
 
 /// Failures of one simulator pass; the loop logs them and tries again.
 #[derive(Debug, thiserror::Error)]

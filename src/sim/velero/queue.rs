@@ -16,7 +16,7 @@
 //!
 //! A backup's namespaces are those its include/exclude lists select among the cluster's
 //! namespaces (`namespacesForBackup`, see
-//! [`crate::sim::velero::selection::backup_namespaces_for_queue`]): a backup of every
+//! [`crate::manifest::selection::backup_namespaces_for_queue`]): a backup of every
 //! namespace overlaps every backup touching any namespace, and one selecting no existing
 //! namespace overlaps nothing.
 

@@ -14,14 +14,14 @@ use super::backup_run::{LogWriter, results_json};
 use super::cluster::{ServedResource, dynamic_api, served_resources};
 use super::engine::{Inner, SimError, timestamp};
 use super::options::Outcome;
-use super::restore_plan::{
+use super::validation::validate_restore;
+use crate::api::velero::labels::STORAGE_LOCATION;
+use crate::manifest::restore_plan::{
     ExistingAction, RestoreItemOptions, decide_existing, is_never_restored, namespace_for_restore,
     prepare_for_restore, restore_order, restore_skip_reason,
 };
-use super::selection::RestoreSelection;
-use super::tarball::{BackupItem, gzip, read_backup_tarball};
-use super::validation::validate_restore;
-use crate::api::velero::labels::STORAGE_LOCATION;
+use crate::manifest::selection::RestoreSelection;
+use crate::manifest::tarball::{BackupItem, gzip, read_backup_tarball};
 
 type Scoped = Vec<(Option<String>, String)>;
 

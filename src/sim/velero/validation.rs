@@ -24,8 +24,11 @@ use crate::api::velero::{
     Backup, BackupPhase, BackupSpec, BackupStorageLocation, BackupStorageLocationAccessMode,
     BackupStorageLocationPhase, ExistingResourcePolicy, RestoreSpec,
 };
+use crate::manifest::selection::{
+    NON_RESTORABLE_RESOURCES, includes_excludes_problems, scoped_includes_excludes_problems,
+    wildcard_pattern_problem,
+};
 use crate::sim::apiserver::validation::dns1123_label_problem;
-use crate::sim::velero::selection::{NON_RESTORABLE_RESOURCES, wildcard_pattern_problem};
 
 /// Velero's `--default-backup-ttl` default: 30 days.
 pub const DEFAULT_BACKUP_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
@@ -163,59 +166,6 @@ fn go_quote(value: &str) -> String {
     quoted
 }
 
-/// `ValidateIncludesExcludes`: `*` alone in the includes, never in the excludes, and nothing
-/// both included and excluded (reported in sorted order).
-pub fn includes_excludes_problems(includes: &[String], excludes: &[String]) -> Vec<String> {
-    let includes: BTreeSet<&str> = includes.iter().map(String::as_str).collect();
-    let excludes: BTreeSet<&str> = excludes.iter().map(String::as_str).collect();
-    let mut problems = Vec::new();
-    if includes.len() > 1 && includes.contains("*") {
-        problems.push(
-            "includes list must either contain '*' only, or a non-empty list of items".into(),
-        );
-    }
-    if excludes.contains("*") {
-        problems.push("excludes list cannot contain '*'".into());
-    }
-    for item in &excludes {
-        if includes.contains(item) {
-            problems.push(format!(
-                "excludes list cannot contain an item in the includes list: {item}"
-            ));
-        }
-    }
-    problems
-}
-
-/// `ValidateScopedIncludesExcludes`: as above, except that `*` may be the only exclude, and
-/// then nothing may be included.
-pub fn scoped_includes_excludes_problems(includes: &[String], excludes: &[String]) -> Vec<String> {
-    let includes: BTreeSet<&str> = includes.iter().map(String::as_str).collect();
-    let excludes: BTreeSet<&str> = excludes.iter().map(String::as_str).collect();
-    let mut problems = Vec::new();
-    if includes.len() > 1 && includes.contains("*") {
-        problems.push(
-            "includes list must either contain '*' only, or a non-empty list of items".into(),
-        );
-    }
-    if excludes.len() > 1 && excludes.contains("*") {
-        problems.push(
-            "excludes list must either contain '*' only, or a non-empty list of items".into(),
-        );
-    }
-    if !includes.is_empty() && excludes.contains("*") {
-        problems.push("when exclude is '*', include cannot have value".into());
-    }
-    for item in &excludes {
-        if includes.contains(item) {
-            problems.push(format!(
-                "excludes list cannot contain an item in the includes list: {item}"
-            ));
-        }
-    }
-    problems
-}
-
 /// `ValidateNamespaceIncludesExcludes`: the list rules, then every include and every exclude
 /// (each in sorted order) as a namespace name whose glob characters are allowed.
 pub fn namespace_includes_excludes_problems(
@@ -347,7 +297,7 @@ pub fn validate_backup(
         errors.push(MIXED_FILTERS_MESSAGE.to_owned());
     }
 
-    if crate::sim::velero::selection::uses_old_resource_filters(spec) {
+    if crate::manifest::selection::uses_old_resource_filters(spec) {
         for problem in includes_excludes_problems(
             list(&spec.included_resources),
             list(&spec.excluded_resources),

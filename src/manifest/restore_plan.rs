@@ -18,8 +18,8 @@ use sha2::{Digest, Sha256};
 
 use crate::api::velero::ExistingResourcePolicy;
 use crate::api::velero::labels::{BACKUP_NAME, RESTORE_NAME};
-use crate::sim::velero::selection::NON_RESTORABLE_RESOURCES;
-use crate::sim::velero::tarball::BackupItem;
+use crate::manifest::selection::NON_RESTORABLE_RESOURCES;
+use crate::manifest::tarball::BackupItem;
 
 /// Restored first, in this order: Velero 1.18's default `--restore-resource-priorities` high
 /// list, as discovery resolves its entries on a standard cluster (`clusterroles` is
@@ -108,7 +108,7 @@ pub fn restore_order(mut items: Vec<BackupItem>) -> Vec<BackupItem> {
 /// Whether Velero never restores this resource type (nodes, events, Velero's own backups,
 /// restores and repositories, CSI node objects, volume attachments).
 pub fn is_never_restored(group: &str, resource: &str) -> bool {
-    let group_resource = crate::sim::velero::selection::group_resource(group, resource);
+    let group_resource = crate::manifest::selection::group_resource(group, resource);
     NON_RESTORABLE_RESOURCES.contains(&group_resource.as_str())
 }
 
@@ -211,7 +211,7 @@ pub struct RestoreItemOptions<'a> {
     /// `spec.namespaceMapping`.
     pub namespace_mapping: &'a BTreeMap<String, String>,
     /// Whether the object's status is restored (see
-    /// [`crate::sim::velero::selection::RestoreSelection::restores_status`]).
+    /// [`crate::manifest::selection::RestoreSelection::restores_status`]).
     pub restore_status: bool,
     /// `spec.preservePodNodePorts`: keep services' node ports.
     pub preserve_node_ports: bool,

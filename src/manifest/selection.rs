@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::api::velero::labels::EXCLUDE_FROM_BACKUP;
 use crate::api::velero::{BackupSpec, RestoreSpec, RestoreStatusSpec};
-use crate::sim::apiserver::selectors::{LabelSelector, label_selector_from_k8s};
+use crate::policy::selector::NamespaceSelector as LabelSelector;
 
 /// The group-resource string Velero uses for namespaces.
 pub const NAMESPACES_RESOURCE: &str = "namespaces";
@@ -660,7 +660,7 @@ fn compile_selectors(
     or_label_selectors: Option<&Vec<metav1::LabelSelector>>,
 ) -> Result<(Option<LabelSelector>, Vec<LabelSelector>), SelectionError> {
     let convert = |selector: &metav1::LabelSelector| {
-        label_selector_from_k8s(selector)
+        LabelSelector::new(selector)
             .map_err(|error| SelectionError::InvalidLabelSelector(error.to_string()))
     };
     let single = label_selector.map(convert).transpose()?;
@@ -950,7 +950,7 @@ pub fn effective_excluded_namespaces(
 fn automatic_old_style_lists(spec: &BackupSpec) -> (Vec<String>, Vec<String>) {
     let includes = list(&spec.included_resources);
     let excludes = list(&spec.excluded_resources);
-    if !crate::sim::velero::validation::includes_excludes_problems(includes, excludes).is_empty() {
+    if !includes_excludes_problems(includes, excludes).is_empty() {
         return (includes.to_vec(), excludes.to_vec());
     }
     add_automatic_excludes(
@@ -965,9 +965,7 @@ fn automatic_scoped_lists(
     excludes: &[String],
     automatic: &str,
 ) -> (Vec<String>, Vec<String>) {
-    if !crate::sim::velero::validation::scoped_includes_excludes_problems(includes, excludes)
-        .is_empty()
-    {
+    if !scoped_includes_excludes_problems(includes, excludes).is_empty() {
         return (includes.to_vec(), excludes.to_vec());
     }
     add_automatic_excludes(includes, excludes, &[automatic])
@@ -1172,6 +1170,59 @@ impl RestoreSelection {
             _ => from_spec,
         }
     }
+}
+
+/// `ValidateIncludesExcludes`: `*` alone in the includes, never in the excludes, and nothing
+/// both included and excluded (reported in sorted order).
+pub fn includes_excludes_problems(includes: &[String], excludes: &[String]) -> Vec<String> {
+    let includes: BTreeSet<&str> = includes.iter().map(String::as_str).collect();
+    let excludes: BTreeSet<&str> = excludes.iter().map(String::as_str).collect();
+    let mut problems = Vec::new();
+    if includes.len() > 1 && includes.contains("*") {
+        problems.push(
+            "includes list must either contain '*' only, or a non-empty list of items".into(),
+        );
+    }
+    if excludes.contains("*") {
+        problems.push("excludes list cannot contain '*'".into());
+    }
+    for item in &excludes {
+        if includes.contains(item) {
+            problems.push(format!(
+                "excludes list cannot contain an item in the includes list: {item}"
+            ));
+        }
+    }
+    problems
+}
+
+/// `ValidateScopedIncludesExcludes`: as above, except that `*` may be the only exclude, and
+/// then nothing may be included.
+pub fn scoped_includes_excludes_problems(includes: &[String], excludes: &[String]) -> Vec<String> {
+    let includes: BTreeSet<&str> = includes.iter().map(String::as_str).collect();
+    let excludes: BTreeSet<&str> = excludes.iter().map(String::as_str).collect();
+    let mut problems = Vec::new();
+    if includes.len() > 1 && includes.contains("*") {
+        problems.push(
+            "includes list must either contain '*' only, or a non-empty list of items".into(),
+        );
+    }
+    if excludes.len() > 1 && excludes.contains("*") {
+        problems.push(
+            "excludes list must either contain '*' only, or a non-empty list of items".into(),
+        );
+    }
+    if !includes.is_empty() && excludes.contains("*") {
+        problems.push("when exclude is '*', include cannot have value".into());
+    }
+    for item in &excludes {
+        if includes.contains(item) {
+            problems.push(format!(
+                "excludes list cannot contain an item in the includes list: {item}"
+            ));
+        }
+    }
+    problems
 }
 
 #[cfg(test)]

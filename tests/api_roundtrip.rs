@@ -1139,11 +1139,32 @@ fn short_names_and_printer_columns() {
         ("Schedule", vec!["sched"]),
         ("ServerStatusRequest", vec!["ssr"]),
     ];
-    assert_eq!(crds.len(), expected_short_names.len());
+    // The admin's cluster-scoped kinds: no short names.
+    let cluster_scoped = ["DeletionAction"];
+    assert_eq!(
+        crds.len(),
+        expected_short_names.len() + cluster_scoped.len()
+    );
     for (kind, names) in expected_short_names {
         assert_eq!(short_names(&crds[kind]), names, "{kind}");
         assert_eq!(crds[kind].spec.scope, "Namespaced", "{kind}");
     }
+    for kind in cluster_scoped {
+        assert!(short_names(&crds[kind]).is_empty(), "{kind}");
+        assert_eq!(crds[kind].spec.scope, "Cluster", "{kind}");
+    }
+    assert_eq!(
+        columns(&crds["DeletionAction"]),
+        [
+            column("Failure-Policy", "string", ".spec.failurePolicy"),
+            column(
+                "Valid",
+                "string",
+                ".status.conditions[?(@.type=='Valid')].status"
+            ),
+            column("Age", "date", ".metadata.creationTimestamp"),
+        ]
+    );
 
     let age = column("Age", "date", ".metadata.creationTimestamp");
     let request_phase = column("Request-Phase", "string", ".status.phase");

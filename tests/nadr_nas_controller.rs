@@ -17,12 +17,12 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminSchedule};
 use nac::api::velero::{Backup, DownloadRequest, Schedule};
 use nac::controllers::{self, Context, nadr_decision, nas, nas_decision};
+use nac::manifest::tarball::gunzip;
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
-use nac::manifest::tarball::gunzip;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 

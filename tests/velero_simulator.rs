@@ -16,12 +16,12 @@ use kube::api::{Api, DeleteParams, PostParams};
 use nac::api::velero::{
     Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
 };
+use nac::manifest::tarball::gunzip;
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, OADP_NAMESPACE};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::{OUTCOME_ANNOTATION, SimulatorOptions};
 use nac::sim::velero::signed_url::UrlSigner;
-use nac::manifest::tarball::gunzip;
 use serde_json::{Value, json};
 
 struct Env {

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use nac::api::velero::{BackupStorageLocationSpec, ObjectStorageLocation};
-use nac::sim::velero::storage::{BackupStore, StorageError};
 use nac::manifest::tarball::{self, BackupItem};
+use nac::sim::velero::storage::{BackupStore, StorageError};
 use serde_json::json;
 
 const ACCESS_KEY: &str = "AK";

@@ -9,8 +9,9 @@ use kube::CustomResourceExt;
 
 use super::StatusSubresource;
 use super::nonadmin::{
-    NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
-    NonAdminDownloadRequest, NonAdminRestore, NonAdminSchedule,
+    BackupBucket, BackupEntry, NonAdminBackup, NonAdminBackupStorageLocation,
+    NonAdminBackupStorageLocationRequest, NonAdminDownloadRequest, NonAdminRestore,
+    NonAdminSchedule,
 };
 use super::velero::{
     Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
@@ -40,6 +41,9 @@ pub fn nac_crds() -> Vec<CustomResourceDefinition> {
         crd_of::<NonAdminBackupStorageLocationRequest>(),
         crd_of::<NonAdminDownloadRequest>(),
         crd_of::<NonAdminSchedule>(),
+        crd_of::<super::nonadmin::DeletionAction>(),
+        crd_of::<BackupBucket>(),
+        crd_of::<BackupEntry>(),
     ]
 }
 

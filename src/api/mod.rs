@@ -42,4 +42,7 @@ status_subresource!(true:
     nonadmin::NonAdminBackupStorageLocationRequest,
     nonadmin::NonAdminDownloadRequest,
     nonadmin::NonAdminSchedule,
+    nonadmin::DeletionAction,
+    nonadmin::BackupBucket,
+    nonadmin::BackupEntry,
 );

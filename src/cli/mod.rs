@@ -95,6 +95,19 @@ pub struct ControllerArgs {
     pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub history: HistoryOptions,
+    #[command(flatten)]
+    pub pool: PoolOptions,
+}
+
+/// Settings of the shared backup pool (BackupBuckets and BackupEntries), for the commands that
+/// run the controllers.
+#[derive(Debug, Args, Clone)]
+pub struct PoolOptions {
+    /// How long the backups of a deleted namespace stay in the shared backup pool before they
+    /// are deleted (Go duration); a namespace's `oadp.openshift.io/backup-deletion-grace-period`
+    /// label overrides it.
+    #[arg(long, env = "NAC_BACKUP_DELETION_GRACE_PERIOD", default_value = "720h")]
+    pub backup_deletion_grace_period: String,
 }
 
 /// Gateway settings shared by `nac gateway`, `nac serve` and `nac demo`.
@@ -245,6 +258,8 @@ pub struct ServeArgs {
     pub gateway: GatewayOptions,
     #[command(flatten)]
     pub history: HistoryOptions,
+    #[command(flatten)]
+    pub pool: PoolOptions,
 }
 
 /// Options of `nac sim velero`.
@@ -326,6 +341,8 @@ pub struct DemoArgs {
     pub history: HistoryOptions,
     #[command(flatten)]
     pub session: SessionOptions,
+    #[command(flatten)]
+    pub pool: PoolOptions,
 }
 
 /// Entry point of the binary.

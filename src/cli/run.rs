@@ -15,14 +15,15 @@ use crate::sim::velero::signed_url::UrlSigner;
 
 use super::{
     ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, GatewayArgs,
-    GatewayOptions, HistoryOptions, MigrateArgs, ServeArgs, SessionOptions, SimCommand,
-    SimulatorArgs, VeleroArgs,
+    GatewayOptions, HistoryOptions, MigrateArgs, PoolOptions, ServeArgs, SessionOptions,
+    SimCommand, SimulatorArgs, VeleroArgs,
 };
 use crate::gateway::artifacts::HttpArtifactFetcher;
 use crate::gateway::auth::{OAuthClient, OAuthConfig, SessionConfig};
 use crate::gateway::clients::{FnUserClients, KubeConfigClients, SharedUserClients};
 use crate::gateway::{Gateway, GatewayConfig};
 use crate::history::SharedHistory;
+use crate::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
 use crate::history::recorder::{Recorder, RecorderConfig};
 
 /// Errors a command ends with.
@@ -56,6 +57,8 @@ pub enum CliError {
     NoDataDir,
     #[error("gateway: {0}")]
     Gateway(String),
+    #[error("invalid --backup-deletion-grace-period {value:?}: {reason}")]
+    GracePeriod { value: String, reason: String },
     #[error("{0}")]
     History(#[from] crate::history::HistoryError),
 }
@@ -438,7 +441,7 @@ async fn migrate_command(args: MigrateArgs) -> Result<(), CliError> {
 }
 
 /// What runs beside the controllers while this replica leads: the history recorder (one writer
-/// per cluster) and the retention purge.
+/// per cluster), the retention purge and the backup manifest builder.
 fn history_jobs(
     client: kube::Client,
     oadp_namespace: &str,
@@ -446,6 +449,15 @@ fn history_jobs(
     retention_days: u32,
 ) -> impl Fn() -> futures::future::BoxFuture<'static, ()> + use<> {
     let oadp_namespace = oadp_namespace.to_string();
+    // Backup tarballs can be large: a longer timeout than the gateway's artifacts.
+    let fetcher: Option<Arc<dyn crate::manifest::fetch::ArtifactFetcher>> =
+        match HttpArtifactFetcher::new(Duration::from_secs(300)) {
+            Ok(fetcher) => Some(Arc::new(fetcher)),
+            Err(error) => {
+                tracing::error!(error = %error, "cannot load CA roots: backup manifests will not be built");
+                None
+            }
+        };
     move || {
         let recorder = Recorder::new(
             client.clone(),
@@ -458,8 +470,22 @@ fn history_jobs(
             retention_days,
             crate::history::retention::PURGE_INTERVAL,
         );
+        let manifests = fetcher.clone().map(|fetcher| {
+            ManifestBuilder::new(
+                client.clone(),
+                &oadp_namespace,
+                store.clone(),
+                fetcher,
+                ManifestBuilderConfig::default(),
+            )
+        });
         Box::pin(async move {
-            tokio::join!(recorder.run(), purge);
+            let manifests = async move {
+                if let Some(builder) = manifests {
+                    builder.run().await;
+                }
+            };
+            tokio::join!(recorder.run(), purge, manifests);
         })
     }
 }
@@ -536,10 +562,10 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         args.listen,
     )
     .await?;
-    let context = Arc::new(crate::controllers::Context::new(
-        client,
-        &args.oadp_namespace,
-    ));
+    let context = Arc::new(
+        crate::controllers::Context::new(client, &args.oadp_namespace)
+            .with_pool(pool_config(&args.pool, None)?),
+    );
     if let Some(addr) = args.metrics_listen {
         let bound = serve_controller_health(&context, addr).await?;
         println!("nac controller health and metrics on http://{bound}");
@@ -559,6 +585,31 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())
+}
+
+/// The shared backup pool's settings from the command line; `local` names a provider whose
+/// buckets are directories under a root (the simulator's, in the demo).
+fn pool_config(
+    options: &PoolOptions,
+    local: Option<(&str, std::path::PathBuf)>,
+) -> Result<crate::controllers::bucket::PoolConfig, CliError> {
+    let grace = crate::api::common::GoDuration::new(options.backup_deletion_grace_period.clone())
+        .parse()
+        .map_err(|e| CliError::GracePeriod {
+            value: options.backup_deletion_grace_period.clone(),
+            reason: e.to_string(),
+        })?;
+    let lister = match local {
+        Some((provider, root)) => {
+            crate::controllers::bucket_store::ObjectStoreLister::with_local_provider(provider, root)
+        }
+        None => crate::controllers::bucket_store::ObjectStoreLister::new(),
+    };
+    Ok(crate::controllers::bucket::PoolConfig {
+        default_grace_period: grace,
+        lister: Arc::new(lister),
+        ..Default::default()
+    })
 }
 
 /// Serves the controllers' `/healthz`, `/readyz` and `/metrics` on `addr`; returns the bound
@@ -584,10 +635,10 @@ async fn serve_controller_health(
 async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
     let client = client_from(args.kubeconfig.as_deref()).await?;
     let history = open_history(&args.history, None).await?;
-    let context = Arc::new(crate::controllers::Context::new(
-        client,
-        &args.oadp_namespace,
-    ));
+    let context = Arc::new(
+        crate::controllers::Context::new(client, &args.oadp_namespace)
+            .with_pool(pool_config(&args.pool, None)?),
+    );
     if let Some(addr) = args.metrics_listen {
         let bound = serve_controller_health(&context, addr).await?;
         println!("nac controller health and metrics on http://{bound}");
@@ -683,6 +734,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     )?;
     let admin = served.server.client(&served.server.admin_token());
     demo::install(&admin).await?;
+    demo::install_backup_pool(&admin).await?;
     let mut lines = Vec::new();
     let mut tokens = Vec::new();
     for tenant in demo::TENANTS {
@@ -731,10 +783,21 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         demo::CONTROLLER_SERVICE_ACCOUNT,
     )
     .await?;
-    let context = Arc::new(crate::controllers::Context::new(
-        served.server.client(&controller_token),
-        demo::OADP_NAMESPACE,
-    ));
+    // The demo's shared backup pool lives on the simulator's local object store, which the
+    // pool controller reads directly to rebuild entries.
+    let context = Arc::new(
+        crate::controllers::Context::new(
+            served.server.client(&controller_token),
+            demo::OADP_NAMESPACE,
+        )
+        .with_pool(pool_config(
+            &args.pool,
+            Some((
+                crate::sim::velero::storage::LOCAL_PROVIDER,
+                object_store.clone(),
+            )),
+        )?),
+    );
     let metrics = serve_controller_health(&context, args.metrics_listen).await?;
     let history = open_history(&args.history, Some(&data_dir)).await?;
     let jobs = history_jobs(
@@ -771,6 +834,10 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         object_store.display()
     );
     println!("  object-store downloads      {download_base}");
+    println!(
+        "  shared backup pool          BackupBuckets {} (maxEntries 1 each): team-a and team-b get entries in different buckets",
+        demo::POOL_BUCKETS.join(", ")
+    );
     println!(
         "  NAC controllers             every non-admin kind → Velero (as openshift-adp/nac-controller); metrics http://{metrics}/metrics"
     );

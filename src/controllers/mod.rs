@@ -12,6 +12,12 @@ use rand::Rng;
 use crate::policy::NacPolicy;
 use crate::queue::QueueIndex;
 
+pub mod bucket;
+pub mod bucket_decision;
+pub mod bucket_store;
+pub mod clock;
+pub mod deletion_action_decision;
+pub mod deletion_actions;
 pub mod events;
 pub mod gc;
 pub mod health;
@@ -65,6 +71,8 @@ pub struct Context {
     pub positions: positions::Positions,
     /// Watch caches of NAC's Velero objects (filled while the controllers run).
     pub velero: VeleroCaches,
+    /// The shared backup pool's settings (grace period, clock, bucket listing).
+    pub pool: bucket::PoolConfig,
     failures: Mutex<HashMap<String, u32>>,
 }
 
@@ -86,8 +94,15 @@ impl Context {
             queue: Arc::new(RwLock::new(QueueIndex::new())),
             positions: positions::Positions::default(),
             velero: VeleroCaches::default(),
+            pool: bucket::PoolConfig::default(),
             failures: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same context with the shared backup pool's settings `pool`.
+    pub fn with_pool(mut self, pool: bucket::PoolConfig) -> Self {
+        self.pool = pool;
+        self
     }
 
     /// Exponential backoff with jitter for an object's `attempt`-th consecutive failure:
@@ -188,6 +203,8 @@ async fn run_controllers(context: Arc<Context>) {
         nadr::run(context.clone()),
         nas::run(context.clone()),
         nar::run(context.clone()),
+        bucket::run(context.clone()),
+        deletion_actions::run(context.clone()),
     );
 }
 

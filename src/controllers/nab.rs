@@ -146,6 +146,35 @@ pub async fn verdict(
     .map_err(|violation| violation.message))
 }
 
+/// Shared backup pool (seed 001): a backup without a storage location of its own goes to
+/// its namespace's BackupEntry when the pool is configured (else to Velero's default location,
+/// as without the pool), and waits, with the reason, while the entry is not ready.
+async fn routed_to_pool(
+    context: &Context,
+    nab: &NonAdminBackup,
+    verdict: Result<BackupSpec, String>,
+) -> Result<(Result<BackupSpec, String>, Option<String>), ControllerError> {
+    let Ok(mut spec) = verdict else {
+        return Ok((verdict, None));
+    };
+    let own_location = spec
+        .storage_location
+        .as_deref()
+        .is_some_and(|s| !s.is_empty());
+    if own_location || nab.metadata.deletion_timestamp.is_some() {
+        return Ok((Ok(spec), None));
+    }
+    let namespace = nab.metadata.namespace.as_deref().unwrap_or_default();
+    Ok(match super::bucket::pool_route(context, namespace).await? {
+        super::bucket_decision::PoolRoute::NotConfigured => (Ok(spec), None),
+        super::bucket_decision::PoolRoute::Location(location) => {
+            spec.storage_location = Some(location);
+            (Ok(spec), None)
+        }
+        super::bucket_decision::PoolRoute::Wait(message) => (Ok(spec), Some(message)),
+    })
+}
+
 /// Maps a NABSL name to its Velero BSL: it must be in this namespace, approved, Created, and
 /// its BSL Available.
 async fn storage_location(
@@ -230,14 +259,26 @@ async fn reconcile_step(
         }
         None => (None, None),
     };
-    let verdict = if velero_backup.is_none() && nab.spec.delete_backup != Some(true) {
-        verdict(&context, &nab).await?
+    let (verdict, storage_wait) = if velero_backup.is_none() && nab.spec.delete_backup != Some(true)
+    {
+        routed_to_pool(&context, &nab, verdict(&context, &nab).await?).await?
     } else {
-        Ok(BackupSpec::default())
+        (Ok(BackupSpec::default()), None)
     };
     let queue_position = velero_backup
         .as_ref()
         .and_then(|vb| published_position(&context, &nab, vb));
+    // DeletionActions matter only when a permanent deletion is about to create its
+    // DeleteBackupRequest (seed 003): listed then, and only then.
+    let deletion_actions = if nab.spec.delete_backup == Some(true)
+        && nab.metadata.deletion_timestamp.is_some()
+        && velero_backup.is_some()
+        && delete_request.is_none()
+    {
+        super::deletion_actions::list_actions(&context.client).await?
+    } else {
+        Vec::new()
+    };
     let observation = NabObservation {
         nab: &nab,
         velero_backup: velero_backup.as_ref(),
@@ -249,6 +290,8 @@ async fn reconcile_step(
         now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::now(),
         ),
+        deletion_actions: &deletion_actions,
+        storage_wait,
     };
     let step = nab_decision::decide(&observation);
     tracing::debug!(nab = %key(&nab), ?step, "reconcile step");
@@ -396,6 +439,9 @@ async fn apply(
             } else {
                 Ok(Action::requeue(SOON))
             }
+        }
+        NabStep::RunDeletionActions { backup, actions } => {
+            super::deletion_actions::execute(context, api, nab, &backup, &actions).await
         }
         NabStep::CreateDeleteBackupRequest(request) => {
             let requests: Api<DeleteBackupRequest> =

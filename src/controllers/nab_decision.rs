@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::api::nonadmin::conditions::{reasons, types};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{
-    NonAdminBackup, NonAdminBackupStatus, NonAdminPhase, QueueInfo, RelatedVeleroBackup,
-    RelatedVeleroDeleteBackupRequest,
+    DeletionAction, NonAdminBackup, NonAdminBackupStatus, NonAdminPhase, QueueInfo,
+    RelatedVeleroBackup, RelatedVeleroDeleteBackupRequest,
 };
 use crate::api::velero::{
     Backup, BackupPhase, BackupSpec, DeleteBackupRequest, DeleteBackupRequestPhase,
@@ -35,6 +35,8 @@ pub const DELETE_RETRY_BACKOFF: Duration = Duration::from_secs(30);
 pub const SYNCED_STATUS_GRACE: Duration = Duration::from_secs(10);
 /// How often to look again while Velero deletes a backup.
 pub const DELETION_POLL: Duration = Duration::from_secs(2);
+/// How often to look again while a backup waits for its namespace's shared-pool entry.
+pub const STORAGE_WAIT_POLL: Duration = Duration::from_secs(2);
 
 /// Everything the decision depends on.
 #[derive(Debug, Clone)]
@@ -55,6 +57,12 @@ pub struct NabObservation<'a> {
     pub fresh_uuid: Uuid,
     /// Now, for condition transition times.
     pub now: Time,
+    /// The cluster's DeletionActions (read only while a permanent deletion is about to create
+    /// its DeleteBackupRequest; empty otherwise).
+    pub deletion_actions: &'a [DeletionAction],
+    /// Why the backup waits for storage: set when it has no storage location of its own and
+    /// the shared backup pool is configured but its namespace's entry is not ready (seed 001).
+    pub storage_wait: Option<String>,
 }
 
 /// The one step to take next.
@@ -72,6 +80,14 @@ pub enum NabStep {
     DeleteDeleteBackupRequests,
     /// Create this DeleteBackupRequest.
     CreateDeleteBackupRequest(Box<DeleteBackupRequest>),
+    /// Run these deletion actions (ordered, not finished yet) on this Velero Backup before its
+    /// DeleteBackupRequest is created (seed 003).
+    RunDeletionActions {
+        /// The Velero Backup being deleted.
+        backup: Box<Backup>,
+        /// The actions still to run, in alphanumeric order of their names.
+        actions: Vec<DeletionAction>,
+    },
     /// Delete the NonAdminRestores made from this NAB, then the NAB itself (spec.deleteBackup).
     DeleteSelf,
     /// The Velero Backup went away without the tenant asking (TTL expiry, admin): follow it.
@@ -294,12 +310,26 @@ pub fn decide(obs: &NabObservation<'_>) -> NabStep {
                         ..Default::default()
                     });
                 }
+                if let Some(wait) = &obs.storage_wait {
+                    set_condition(
+                        &mut status.conditions,
+                        types::QUEUED,
+                        false,
+                        crate::api::nonadmin::entry_conditions::REASON_WAITING_FOR_BACKUP_STORAGE,
+                        wait,
+                        &obs.now,
+                    );
+                }
                 if status_changed(current.as_ref(), &status) {
                     // The NACUUID is persisted before anything is created.
                     return NabStep::WriteStatus(Box::new(status));
                 }
                 if !has_finalizer(nab) {
                     return NabStep::AddFinalizer;
+                }
+                if obs.storage_wait.is_some() {
+                    // Never the default location instead: the pool is where these go.
+                    return NabStep::RequeueAfter(STORAGE_WAIT_POLL);
                 }
                 let id = status
                     .velero_backup
@@ -436,6 +466,18 @@ fn decide_permanent_delete(
     };
     match obs.delete_request {
         None => {
+            // Deletion actions run first, and only once each: finished ones are recorded in
+            // the conditions (seed 003).
+            let actions = super::deletion_action_decision::pending_actions(
+                obs.deletion_actions,
+                &status.conditions,
+            );
+            if !actions.is_empty() {
+                return NabStep::RunDeletionActions {
+                    backup: Box::new(backup.clone()),
+                    actions,
+                };
+            }
             let id = status
                 .velero_backup
                 .as_ref()
@@ -498,6 +540,8 @@ mod tests {
             oadp_namespace: "openshift-adp",
             fresh_uuid: Uuid::from_u128(0x1234),
             now: time(),
+            deletion_actions: &[],
+            storage_wait: None,
         }
     }
 
@@ -706,6 +750,129 @@ mod tests {
     }
 
     #[test]
+    fn deletion_actions_run_before_the_delete_backup_request_and_only_once() {
+        let action = |name: &str| -> DeletionAction {
+            serde_json::from_value(json!({
+                "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DeletionAction",
+                "metadata": {"name": name},
+                "spec": {"webhook": {"url": "https://hooks.example/"}}
+            }))
+            .unwrap()
+        };
+        let actions = [action("b-audit"), action("a-cleanup")];
+        let mut n = nab(json!({"spec": {"deleteBackup": true},
+            "metadata": {"deletionTimestamp": "2023-11-14T22:13:20Z"},
+            "status": {"phase": "Deleting", "veleroBackup": {"nacuuid": "x", "name": "x"},
+                "conditions": [{"type": "Deleting", "status": "True", "reason": "DeletionPending",
+                    "message": DELETE_BACKUP_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}]}}));
+        n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        let vb: Backup = serde_json::from_value(
+            json!({"metadata": {"name": "x", "namespace": "openshift-adp"},
+            "spec": {}, "status": {"phase": "Completed"}}),
+        )
+        .unwrap();
+        let decide_with = |n: &NonAdminBackup, request: Option<&DeleteBackupRequest>| {
+            let mut o = obs(n, Some(&vb), valid());
+            o.queue_position = None;
+            o.deletion_actions = &actions;
+            o.delete_request = request;
+            decide(&o)
+        };
+        // Both pending: run them, in name order, on the backup.
+        let step = decide_with(&n, None);
+        let n = match step {
+            NabStep::RunDeletionActions { backup, actions } => {
+                assert_eq!(backup.metadata.name.as_deref(), Some("x"));
+                let names: Vec<_> = actions
+                    .iter()
+                    .map(|a| a.metadata.name.clone().unwrap())
+                    .collect();
+                assert_eq!(names, ["a-cleanup", "b-audit"]);
+                // The status the decision reached first (mirrored backup) is what it compares.
+                n
+            }
+            NabStep::WriteStatus(status) => {
+                let mut written = n.clone();
+                written.status = Some(*status);
+                match decide_with(&written, None) {
+                    NabStep::RunDeletionActions { actions, .. } => assert_eq!(actions.len(), 2),
+                    other => panic!("expected the actions, got {other:?}"),
+                }
+                written
+            }
+            other => panic!("expected the actions, got {other:?}"),
+        };
+        // a-cleanup finished: only b-audit is left.
+        let mut one_done = n.clone();
+        let conditions = &mut one_done.status.as_mut().unwrap().conditions;
+        set_condition(
+            conditions,
+            "deletionaction.oadp.openshift.io/a-cleanup",
+            true,
+            "Succeeded",
+            "called",
+            &time(),
+        );
+        match decide_with(&one_done, None) {
+            NabStep::RunDeletionActions { actions, .. } => {
+                assert_eq!(actions.len(), 1);
+                assert_eq!(actions[0].metadata.name.as_deref(), Some("b-audit"));
+            }
+            other => panic!("expected b-audit, got {other:?}"),
+        }
+        // Both finished (one ignored): now the DeleteBackupRequest.
+        let mut all_done = one_done.clone();
+        let conditions = &mut all_done.status.as_mut().unwrap().conditions;
+        set_condition(
+            conditions,
+            "deletionaction.oadp.openshift.io/b-audit",
+            false,
+            "Ignored",
+            "failed",
+            &time(),
+        );
+        assert!(matches!(
+            decide_with(&all_done, None),
+            NabStep::CreateDeleteBackupRequest(_)
+        ));
+        // A failed (Fail) action is still pending.
+        let mut failed = one_done.clone();
+        let conditions = &mut failed.status.as_mut().unwrap().conditions;
+        set_condition(
+            conditions,
+            "deletionaction.oadp.openshift.io/b-audit",
+            false,
+            "Failed",
+            "attempt 1 failed: x",
+            &time(),
+        );
+        assert!(matches!(
+            decide_with(&failed, None),
+            NabStep::RunDeletionActions { .. }
+        ));
+        // Once a DeleteBackupRequest exists, actions are not looked at again.
+        let request: DeleteBackupRequest = serde_json::from_value(json!({
+            "metadata": {"name": "x", "namespace": "openshift-adp"}, "spec": {"backupName": "x"}
+        }))
+        .unwrap();
+        let mut with_request = n.clone();
+        with_request
+            .status
+            .as_mut()
+            .unwrap()
+            .velero_delete_backup_request = Some(RelatedVeleroDeleteBackupRequest {
+            nacuuid: Some("x".into()),
+            name: Some("x".into()),
+            namespace: Some("openshift-adp".into()),
+            status: None,
+        });
+        assert_eq!(
+            decide_with(&with_request, Some(&request)),
+            NabStep::RequeueAfter(DELETION_POLL)
+        );
+    }
+
+    #[test]
     fn permanent_delete_goes_through_a_delete_backup_request() {
         let mut n = nab(json!({"spec": {"deleteBackup": true},
             "status": {"phase": "Created", "veleroBackup": {"nacuuid": "x", "name": "x"}}}));
@@ -777,5 +944,48 @@ mod tests {
         let mut o = obs(&with_dbr_status, None, valid());
         o.queue_position = None;
         assert_eq!(decide(&o), NabStep::RemoveFinalizer);
+    }
+    #[test]
+    fn a_backup_waiting_for_the_shared_pool_says_why_and_creates_nothing() {
+        let n = nab(json!({}));
+        let mut o = obs(&n, None, valid());
+        o.storage_wait =
+            Some("waiting for backup storage: every shared backup bucket is full".into());
+        let s = status_of(decide(&o));
+        let queued = s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == types::QUEUED)
+            .unwrap();
+        assert_eq!(
+            (queued.status.as_str(), queued.reason.as_str()),
+            ("False", "WaitingForBackupStorage")
+        );
+        assert!(
+            queued
+                .message
+                .contains("every shared backup bucket is full")
+        );
+        assert_eq!(s.phase, Some(NonAdminPhase::New));
+        // Status written and finalizer on: it polls, never creating a Velero Backup.
+        let written = nab(json!({
+            "metadata": {"finalizers": [finalizers::NON_ADMIN_BACKUP]},
+            "status": serde_json::to_value(&s).unwrap()
+        }));
+        let mut o = obs(&written, None, valid());
+        o.storage_wait =
+            Some("waiting for backup storage: every shared backup bucket is full".into());
+        assert_eq!(decide(&o), NabStep::RequeueAfter(STORAGE_WAIT_POLL));
+        // Once the entry is ready the backup is created (with the routed location).
+        let routed = Ok(BackupSpec {
+            storage_location: Some("team-a--aaaaa".into()),
+            ..valid().unwrap()
+        });
+        match decide(&obs(&written, None, routed)) {
+            NabStep::CreateVeleroBackup(b) => {
+                assert_eq!(b.spec.storage_location.as_deref(), Some("team-a--aaaaa"))
+            }
+            other => panic!("expected the Velero Backup, got {other:?}"),
+        }
     }
 }

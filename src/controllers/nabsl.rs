@@ -296,6 +296,17 @@ async fn reconcile_once(
         tenant_secret.as_ref(),
         nacuuid.as_deref().unwrap_or_default(),
     );
+    // A bucket of the shared backup pool is never a tenant's (seed 001): its credential would
+    // reach every other tenant's entry.
+    let verdict = match verdict {
+        Ok(velero_spec) if nabsl.metadata.deletion_timestamp.is_none() => {
+            let pool = super::bucket::pool_bucket_refs(context).await?;
+            crate::policy::bsl::check_not_pool_bucket(spec, &pool)
+                .map(|()| velero_spec)
+                .map_err(|v| named(&v))
+        }
+        other => other,
+    };
     let observation = NabslObservation {
         nabsl: &nabsl,
         verdict,

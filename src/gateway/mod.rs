@@ -31,6 +31,8 @@ pub mod error;
 pub mod events;
 pub mod graphql;
 pub mod idempotency;
+pub mod live;
+pub mod manifests;
 pub mod metrics;
 pub mod operations;
 pub mod paging;

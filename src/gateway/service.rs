@@ -359,6 +359,7 @@ pub struct GatewayService {
     config: ServiceConfig,
     history: SharedHistory,
     history_counters: HistoryCounters,
+    manifests: crate::gateway::manifests::ManifestState,
     /// Whether the cluster serves OpenShift projects (found by discovery at start).
     openshift_projects: std::sync::atomic::AtomicBool,
 }
@@ -796,6 +797,7 @@ impl GatewayService {
             config,
             history,
             history_counters: HistoryCounters::default(),
+            manifests: crate::gateway::manifests::ManifestState::default(),
             openshift_projects: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -861,6 +863,11 @@ impl GatewayService {
     /// The history store.
     pub fn history(&self) -> &SharedHistory {
         &self.history
+    }
+
+    /// What the manifest endpoints keep between requests (discovery, decoded manifests).
+    pub fn manifest_state(&self) -> &crate::gateway::manifests::ManifestState {
+        &self.manifests
     }
 
     /// Counters of the history store's use (for metrics).
@@ -1363,6 +1370,56 @@ impl GatewayService {
                 target.as_str()
             )));
         }
+        let bytes = self.download(caller, namespace, name, target).await?;
+        decompress(bytes)
+    }
+
+    /// The backup tarball (`<backup>.tar.gz`, as stored) of NonAdminBackup `name`, fetched
+    /// through a NonAdminDownloadRequest created with the caller's token: the backup must have
+    /// finished and the caller may get it and create download requests.
+    pub async fn backup_contents_tarball(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<u8>, GatewayError> {
+        let authorized = self
+            .authorize(
+                caller,
+                "get",
+                TenantResource::Backups,
+                namespace,
+                Some(name),
+            )
+            .await?;
+        self.authz
+            .require(
+                caller.identity(),
+                AccessCheck::new("create", "nonadmindownloadrequests", namespace),
+            )
+            .await?;
+        self.ready()?;
+        if !self
+            .cached::<NonAdminBackup>(&authorized, name)?
+            .is_terminal()
+        {
+            return Err(GatewayError::ArtifactUnavailable(format!(
+                "NonAdminBackup {name:?} has not finished; its contents are available once it has"
+            )));
+        }
+        self.download(caller, namespace, name, DownloadTargetKind::BackupContents)
+            .await
+    }
+
+    /// The bytes behind a NonAdminDownloadRequest for `target` of `name`, made with the
+    /// caller's token (authorization is the callers').
+    async fn download(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+        target: DownloadTargetKind,
+    ) -> Result<Vec<u8>, GatewayError> {
         let client = self.user_client(caller)?;
         let requests: Api<NonAdminDownloadRequest> = Api::namespaced(client, namespace);
         let prefix: String = name.chars().take(40).collect();
@@ -1401,8 +1458,7 @@ impl GatewayService {
             }
         });
         let url = outcome?;
-        let bytes = self.fetcher.fetch(&url).await?;
-        decompress(bytes)
+        Ok(self.fetcher.fetch(&url).await?)
     }
 
     async fn await_download_url(

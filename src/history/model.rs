@@ -288,3 +288,82 @@ pub enum IdempotencyState {
     /// Done before with this body: answer with this.
     Done(IdempotencyAnswer),
 }
+
+// ---------------------------------------------------------------------------------------------
+// Backup manifests (seed 002)
+
+/// Which backup operation a manifest belongs to: the operation (the NonAdminBackup's uid), its
+/// tenant namespace and name, and the Velero Backup the contents were read from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestKey {
+    /// The operation's id ([`OperationRecord::id`]).
+    pub operation_id: String,
+    /// Tenant namespace: part of every read.
+    pub namespace: String,
+    /// The NonAdminBackup's name.
+    pub backup_name: String,
+    /// The Velero Backup's name (the NACUUID).
+    pub velero_name: String,
+    /// The Velero Backup's uid (empty when unknown).
+    pub velero_uid: String,
+}
+
+/// What the store says about a manifest without its items.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestSummary {
+    /// The backup it describes.
+    #[serde(flatten)]
+    pub key: ManifestKey,
+    /// Items in the manifest.
+    pub item_count: i64,
+    /// Items per kind, sorted by group then kind.
+    pub counts_by_kind: Vec<crate::manifest::item::KindCount>,
+    /// When it was built.
+    pub built_at: EpochMillis,
+    /// Format of the stored document
+    /// ([`crate::manifest::export::MANIFEST_FORMAT_VERSION`] when this code wrote it).
+    pub format_version: u32,
+    /// Size of the encoded document, in bytes.
+    pub encoded_size: i64,
+}
+
+/// A stored manifest: its summary and the document in the store's compact encoding (read it
+/// with [`crate::manifest::export::decode_compact`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredManifest {
+    /// The summary (`encoded_size` is the length of `encoded`; the store sets it).
+    pub summary: ManifestSummary,
+    /// The encoded document.
+    pub encoded: Vec<u8>,
+}
+
+/// What storing a manifest did: manifests are built once, so a second put is a no-op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ManifestPut {
+    /// Stored now.
+    Stored,
+    /// The operation already had one; nothing changed.
+    AlreadyStored,
+    /// No operation with that id, namespace and Velero backup name is known (not recorded
+    /// yet, purged, or the key names another tenant's operation): nothing was stored.
+    UnknownOperation,
+}
+
+/// A completed backup operation that has no manifest yet (the builder's backfill input).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestTarget {
+    /// The operation's id.
+    pub operation_id: String,
+    /// Tenant namespace.
+    pub namespace: String,
+    /// The NonAdminBackup's name.
+    pub backup_name: String,
+    /// The Velero Backup's name.
+    pub velero_name: String,
+    /// Backup or ScheduleRun.
+    pub kind: OperationKind,
+    /// When it completed, when known.
+    pub completed_at: Option<EpochMillis>,
+}

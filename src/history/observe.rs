@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::model::{EpochMillis, Observation, OperationKind, OperationRecord, Transition};
 use crate::api::nonadmin::conditions::types;
+use crate::api::nonadmin::deletion_action::action_of_condition_type;
 use crate::api::nonadmin::labels;
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminDownloadRequest, NonAdminPhase,
@@ -602,6 +603,11 @@ pub fn observe_backup(nab: &NonAdminBackup, observed_at: EpochMillis) -> Option<
     let related = status.and_then(|s| s.velero_backup.as_ref());
     let nacuuid = related.and_then(|r| nonempty(r.nacuuid.as_ref()));
     let conditions = status.map(|s| s.conditions.as_slice()).unwrap_or_default();
+    // Deletion actions' outcomes (seed 003) are steps of the deletion, not of the backup.
+    let (action_conditions, backup_conditions): (Vec<Condition>, Vec<Condition>) = conditions
+        .iter()
+        .cloned()
+        .partition(|c| action_of_condition_type(&c.type_).is_some());
     let backup = tenant_observation(
         Tenant {
             meta,
@@ -619,7 +625,7 @@ pub fn observe_backup(nab: &NonAdminBackup, observed_at: EpochMillis) -> Option<
                 .and_then(|r| nonempty(r.name.as_ref()))
                 .or_else(|| nacuuid.clone()),
             nac_phase: status.and_then(|s| s.phase),
-            conditions,
+            conditions: &backup_conditions,
             queue_position: status
                 .and_then(|s| s.queue_info.as_ref())
                 .map(|q| q.estimated_queue_position),
@@ -675,6 +681,7 @@ pub fn observe_backup(nab: &NonAdminBackup, observed_at: EpochMillis) -> Option<
         if let Some(c) = deleting {
             facts.conditions(std::slice::from_ref(c), observed_at);
         }
+        facts.conditions(&action_conditions, observed_at);
         operations.push((
             Observation {
                 operation: record,
@@ -1499,6 +1506,45 @@ mod tests {
         assert_eq!(delete_operation_id("u-1"), id);
         assert_ne!(delete_operation_id("u-2"), id);
         assert!(Uuid::parse_str(&id).is_ok());
+    }
+
+    #[test]
+    fn deletion_action_outcomes_are_steps_of_the_delete_operation() {
+        let deleting = nab(json!({"spec": {"deleteBackup": true}, "status": {
+            "phase": "Deleting",
+            "conditions": [
+                {"type": "Accepted", "status": "True", "reason": "BackupAccepted",
+                 "message": "ok", "lastTransitionTime": T0},
+                {"type": "Deleting", "status": "True", "reason": "DeletionPending",
+                 "message": "permanent", "lastTransitionTime": "2025-03-01T11:00:00Z"},
+                {"type": "deletionaction.oadp.openshift.io/a-cleanup", "status": "True",
+                 "reason": "Succeeded", "message": "called for 2 items of the backup",
+                 "lastTransitionTime": "2025-03-01T11:00:01Z"},
+                {"type": "deletionaction.oadp.openshift.io/b-audit", "status": "False",
+                 "reason": "Failed", "message": "attempt 1 failed: HTTP 500",
+                 "lastTransitionTime": "2025-03-01T11:00:02Z"}],
+            "veleroBackup": {"nacuuid": "n"}}}));
+        let obs = observe_backup(&deleting, at(70_000)).unwrap();
+        let backup = &obs.operations[0].0;
+        let delete = &obs.operations[1].0;
+        assert_eq!(delete.operation.kind, Some(OperationKind::Delete));
+        let cleanup = fact(
+            delete,
+            "condition/deletionaction.oadp.openshift.io/a-cleanup",
+        );
+        assert_eq!(cleanup.value, "True");
+        assert_eq!(cleanup.reason.as_deref(), Some("Succeeded"));
+        let audit = fact(delete, "condition/deletionaction.oadp.openshift.io/b-audit");
+        assert_eq!(audit.value, "False");
+        assert_eq!(audit.message.as_deref(), Some("attempt 1 failed: HTTP 500"));
+        assert!(
+            facts(backup)
+                .iter()
+                .all(|(attribute, _)| !attribute.contains("deletionaction")),
+            "{:?}",
+            facts(backup)
+        );
+        assert_eq!(fact(backup, "condition/Accepted").value, "True");
     }
 
     #[test]

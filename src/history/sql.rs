@@ -21,8 +21,9 @@ use sqlx::{Any, AnyPool, AssertSqlSafe, Row, Transaction};
 
 use super::estimate;
 use super::model::{
-    Coverage, EpochMillis, IdempotencyAnswer, IdempotencyState, KindStats, NamespaceStats,
-    Observation, OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord,
+    Coverage, EpochMillis, IdempotencyAnswer, IdempotencyState, KindStats, ManifestKey,
+    ManifestPut, ManifestSummary, ManifestTarget, NamespaceStats, Observation, OperationCursor,
+    OperationFilter, OperationKind, OperationPage, OperationRecord, StoredManifest,
     StoredTransition, TimeWindow, Transition,
 };
 use super::{Backend, HistoryError, now_millis, redact_url};
@@ -271,6 +272,43 @@ macro_rules! sql_history_store {
 
             fn ping(&self) -> $crate::history::StoreFuture<'_, ()> {
                 Box::pin(self.core.ping())
+            }
+
+            fn put_manifest(
+                &self,
+                manifest: $crate::history::StoredManifest,
+            ) -> $crate::history::StoreFuture<'_, $crate::history::ManifestPut> {
+                Box::pin(self.core.put_manifest(manifest))
+            }
+
+            fn manifest<'a>(
+                &'a self,
+                namespace: &'a str,
+                operation_id: &'a str,
+            ) -> $crate::history::StoreFuture<'a, Option<$crate::history::StoredManifest>> {
+                Box::pin(self.core.manifest(namespace, operation_id))
+            }
+
+            fn manifest_by_name<'a>(
+                &'a self,
+                namespace: &'a str,
+                backup_name: &'a str,
+            ) -> $crate::history::StoreFuture<'a, Option<$crate::history::StoredManifest>> {
+                Box::pin(self.core.manifest_by_name(namespace, backup_name))
+            }
+
+            fn manifest_summaries<'a>(
+                &'a self,
+                namespace: &'a str,
+            ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::ManifestSummary>> {
+                Box::pin(self.core.manifest_summaries(namespace))
+            }
+
+            fn manifests_missing(
+                &self,
+                limit: u32,
+            ) -> $crate::history::StoreFuture<'_, Vec<$crate::history::ManifestTarget>> {
+                Box::pin(self.core.manifests_missing(limit))
             }
         }
     };
@@ -922,11 +960,21 @@ impl SqlCore {
     }
 
     /// Deletes, in one transaction, the operations whose deletion time (else completion time)
-    /// is before `cutoff` with their timelines (operations still in the cluster and not
+    /// is before `cutoff` with their timelines and manifests (operations still in the cluster and not
     /// finished have neither, so they stay), and idempotency records already expired.
     /// Returns operations removed.
     pub async fn purge(&self, cutoff: EpochMillis) -> Result<u64, HistoryError> {
         let mut tx = self.begin_write().await?;
+        // Manifests go with their operation (the foreign key cascades too; this does not rely
+        // on SQLite's foreign_keys pragma).
+        sqlx::query(
+            "DELETE FROM manifests WHERE operation_id IN \
+             (SELECT id FROM operations WHERE COALESCE(deleted_at, completed_at) < $1)",
+        )
+        .bind(cutoff)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?;
         sqlx::query(
             "DELETE FROM transitions WHERE operation_id IN \
              (SELECT id FROM operations WHERE COALESCE(deleted_at, completed_at) < $1)",
@@ -1072,6 +1120,215 @@ impl SqlCore {
             .map_err(|e| self.fail(e))?;
         Ok(())
     }
+}
+
+/// Most targets [`SqlCore::manifests_missing`] returns per call.
+pub const MAX_MANIFEST_TARGETS: u32 = 1_000;
+
+/// The operation kinds that own a backup (and so may have a manifest), as stored.
+const BACKUP_KINDS_SQL: &str = "('backup', 'schedule_run')";
+
+/// The summary columns of a manifest (table alias `m`), as [`manifest_summary_from_row`] reads
+/// them.
+macro_rules! manifest_summary_columns {
+    () => {
+        "m.operation_id, m.namespace, m.backup_name, m.velero_name, m.velero_uid, \
+         m.format_version, m.item_count, m.counts_by_kind, m.encoded_size, m.built_at"
+    };
+}
+
+/// Backup manifests (seed 002): one per backup operation, stored once, read per namespace.
+impl SqlCore {
+    /// Inserts the manifest unless its operation has one, in one transaction; the operation
+    /// must exist in the key's namespace, be a backup or schedule run, and name the key's
+    /// Velero backup (so a key can never attach a manifest to another tenant's operation).
+    pub async fn put_manifest(
+        &self,
+        manifest: StoredManifest,
+    ) -> Result<ManifestPut, HistoryError> {
+        let StoredManifest { summary, encoded } = manifest;
+        let counts = serde_json::to_string(&summary.counts_by_kind).map_err(|e| {
+            HistoryError::InvalidInput(format!("manifest counts cannot be stored: {e}"))
+        })?;
+        let size = i64::try_from(encoded.len()).unwrap_or(i64::MAX);
+        let key = summary.key;
+        let mut tx = self.begin_write().await?;
+        let inserted = sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO manifests (operation_id, namespace, backup_name, velero_name, \
+             velero_uid, format_version, item_count, counts_by_kind, encoded, encoded_size, \
+             built_at) \
+             SELECT id, namespace, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM operations \
+             WHERE id = $1 AND namespace = $2 AND velero_name = $4 AND kind IN {BACKUP_KINDS_SQL} \
+             ON CONFLICT (operation_id) DO NOTHING"
+        )))
+        .bind(key.operation_id.clone())
+        .bind(key.namespace.clone())
+        .bind(key.backup_name)
+        .bind(key.velero_name)
+        .bind(key.velero_uid)
+        .bind(i64::from(summary.format_version))
+        .bind(summary.item_count)
+        .bind(counts)
+        .bind(encoded)
+        .bind(size)
+        .bind(summary.built_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?
+        .rows_affected();
+        let outcome = if inserted == 1 {
+            ManifestPut::Stored
+        } else {
+            let existing =
+                sqlx::query("SELECT 1 FROM manifests WHERE operation_id = $1 AND namespace = $2")
+                    .bind(key.operation_id)
+                    .bind(key.namespace)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            if existing.is_some() {
+                ManifestPut::AlreadyStored
+            } else {
+                ManifestPut::UnknownOperation
+            }
+        };
+        tx.commit().await.map_err(|e| self.fail(e))?;
+        Ok(outcome)
+    }
+
+    /// The manifest of one operation of a namespace.
+    pub async fn manifest(
+        &self,
+        namespace: &str,
+        operation_id: &str,
+    ) -> Result<Option<StoredManifest>, HistoryError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            manifest_summary_columns!(),
+            ", m.encoded FROM manifests m WHERE m.namespace = $1 AND m.operation_id = $2"
+        ))
+        .bind(namespace.to_string())
+        .bind(operation_id.to_string())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.fail(e))?;
+        row.as_ref().map(stored_manifest_from_row).transpose()
+    }
+
+    /// The manifest of the newest backup operation of a namespace with this tenant name.
+    pub async fn manifest_by_name(
+        &self,
+        namespace: &str,
+        backup_name: &str,
+    ) -> Result<Option<StoredManifest>, HistoryError> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            concat!(
+                "SELECT ",
+                manifest_summary_columns!(),
+                ", m.encoded FROM manifests m WHERE m.namespace = $1 AND m.operation_id = \
+                 (SELECT o.id FROM operations o WHERE o.namespace = $1 AND o.name = $2 \
+                 AND o.kind IN {} ORDER BY o.created_at DESC, o.id DESC LIMIT 1)"
+            ),
+            BACKUP_KINDS_SQL
+        )))
+        .bind(namespace.to_string())
+        .bind(backup_name.to_string())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.fail(e))?;
+        row.as_ref().map(stored_manifest_from_row).transpose()
+    }
+
+    /// Summaries of a namespace's manifests, newest operation first (the encoded documents
+    /// are not read).
+    pub async fn manifest_summaries(
+        &self,
+        namespace: &str,
+    ) -> Result<Vec<ManifestSummary>, HistoryError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            manifest_summary_columns!(),
+            " FROM manifests m JOIN operations o ON o.id = m.operation_id \
+             WHERE m.namespace = $1 ORDER BY o.created_at DESC, m.operation_id DESC"
+        ))
+        .bind(namespace.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e))?;
+        rows.iter().map(manifest_summary_from_row).collect()
+    }
+
+    /// Completed or partially failed backup operations not deleted, with a Velero backup name
+    /// and no manifest, newest completed first; `limit` is clamped to
+    /// 1..=[`MAX_MANIFEST_TARGETS`].
+    pub async fn manifests_missing(&self, limit: u32) -> Result<Vec<ManifestTarget>, HistoryError> {
+        let limit = i64::from(limit.clamp(1, MAX_MANIFEST_TARGETS));
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT o.id, o.namespace, o.name, o.velero_name, o.kind, o.completed_at \
+             FROM operations o \
+             WHERE o.kind IN {BACKUP_KINDS_SQL} AND o.phase IN ('Completed', 'PartiallyFailed') \
+             AND o.velero_name IS NOT NULL AND o.deleted_at IS NULL \
+             AND NOT EXISTS (SELECT 1 FROM manifests m WHERE m.operation_id = o.id) \
+             ORDER BY COALESCE(o.completed_at, 0) DESC, o.id LIMIT $1"
+        )))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let kind: String = row.try_get("kind").map_err(|e| self.fail(e))?;
+            let Some(kind) = OperationKind::parse(&kind) else {
+                continue;
+            };
+            out.push(ManifestTarget {
+                operation_id: row.try_get("id").map_err(|e| self.fail(e))?,
+                namespace: row.try_get("namespace").map_err(|e| self.fail(e))?,
+                backup_name: row.try_get("name").map_err(|e| self.fail(e))?,
+                velero_name: row.try_get("velero_name").map_err(|e| self.fail(e))?,
+                kind,
+                completed_at: row.try_get("completed_at").map_err(|e| self.fail(e))?,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A summary read from [`manifest_summary_columns!`]. Column errors carry no secrets (no URL
+/// is involved), so they are reported as they are.
+fn manifest_summary_from_row(row: &AnyRow) -> Result<ManifestSummary, HistoryError> {
+    let column = |e: sqlx::Error| HistoryError::Database(format!("reading a manifest: {e}"));
+    let counts: String = row.try_get("counts_by_kind").map_err(column)?;
+    let format_version: i64 = row.try_get("format_version").map_err(column)?;
+    Ok(ManifestSummary {
+        key: ManifestKey {
+            operation_id: row.try_get("operation_id").map_err(column)?,
+            namespace: row.try_get("namespace").map_err(column)?,
+            backup_name: row.try_get("backup_name").map_err(column)?,
+            velero_name: row.try_get("velero_name").map_err(column)?,
+            velero_uid: row.try_get("velero_uid").map_err(column)?,
+        },
+        item_count: row.try_get("item_count").map_err(column)?,
+        counts_by_kind: serde_json::from_str(&counts).map_err(|e| {
+            HistoryError::Database(format!("a stored manifest's counts are corrupt: {e}"))
+        })?,
+        built_at: row.try_get("built_at").map_err(column)?,
+        format_version: u32::try_from(format_version).map_err(|_| {
+            HistoryError::Database(format!(
+                "a stored manifest's format {format_version} is invalid"
+            ))
+        })?,
+        encoded_size: row.try_get("encoded_size").map_err(column)?,
+    })
+}
+
+fn stored_manifest_from_row(row: &AnyRow) -> Result<StoredManifest, HistoryError> {
+    Ok(StoredManifest {
+        summary: manifest_summary_from_row(row)?,
+        encoded: row
+            .try_get("encoded")
+            .map_err(|e| HistoryError::Database(format!("reading a manifest: {e}")))?,
+    })
 }
 
 /// A statement under construction whose values are all bound: only `$N` placeholders are

@@ -7,6 +7,15 @@
 //! gateway, the controllers, the history recorder and the Velero simulator share one reading of
 //! Velero's rules — a dry-run or a restore preview agrees with what the backup or restore does.
 
+pub mod build;
+pub mod collect;
+pub mod diff;
+pub mod export;
+pub mod fetch;
+pub mod graph;
+pub mod item;
+pub mod overlap;
+pub mod preview;
 pub mod restore_plan;
 pub mod selection;
 pub mod tarball;

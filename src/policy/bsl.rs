@@ -280,6 +280,79 @@ pub fn build_velero_bsl_spec(
     Ok(velero)
 }
 
+/// A bucket of the administrator's shared backup pool (a `BackupBucket`), as far as tenant
+/// locations are concerned: which provider and bucket it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolBucketRef {
+    /// Velero object-store provider, e.g. `aws`.
+    pub provider: String,
+    /// Bucket name.
+    pub bucket: String,
+}
+
+/// Velero adds `velero.io/` to provider names without a `/`, so `aws` and `velero.io/aws`
+/// are the same plugin.
+fn same_provider(a: &str, b: &str) -> bool {
+    let normal = |p: &str| {
+        if p.contains('/') {
+            p.to_ascii_lowercase()
+        } else {
+            format!("velero.io/{}", p.to_ascii_lowercase())
+        }
+    };
+    normal(a.trim()) == normal(b.trim())
+}
+
+/// Whether two locations name the same bucket (provider and bucket, slashes trimmed as
+/// Velero trims them).
+pub fn same_bucket(provider_a: &str, bucket_a: &str, provider_b: &str, bucket_b: &str) -> bool {
+    same_provider(provider_a, provider_b)
+        && bucket_a.trim_matches('/') == bucket_b.trim_matches('/')
+}
+
+/// Refuses a tenant location on a bucket of the shared pool: the tenant's credential would
+/// reach every other tenant's entry in it, and its prefix would sit beside (or, for an empty
+/// prefix, above) theirs. Backups without a storage location already go to the pool.
+pub fn check_not_pool_bucket(
+    spec: &BackupStorageLocationSpec,
+    pool: &[PoolBucketRef],
+) -> Result<(), PolicyViolation> {
+    let hit = pool.iter().any(|b| {
+        same_bucket(
+            &spec.provider,
+            &spec.object_storage.bucket,
+            &b.provider,
+            &b.bucket,
+        )
+    });
+    if !hit {
+        return Ok(());
+    }
+    let field = format!("{PREFIX}.objectStorage.bucket");
+    Err(PolicyViolation::new(
+        ViolationReason::Restricted,
+        &field,
+        format!(
+            "{KIND} {field} is restricted, the bucket belongs to the cluster's shared backup pool; use a bucket of your own (backups without a storage location are already stored in the pool)"
+        ),
+    ))
+}
+
+/// Whether two object-store prefixes nest: one equals the other or lies under it, compared
+/// path segment by path segment (`a/b` is under `a`, `ab` is not). The empty prefix (the
+/// bucket's root) contains every other one.
+pub fn prefixes_nest(a: &str, b: &str) -> bool {
+    let segments = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let (a, b) = (segments(a), segments(b));
+    let shorter = a.len().min(b.len());
+    a[..shorter] == b[..shorter]
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -579,5 +652,45 @@ mod tests {
         let attack = with(json!({"objectStorage": {"prefix": "../team-b"}}));
         let error = build_velero_bsl_spec("team-a", &attack, &none(), "s", "k").unwrap_err();
         assert_eq!(error.reason, ViolationReason::Restricted);
+    }
+    #[test]
+    fn pool_buckets_are_refused_to_tenants() {
+        let pool = [PoolBucketRef {
+            provider: "aws".into(),
+            bucket: "shared-pool-1".into(),
+        }];
+        let own = spec(valid());
+        assert_eq!(check_not_pool_bucket(&own, &pool), Ok(()));
+        for (provider, bucket) in [
+            ("aws", "shared-pool-1"),
+            ("velero.io/aws", "shared-pool-1"),
+            ("aws", "/shared-pool-1/"),
+        ] {
+            let mut s = spec(valid());
+            s.provider = provider.into();
+            s.object_storage.bucket = bucket.into();
+            let refused = check_not_pool_bucket(&s, &pool).unwrap_err();
+            assert_eq!(refused.reason, ViolationReason::Restricted);
+            assert_eq!(
+                refused.field,
+                "spec.backupStorageLocationSpec.objectStorage.bucket"
+            );
+            assert!(refused.message.contains("shared backup pool"), "{refused}");
+        }
+        // Same bucket name at another provider is another bucket.
+        let mut gcp = spec(valid());
+        gcp.provider = "gcp".into();
+        gcp.object_storage.bucket = "shared-pool-1".into();
+        assert_eq!(check_not_pool_bucket(&gcp, &pool), Ok(()));
+    }
+
+    #[test]
+    fn prefixes_nest_by_whole_segments() {
+        assert!(prefixes_nest("", "team-a--1a2b3"));
+        assert!(prefixes_nest("team-a--1a2b3", "team-a--1a2b3/"));
+        assert!(prefixes_nest("team-a--1a2b3/backups", "team-a--1a2b3"));
+        assert!(!prefixes_nest("team-a--1a2b3", "team-a--1a2b3x"));
+        assert!(!prefixes_nest("team-a--1a2b3", "team-b--1a2b3"));
+        assert!(!prefixes_nest("velero", "team-a--1a2b3"));
     }
 }

@@ -256,6 +256,42 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
     Ok(())
 }
 
+/// The demo's shared backup pool (seed 001): BackupBuckets on the local object store.
+pub const POOL_BUCKETS: &[&str] = &["pool-1", "pool-2"];
+/// The pool buckets' credential Secret in the OADP namespace (the local provider ignores its
+/// content; a real pool's holds the bucket's cloud credentials, which tenants never get).
+pub const POOL_CREDENTIAL_SECRET: &str = "pool-credentials";
+
+/// Installs the shared backup pool: two BackupBuckets of one entry each, so the first two
+/// tenant namespaces that back up without a storage location land in different buckets.
+/// `nac demo` calls it after [`install`]; suites that want Velero's default location alone
+/// do not.
+pub async fn install_backup_pool(admin: &kube::Client) -> Result<(), DemoError> {
+    ensure_namespaced::<Secret>(
+        admin,
+        OADP_NAMESPACE,
+        "pool credential",
+        json!({"metadata": {"name": POOL_CREDENTIAL_SECRET, "namespace": OADP_NAMESPACE},
+               "stringData": {"cloud": "[default]\naws_access_key_id=demo\naws_secret_access_key=demo\n"}}),
+    )
+    .await?;
+    let buckets: Api<crate::api::nonadmin::BackupBucket> = Api::all(admin.clone());
+    for name in POOL_BUCKETS {
+        let bucket = build(
+            "backup bucket",
+            json!({
+                "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "BackupBucket",
+                "metadata": {"name": name},
+                "spec": {"provider": LOCAL_PROVIDER, "bucket": format!("shared-{name}"),
+                         "credential": {"name": POOL_CREDENTIAL_SECRET, "key": "cloud"},
+                         "maxEntries": 1}
+            }),
+        )?;
+        ensure(&buckets, &format!("backup bucket {name}"), &bucket).await?;
+    }
+    Ok(())
+}
+
 /// A small application in `ns`: something worth backing up and restoring.
 async fn seed_workload(client: &kube::Client, ns: &str) -> Result<(), DemoError> {
     let labels = json!({"app": "web"});

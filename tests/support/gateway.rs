@@ -59,6 +59,16 @@ pub struct Velero {
 /// Starts the Velero simulator (fast resyncs, downloads served on a free port) and NAC's
 /// controllers, each as its own service account.
 pub async fn start_velero_and_controllers(server: &ApiServer, admin: &kube::Client) -> Velero {
+    start_velero_and_controllers_with(server, admin, |_| {}).await
+}
+
+/// [`start_velero_and_controllers`] with the simulator's options adjusted by `adjust` (e.g. a
+/// per-item delay that keeps a backup running for a while).
+pub async fn start_velero_and_controllers_with(
+    server: &ApiServer,
+    admin: &kube::Client,
+    adjust: impl FnOnce(&mut SimulatorOptions),
+) -> Velero {
     let object_store = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let download_base = format!("http://{}/", listener.local_addr().unwrap());
@@ -68,6 +78,7 @@ pub async fn start_velero_and_controllers(server: &ApiServer, admin: &kube::Clie
         url::Url::parse(&download_base).unwrap(),
     );
     options.resync_interval = Duration::from_millis(100);
+    adjust(&mut options);
     let velero = server.client(&sa_token(admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
     let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
     let downloads = simulator.download_router();

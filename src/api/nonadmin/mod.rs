@@ -6,9 +6,12 @@
 //! schema (no `enum`, unknown fields kept) so a newer Velero's status is stored whole.
 
 mod backup;
+mod backup_bucket;
+mod backup_entry;
 mod backup_storage_location;
 mod backup_storage_location_request;
 pub mod conditions;
+pub mod deletion_action;
 mod download_request;
 pub mod labels;
 mod restore;
@@ -19,6 +22,17 @@ pub use backup::{
     NonAdminBackup, NonAdminBackupSpec, NonAdminBackupStatus, RelatedVeleroBackup,
     RelatedVeleroDeleteBackupRequest,
 };
+pub use backup_bucket::{
+    BACKUP_BUCKET_FINALIZER, BackupBucket, BackupBucketSpec, BackupBucketStatus, bucket_conditions,
+};
+pub use backup_entry::{
+    BackupEntry, BackupEntryPhase, BackupEntrySpec, BackupEntryStatus, ENTRY_ANNOTATION,
+    ENTRY_BUCKET_ANNOTATION, ENTRY_GRACE_PERIOD_ANNOTATION, ENTRY_NAMESPACE_ANNOTATION,
+    ENTRY_NAMESPACE_UID_LABEL, EntryPurgeStatus, FORCE_DELETE_ANNOTATION, GRACE_PERIOD_LABEL,
+    POOL_LOCATION_LABEL, TENANT_PROVISIONING_MESSAGE, TENANT_READY_MESSAGE,
+    TENANT_UNAVAILABLE_MESSAGE, TENANT_WAITING_MESSAGE, TenantStorageState, TenantStorageView,
+    entry_conditions,
+};
 pub use backup_storage_location::{
     NonAdminBackupStorageLocation, NonAdminBackupStorageLocationSpec,
     NonAdminBackupStorageLocationStatus, RelatedVeleroBackupStorageLocation,
@@ -27,6 +41,10 @@ pub use backup_storage_location_request::{
     ApprovalDecision, NonAdminBackupStorageLocationRequest,
     NonAdminBackupStorageLocationRequestPhase, NonAdminBackupStorageLocationRequestSpec,
     NonAdminBackupStorageLocationRequestStatus, SourceNonAdminBackupStorageLocation,
+};
+pub use deletion_action::{
+    DeletionAction, DeletionActionSpec, DeletionActionStatus, DeletionActionWebhook, FailurePolicy,
+    ResourceSelector,
 };
 pub use download_request::{
     NonAdminDownloadRequest, NonAdminDownloadRequestSpec, NonAdminDownloadRequestStatus,

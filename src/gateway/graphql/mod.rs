@@ -35,6 +35,7 @@ pub mod cursor;
 pub mod errors;
 pub mod history;
 pub mod loaders;
+pub mod manifests;
 pub mod mutation;
 pub mod query;
 pub mod subscription;

@@ -1,14 +1,16 @@
 //! Queries: the namespaces the caller may use, connections of backups, restores, storage
 //! locations and schedules, single objects, describe, queue views, policy, the dashboard's
-//! counts by phase, and the operation history (`history`, `operation`, `stats`, `coverage`).
+//! counts by phase, the operation history (`history`, `operation`, `stats`, `coverage`), and
+//! backup manifests with the backup dry-run and restore preview ([`super::manifests`]).
 //! Each resolver calls one service operation with the caller.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_graphql::connection::{Connection, Edge};
-use async_graphql::{Context, Object};
+use async_graphql::{Context, Json, Object};
 use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
 
 use super::cursor::{PageCursor, edge_cursors, page_size};
 use super::errors::{GqlResult, to_graphql};
@@ -16,6 +18,10 @@ use super::history::{
     Coverage, HistoryArgs, NamespaceStats, Operation, OperationKindValue, history_connection,
 };
 use super::loaders::list_all;
+use super::manifests::{
+    self, BackupDiffView, BackupDryRunView, BackupManifestView, OwnerGraphResult,
+    RestorePreviewResult,
+};
 use super::types::{
     Backup, ClusterQueue, DescriptionView, NamespacePhaseCounts, NamespaceQueue, PhaseCount,
     Policy, Queue, ResourcePermissions, Restore, Schedule, StorageLocation, Viewer, display_phase,
@@ -555,6 +561,73 @@ impl QueryRoot {
             .await
             .gql()?;
         Ok(coverage.into())
+    }
+
+    /// A completed backup's manifest (kept in the history store, also after the backup is
+    /// gone): which backup, counts by kind, and its items page by page (needs `get` on the
+    /// backup).
+    #[graphql(complexity = "10 + child_complexity")]
+    async fn backup_manifest(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        name: String,
+    ) -> async_graphql::Result<BackupManifestView> {
+        manifests::backup_manifest(ctx, &namespace, &name).await
+    }
+
+    /// The owner graph of a backup's items (owners → dependents, from `ownerReferences`).
+    #[graphql(complexity = "10 + child_complexity")]
+    async fn backup_owner_graph(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        name: String,
+    ) -> async_graphql::Result<OwnerGraphResult> {
+        manifests::backup_owner_graph(ctx, &namespace, &name).await
+    }
+
+    /// What changed from backup `against` to backup `name`: items added, removed and
+    /// changed (needs `get` on both).
+    #[graphql(complexity = "20 + child_complexity")]
+    async fn backup_diff(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        name: String,
+        against: String,
+    ) -> async_graphql::Result<BackupDiffView> {
+        manifests::backup_diff(ctx, &namespace, &name, &against).await
+    }
+
+    /// What a backup would take, before anything runs: `backup` (any body REST's create
+    /// accepts: `{"name": …, "spec": {"backupSpec": {…}}}`, the manifest, or a name) is
+    /// validated as a create would be, then its filters are evaluated against the
+    /// namespace's live objects read with the caller's token. Creates nothing (needs
+    /// `create` on backups); answers as REST's `POST …/backups?dryRun=true`.
+    #[graphql(complexity = "50 + child_complexity")]
+    async fn backup_dry_run(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        backup: Json<Value>,
+    ) -> async_graphql::Result<BackupDryRunView> {
+        manifests::backup_dry_run(ctx, &namespace, &backup.0).await
+    }
+
+    /// What a restore would do, before anything runs: `restore` (any body REST's create
+    /// accepts, e.g. `{"name": …, "backupName": …}`) is validated as a create would be, then
+    /// each item of the backup is decided (created, updated or skipped, and why) in restore
+    /// order against the namespace as it is now. Creates nothing (needs `create` on
+    /// restores); answers as REST's `POST …/restores?dryRun=true`.
+    #[graphql(complexity = "50 + child_complexity")]
+    async fn restore_preview(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        restore: Json<Value>,
+    ) -> async_graphql::Result<RestorePreviewResult> {
+        manifests::restore_preview(ctx, &namespace, &restore.0).await
     }
 
     /// The admin policy in force in a namespace.

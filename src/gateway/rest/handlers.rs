@@ -25,6 +25,7 @@ use crate::gateway::Gateway;
 use crate::gateway::error::GatewayError;
 use crate::gateway::events::sse::{self, StreamScope};
 use crate::gateway::idempotency::{Begin, StoredResponse};
+use crate::gateway::manifests::{BackupDryRun, RestorePreviewView};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{
     ArtifactKind, ClusterQueue, Creatable, DeleteOutcome, Description, GatewayService, ListQuery,
@@ -300,6 +301,10 @@ async fn create_of<K: Creatable + Terminal>(
     }
 }
 
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, GatewayError> {
+    serde_json::to_value(value).map_err(|_| GatewayError::Upstream)
+}
+
 async fn run_create<K: Creatable + Terminal>(
     gateway: &Gateway,
     caller: &AuthCaller,
@@ -309,6 +314,27 @@ async fn run_create<K: Creatable + Terminal>(
 ) -> Response {
     let outcome = async {
         let dry_run = params.dry_run == Some(true);
+        // A backup's dry-run answers its manifest, a restore's its preview.
+        if dry_run {
+            let location = format!("/api/v1/namespaces/{namespace}/{}", K::RESOURCE.segment());
+            match K::RESOURCE {
+                TenantResource::Backups => {
+                    let answer = gateway
+                        .service
+                        .backup_dry_run(&caller.0, namespace, body)
+                        .await?;
+                    return Ok((StatusCode::OK, to_json(&answer)?, location));
+                }
+                TenantResource::Restores => {
+                    let answer = gateway
+                        .service
+                        .restore_preview(&caller.0, namespace, body)
+                        .await?;
+                    return Ok((StatusCode::OK, to_json(&answer)?, location));
+                }
+                _ => {}
+            }
+        }
         let created = gateway
             .service
             .create::<K>(&caller.0, namespace, body, dry_run)
@@ -394,7 +420,8 @@ pub async fn list_namespaces(
 
 macro_rules! resource_handlers {
     (
-        $kind:ty, $doc:ty, $tag:literal, $collection:literal, $item:literal,
+        $kind:ty, $doc:ty, $dry_run_doc:ty, $dry_run_text:literal, $tag:literal,
+        $collection:literal, $item:literal,
         $list:ident, $get:ident, $create:ident, $delete:ident, $delete_text:literal
     ) => {
         #[doc = concat!("Lists ", $tag, " in a namespace.")]
@@ -442,7 +469,7 @@ macro_rules! resource_handlers {
             request_body(content = $doc, description = "The custom resource's own JSON, or the short form {\"name\": …, \"spec\": {…}}, or a JSON string naming it"),
             responses(
                 (status = 201, description = "Created (with wait=true: and terminal)", body = $doc),
-                (status = 200, description = "dryRun=true: what would be created", body = $doc),
+                (status = 200, description = $dry_run_text, body = $dry_run_doc),
                 (status = 202, description = "Created; wait=true and the timeout passed first", body = $doc),
                 ErrorResponses),
             security(("bearer" = []), ("session" = []))
@@ -482,6 +509,8 @@ macro_rules! resource_handlers {
 resource_handlers!(
     NonAdminBackup,
     NonAdminBackupDoc,
+    BackupDryRun,
+    "dryRun=true: nothing is created; what the backup would take (its manifest: counts by kind and the items, from the namespace's live objects read with the caller's token), lists the caller could not read, and running operations it would wait on",
     "backups",
     "/api/v1/namespaces/{namespace}/backups",
     "/api/v1/namespaces/{namespace}/backups/{name}",
@@ -494,6 +523,8 @@ resource_handlers!(
 resource_handlers!(
     NonAdminRestore,
     NonAdminRestoreDoc,
+    RestorePreviewView,
+    "dryRun=true: nothing is created; the restore preview — each backed-up item created, updated or skipped (and why) in restore order, against the namespace as it is now — and running operations it would wait on",
     "restores",
     "/api/v1/namespaces/{namespace}/restores",
     "/api/v1/namespaces/{namespace}/restores/{name}",
@@ -506,6 +537,8 @@ resource_handlers!(
 resource_handlers!(
     NonAdminBackupStorageLocation,
     NonAdminBackupStorageLocationDoc,
+    NonAdminBackupStorageLocationDoc,
+    "dryRun=true: what would be created",
     "storage-locations",
     "/api/v1/namespaces/{namespace}/storage-locations",
     "/api/v1/namespaces/{namespace}/storage-locations/{name}",
@@ -518,6 +551,8 @@ resource_handlers!(
 resource_handlers!(
     NonAdminSchedule,
     NonAdminScheduleDoc,
+    NonAdminScheduleDoc,
+    "dryRun=true: what would be created",
     "schedules",
     "/api/v1/namespaces/{namespace}/schedules",
     "/api/v1/namespaces/{namespace}/schedules/{name}",

@@ -118,7 +118,7 @@ pub fn history_query(raw: Option<&str>) -> Result<HistoryQuery, GatewayError> {
     })
 }
 
-fn ok_json(value: impl serde::Serialize) -> Response {
+pub(super) fn ok_json(value: impl serde::Serialize) -> Response {
     json_response(
         StatusCode::OK,
         &serde_json::to_value(value).unwrap_or_default(),

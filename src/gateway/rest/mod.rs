@@ -7,6 +7,7 @@ pub mod docs;
 pub mod extract;
 pub mod handlers;
 pub mod history;
+pub mod manifests;
 pub mod openapi;
 pub mod problem;
 pub mod session;
@@ -168,6 +169,22 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
         .route(
             "/api/v1/namespaces/{namespace}/backups/{name}/logs",
             get(backup_logs),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/manifest",
+            get(manifests::backup_manifest),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/contents",
+            get(manifests::backup_contents),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/graph",
+            get(manifests::backup_graph),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/diff",
+            get(manifests::backup_diff),
         )
         .route(
             "/api/v1/namespaces/{namespace}/restores",

@@ -10,12 +10,14 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 use super::handlers;
 use super::history;
+use super::manifests;
 use super::problem::ProblemDetails;
 use super::session;
 use crate::api::crds;
 use crate::gateway::auth::session::SessionInfo;
 use crate::gateway::error::FieldError;
 use crate::gateway::events::ChangeAction;
+use crate::gateway::manifests::{BackupDiff, BackupDryRun, ContentsPage, RestorePreviewView};
 use crate::gateway::operations::{
     KindStatistics, NamespaceCoverage, NamespaceStatistics, Operation, OperationDetail,
     OperationPage, QueueEta, TimelineEntry,
@@ -25,6 +27,8 @@ use crate::gateway::service::{
     ArtifactKind, ClusterQueue, DeleteOutcome, DeletionView, Description, NamespaceAccess,
     NamespaceList, NamespaceQueue, PolicyView, QueueCounts, QueueItem, RulesView,
 };
+use crate::manifest::export::ManifestDocument;
+use crate::manifest::graph::OwnerGraphView;
 
 /// The OpenAPI schema of a NAC custom resource, from its CRD (`openAPIV3Schema`).
 fn crd_schema(plural: &str, description: &str) -> RefOr<Schema> {
@@ -241,6 +245,8 @@ impl Modify for BearerSecurity {
         handlers::list_namespaces,
         handlers::list_backups, handlers::create_backup, handlers::get_backup, handlers::delete_backup,
         handlers::describe_backup, handlers::backup_logs,
+        manifests::backup_manifest, manifests::backup_contents, manifests::backup_graph,
+        manifests::backup_diff,
         handlers::list_restores, handlers::create_restore, handlers::get_restore, handlers::delete_restore,
         handlers::describe_restore, handlers::restore_logs,
         handlers::list_storage_locations, handlers::create_storage_location,
@@ -263,6 +269,7 @@ impl Modify for BearerSecurity {
         ArtifactKind, TenantResource, ChangeAction, QueueEta, Operation, OperationPage,
         OperationDetail, TimelineEntry, NamespaceStatistics, KindStatistics, NamespaceCoverage,
         SessionInfo, session::SignIn, session::SessionSettings,
+        BackupDryRun, RestorePreviewView, ContentsPage, BackupDiff, ManifestDocument, OwnerGraphView,
     )),
     modifiers(&BearerSecurity),
     tags(

@@ -2,7 +2,6 @@
 //! Velero's messages), InProgress with start time and expiration, collection of the selected
 //! objects through the API, progress as items are backed up, and Velero's object-store layout
 //! written to the location's bucket — tarball, resource list, logs, results, metadata.
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,8 @@ use super::validation::{
     effective_backup_ttl, validate_backup,
 };
 use crate::api::velero::labels::STORAGE_LOCATION;
-use crate::manifest::selection::{BackupSelection, cohabiting_resource_key, object_labels};
+use crate::manifest::collect::{CollectPlan, DiscoveredResource, ListOutcome};
+use crate::manifest::selection::object_labels;
 use crate::manifest::tarball::{BackupItem, gzip, resource_list, write_backup_tarball};
 
 /// Label that keeps a namespace out of every backup.
@@ -320,7 +320,8 @@ fn merge(target: &mut Value, patch: &Value) {
     }
 }
 
-/// Reads every selected object through the API, as Velero's item collector does.
+/// Reads every selected object through the API, as Velero's item collector does: the lists
+/// [`CollectPlan`] asks for, made with Velero's identity, then the plan's object filters.
 async fn collect(
     inner: &Inner,
     spec: &crate::api::velero::BackupSpec,
@@ -328,103 +329,49 @@ async fn collect(
     log: &mut LogWriter,
 ) -> Result<Vec<BackupItem>, SimError> {
     let resources = served_resources(&inner.client).await?;
-    let infos: Vec<_> = resources.iter().map(|r| r.info.clone()).collect();
-    let selection = BackupSelection::new(spec, namespace_objects, &infos)
-        .map_err(|e| SimError::Other(e.to_string()))?;
-    let namespaces: Vec<String> = namespace_objects
+    let discovered: Vec<DiscoveredResource> = resources
         .iter()
-        .filter_map(|n| n.pointer("/metadata/name").and_then(Value::as_str))
-        .filter(|n| selection.includes_namespace(n))
-        .map(str::to_string)
+        .map(|r| DiscoveredResource {
+            info: r.info.clone(),
+            listable: r.listable,
+        })
         .collect();
-    let mut items = Vec::new();
-    let mut cohabiting_seen = BTreeSet::new();
-    let mut namespace_resource = None;
-    for resource in &resources {
-        if !resource.listable {
+    let plan = CollectPlan::new(spec, &discovered, namespace_objects)
+        .map_err(|e| SimError::Other(e.to_string()))?;
+    let mut outcomes = Vec::with_capacity(plan.requests().len());
+    for request in plan.requests() {
+        let Some(resource) = resources.iter().find(|r| r.info == request.resource) else {
+            outcomes.push(ListOutcome::Failed("the resource is not served".into()));
             continue;
-        }
-        if resource.info.is_namespaces() {
-            namespace_resource = Some(resource);
-            continue;
-        }
-        if !selection.includes_resource(&resource.info) {
-            continue;
-        }
-        if let Some(key) = cohabiting_resource_key(&resource.info)
-            && !cohabiting_seen.insert(key)
-        {
-            continue;
-        }
-        let scopes: Vec<Option<&str>> = if resource.info.namespaced {
-            namespaces.iter().map(|n| Some(n.as_str())).collect()
-        } else {
-            vec![None]
         };
-        for scope in scopes {
-            let objects = match list_objects(&inner.client, resource, scope).await {
-                Ok(o) => o,
-                Err(e) => {
-                    log.log(
-                        inner.clock.now(),
-                        "warning",
-                        &format!("cannot list {}: {e}", resource.info.plural),
-                        &[],
-                    );
-                    continue;
-                }
-            };
-            for object in objects {
-                if !selection.includes_object(&resource.info, &object) {
-                    continue;
-                }
-                items.push(item_of(&resource.info, object));
-            }
-        }
+        let listed = list_objects(&inner.client, resource, request.namespace.as_deref()).await;
+        outcomes.push(list_outcome(listed));
     }
-    if let Some(ns_resource) = namespace_resource
-        && selection.includes_resource(&ns_resource.info)
-    {
-        let with_items: BTreeSet<String> =
-            items.iter().filter_map(|i| i.namespace.clone()).collect();
-        let wanted = selection.namespaces_to_back_up(namespace_objects, &with_items);
-        for object in namespace_objects {
-            let n = object
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            if wanted.contains(n) {
-                let mut object = object.clone();
-                object["apiVersion"] = json!("v1");
-                object["kind"] = json!("Namespace");
-                items.push(item_of(&ns_resource.info, object));
-            }
-        }
+    let collection = plan
+        .finish(outcomes)
+        .map_err(|e| SimError::Other(e.to_string()))?;
+    for unreadable in &collection.unreadable {
+        log.log(
+            inner.clock.now(),
+            "warning",
+            &format!(
+                "cannot list {}: {}",
+                unreadable.resource, unreadable.message
+            ),
+            &[],
+        );
     }
-    Ok(items)
+    Ok(collection.items)
 }
 
-fn item_of(info: &crate::manifest::selection::ApiResourceInfo, object: Value) -> BackupItem {
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let namespace = if info.namespaced {
-        object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    } else {
-        None
-    };
-    BackupItem {
-        group: info.group.clone(),
-        version: info.version.clone(),
-        kind: info.kind.clone(),
-        resource: info.plural.clone(),
-        namespace,
-        name,
-        object,
+/// A list's result as the collection plan takes it: a 403 is "forbidden", anything else
+/// that failed is "failed".
+pub(super) fn list_outcome(result: Result<Vec<Value>, kube::Error>) -> ListOutcome {
+    match result {
+        Ok(objects) => ListOutcome::Listed(objects),
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            ListOutcome::Forbidden(kube::Error::Api(status).to_string())
+        }
+        Err(error) => ListOutcome::Failed(error.to_string()),
     }
 }

@@ -439,6 +439,15 @@ impl VeleroSimulator {
                     Err(e) => return Err(e.into()),
                 }
             }
+            // Velero records each sync on the location (`status.lastSyncedTime`); NAC's
+            // shared-pool purge reads it to know the bucket was looked at again.
+            inner
+                .patch(
+                    &inner.locations(),
+                    &name,
+                    json!({"status": {"lastSyncedTime": timestamp(now)}}),
+                )
+                .await?;
             if location.spec.access_mode
                 == Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
             {

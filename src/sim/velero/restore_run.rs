@@ -2,13 +2,13 @@
 //! the backup's location, the restore's filters and namespace mapping, Velero's resource
 //! priority order, creating (or skipping/updating) each object with the restore labels, and
 //! the restore's logs, results and resource list written under `restores/<name>/`.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::backup_run::{LogWriter, results_json};
 use super::cluster::{ServedResource, dynamic_api, served_resources};
@@ -16,12 +16,10 @@ use super::engine::{Inner, SimError, timestamp};
 use super::options::Outcome;
 use super::validation::validate_restore;
 use crate::api::velero::labels::STORAGE_LOCATION;
-use crate::manifest::restore_plan::{
-    ExistingAction, RestoreItemOptions, decide_existing, is_never_restored, namespace_for_restore,
-    prepare_for_restore, restore_order, restore_skip_reason,
+use crate::manifest::preview::{
+    Decision, NamespaceToEnsure, PlannedEntry, PlannedStep, RestoreAction, RestorePlan,
 };
-use crate::manifest::selection::RestoreSelection;
-use crate::manifest::tarball::{BackupItem, gzip, read_backup_tarball};
+use crate::manifest::tarball::{gzip, read_backup_tarball};
 
 type Scoped = Vec<(Option<String>, String)>;
 
@@ -97,23 +95,9 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
 
     let resources = served_resources(&inner.client).await?;
     let infos: Vec<_> = resources.iter().map(|r| r.info.clone()).collect();
-    let selection =
-        RestoreSelection::new(&restore.spec, &infos).map_err(|e| SimError::Other(e.to_string()))?;
-    let backed_up_namespaces: BTreeMap<String, Value> = items
-        .iter()
-        .filter(|i| i.group.is_empty() && i.resource == "namespaces")
-        .map(|i| (i.name.clone(), i.object.clone()))
-        .collect();
-    let chosen: Vec<BackupItem> = restore_order(
-        items
-            .into_iter()
-            .filter(|i| !(i.group.is_empty() && i.resource == "namespaces"))
-            .filter(|i| !is_never_restored(&i.group, &i.resource))
-            .filter(|i| {
-                selection.includes_item(&i.group_resource(), i.namespace.as_deref(), &i.object)
-            })
-            .collect(),
-    );
+    // The same plan a restore preview evaluates: order, filters, skips, prepared objects.
+    let plan = RestorePlan::new(items, &restore.spec, &infos, &backup_name, name)
+        .map_err(|e| SimError::Other(e.to_string()))?;
 
     let mut log = LogWriter::new(format!("restore={}/{name}", inner.options.namespace));
     log.log(
@@ -122,7 +106,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         "starting restore",
         &[("backup", &backup_name)],
     );
-    let total = chosen.len() as i64;
+    let total = plan.total_items() as i64;
     inner
         .patch(
             &restores,
@@ -133,72 +117,65 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let mut errors: Scoped = Vec::new();
     let mut warnings: Scoped = Vec::new();
     let mut restored_list: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut ensured_namespaces = BTreeSet::new();
     let mut last_report = Instant::now();
     let delay = match outcome {
         Outcome::Slow => inner.options.item_delay * 10,
         _ => inner.options.item_delay,
     };
-    for (done, item) in chosen.iter().enumerate() {
+    for (done, entry) in plan.restored_entries().enumerate() {
         if !delay.is_zero() {
             inner.clock.sleep(delay).await;
         }
-        let target_namespace = item
-            .namespace
-            .as_deref()
-            .map(|n| selection.target_namespace(n).to_string());
-        if let Some(ns) = &target_namespace
-            && ensured_namespaces.insert(ns.clone())
-            && let Err(e) = ensure_namespace(
-                &inner,
-                &resources,
-                ns,
-                backed_up_namespaces.get(item.namespace.as_deref().unwrap_or_default()),
-            )
-            .await
+        let item = &entry.item;
+        let target_namespace = &entry.target_namespace;
+        if let Some(ensure) = &entry.ensure_namespace
+            && let Err(e) = ensure_namespace(&inner, &resources, ensure).await
         {
             errors.push((
-                Some(ns.clone()),
-                format!("error creating namespace {ns}: {e}"),
+                Some(ensure.name.clone()),
+                format!("error creating namespace {}: {e}", ensure.name),
             ));
         }
-        match restore_item(
-            &inner,
-            &resources,
-            &selection,
-            &restore.spec,
-            &backup_name,
-            name,
-            item,
-            target_namespace.as_deref(),
-        )
-        .await
-        {
-            Ok(ItemOutcome::Restored) => {
-                let key = format!("{}/{}", item.api_version(), item.kind);
-                let entry = match &target_namespace {
-                    Some(ns) => format!("{ns}/{}", item.name),
-                    None => item.name.clone(),
-                };
-                restored_list.entry(key).or_default().push(entry);
-                log.log(
-                    inner.clock.now(),
-                    "info",
-                    "Restored item",
-                    &[("resource", &item.group_resource()), ("name", &item.name)],
-                );
+        match restore_entry(&inner, &resources, &plan, entry).await {
+            Ok(decision) => {
+                // Every item's outcome is logged with what it was and what was done, so the
+                // log says what the restore did item by item (as a preview predicts it).
+                let group_resource = item.group_resource();
+                let fields = [
+                    ("resource", group_resource.as_str()),
+                    ("namespace", target_namespace.as_deref().unwrap_or("")),
+                    ("name", item.name.as_str()),
+                    ("action", action_name(decision.action)),
+                ];
+                match decision.action {
+                    RestoreAction::Create | RestoreAction::Update => {
+                        let key = format!("{}/{}", item.api_version(), item.kind);
+                        let entry = match target_namespace {
+                            Some(ns) => format!("{ns}/{}", item.name),
+                            None => item.name.clone(),
+                        };
+                        restored_list.entry(key).or_default().push(entry);
+                        log.log(inner.clock.now(), "info", "Restored item", &fields);
+                    }
+                    RestoreAction::Fail => {
+                        log.log(inner.clock.now(), "error", &decision.message, &fields);
+                        errors.push((target_namespace.clone(), decision.message));
+                    }
+                    RestoreAction::Skip | RestoreAction::Undetermined => {
+                        let level = if decision.warning { "warning" } else { "info" };
+                        log.log(inner.clock.now(), level, &decision.message, &fields);
+                        if decision.warning {
+                            warnings.push((target_namespace.clone(), decision.message));
+                        }
+                    }
+                }
             }
-            Ok(ItemOutcome::Skipped(Some(w))) => {
-                log.log(inner.clock.now(), "warning", &w, &[]);
-                warnings.push((target_namespace.clone(), w));
-            }
-            Ok(ItemOutcome::Skipped(None)) => {}
             Err(e) => {
                 log.log(inner.clock.now(), "error", &e, &[]);
                 errors.push((target_namespace.clone(), e));
             }
         }
-        if done + 1 == chosen.len() || last_report.elapsed() >= Duration::from_millis(250) {
+        if done + 1 == plan.total_items() || last_report.elapsed() >= Duration::from_millis(250) {
             last_report = Instant::now();
             inner
                 .patch(&restores, name, json!({"status": {"progress": {"totalItems": total, "itemsRestored": done as i64 + 1}}}))
@@ -248,9 +225,14 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     Ok(())
 }
 
-enum ItemOutcome {
-    Restored,
-    Skipped(Option<String>),
+fn action_name(action: RestoreAction) -> &'static str {
+    match action {
+        RestoreAction::Create => "created",
+        RestoreAction::Update => "updated",
+        RestoreAction::Skip => "skipped",
+        RestoreAction::Fail => "failed",
+        RestoreAction::Undetermined => "undetermined",
+    }
 }
 
 fn find_resource<'a>(
@@ -263,24 +245,22 @@ fn find_resource<'a>(
         .find(|r| r.info.group == group && r.info.plural == plural)
 }
 
-/// Creates the target namespace when missing, from the backed-up one when the backup has it.
+/// Creates the target namespace when missing, as the plan's decision says.
 async fn ensure_namespace(
     inner: &Inner,
     resources: &[ServedResource],
-    namespace: &str,
-    backed_up: Option<&Value>,
+    ensure: &NamespaceToEnsure,
 ) -> Result<(), String> {
     let ns_resource =
         find_resource(resources, "", "namespaces").ok_or("the cluster serves no namespaces")?;
     let api = dynamic_api(&inner.client, &ns_resource.api, false, "");
-    match api.get_opt(namespace).await {
-        Ok(Some(_)) => return Ok(()),
-        Ok(None) => {}
-        Err(e) => return Err(e.to_string()),
+    let existing = api.get_opt(&ensure.name).await.map_err(|e| e.to_string())?;
+    let existing = existing.as_ref().and_then(|e| serde_json::to_value(e).ok());
+    if ensure.decide(existing.as_ref()).action != RestoreAction::Create {
+        return Ok(());
     }
-    let object = namespace_for_restore(backed_up, namespace);
     let object: kube::api::DynamicObject =
-        serde_json::from_value(object).map_err(|e| e.to_string())?;
+        serde_json::from_value(ensure.object.clone()).map_err(|e| e.to_string())?;
     match api.create(&PostParams::default(), &object).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
@@ -288,51 +268,35 @@ async fn ensure_namespace(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn restore_item(
+/// Carries out the plan's decision for one entry against the cluster: reads the object at the
+/// target, decides as the preview does, then creates or patches it. `Err` is an error reading
+/// or writing the cluster.
+async fn restore_entry(
     inner: &Inner,
     resources: &[ServedResource],
-    selection: &RestoreSelection,
-    spec: &crate::api::velero::RestoreSpec,
-    backup_name: &str,
-    restore_name: &str,
-    item: &BackupItem,
-    target_namespace: Option<&str>,
-) -> Result<ItemOutcome, String> {
+    plan: &RestorePlan,
+    entry: &PlannedEntry,
+) -> Result<Decision, String> {
+    let PlannedStep::Apply { desired, status } = &entry.step else {
+        return Ok(entry.decide(None, plan.policy()));
+    };
+    let item = &entry.item;
     let group_resource = item.group_resource();
-    if let Some(skip) = restore_skip_reason(&group_resource, &item.object) {
-        return Ok(ItemOutcome::Skipped(Some(skip.to_string())));
-    }
     let resource = find_resource(resources, &item.group, &item.resource)
         .ok_or_else(|| format!("the cluster does not serve {group_resource}"))?;
-    let options = RestoreItemOptions {
-        backup_name,
-        restore_name,
-        namespace_mapping: selection.namespace_mapping(),
-        restore_status: selection.restores_status(&group_resource, &item.object),
-        preserve_node_ports: spec.preserve_node_ports == Some(true),
-    };
-    let mut desired =
-        prepare_for_restore(&item.object, &group_resource, &options).map_err(|e| e.to_string())?;
-    // Objects are created at the version the cluster prefers for the resource.
-    desired["apiVersion"] = json!(resource.api.api_version);
-    let status = desired.as_object_mut().and_then(|o| o.remove("status"));
     let api = dynamic_api(
         &inner.client,
         &resource.api,
         resource.info.namespaced,
-        target_namespace.unwrap_or_default(),
+        entry.target_namespace.as_deref().unwrap_or_default(),
     );
     let existing = api.get_opt(&item.name).await.map_err(|e| e.to_string())?;
     let existing_json = existing.as_ref().and_then(|e| serde_json::to_value(e).ok());
-    match decide_existing(
-        existing_json.as_ref(),
-        &desired,
-        spec.existing_resource_policy.as_ref(),
-    ) {
-        ExistingAction::Create => {
+    let decision = entry.decide(existing_json.as_ref(), plan.policy());
+    match (&decision.action, &decision.patch) {
+        (RestoreAction::Create, _) => {
             let object: kube::api::DynamicObject =
-                serde_json::from_value(desired).map_err(|e| e.to_string())?;
+                serde_json::from_value(desired.clone()).map_err(|e| e.to_string())?;
             api.create(&PostParams::default(), &object)
                 .await
                 .map_err(|e| format!("error restoring {group_resource}/{}: {e}", item.name))?;
@@ -346,14 +310,13 @@ async fn restore_item(
                     )
                     .await;
             }
-            Ok(ItemOutcome::Restored)
         }
-        ExistingAction::Skip { warning } => Ok(ItemOutcome::Skipped(warning)),
-        ExistingAction::Update { patch } => {
+        (RestoreAction::Update, Some(patch)) => {
             api.patch(&item.name, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .map_err(|e| format!("error updating {group_resource}/{}: {e}", item.name))?;
-            Ok(ItemOutcome::Restored)
         }
+        _ => {}
     }
+    Ok(decision)
 }

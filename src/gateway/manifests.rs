@@ -1,0 +1,762 @@
+//! Backup manifests through the gateway (seed 002): a backup's stored manifest (`manifest.json`,
+//! the contents browser with filters and paging, the owner graph), the diff of two backups, the
+//! backup dry-run (the backup's filters evaluated against the namespace's live objects, read
+//! with the caller's own token), the restore preview, and overlaps with running operations.
+//!
+//! Reads of a stored manifest are authorized like getting the NonAdminBackup (the manifest
+//! outlives it in the history store); a dry-run or preview like creating the object it
+//! previews. Overlaps are computed only against operations of the same namespace: a tenant is
+//! never told about another namespace's operations.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::Api;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::api::nonadmin::{NonAdminBackup, NonAdminRestore};
+use crate::api::velero::{BackupPhase, RestorePhase};
+use crate::gateway::auth::Caller;
+use crate::gateway::error::GatewayError;
+use crate::gateway::live::{self, DiscoveryCache, Read, ServedResource};
+use crate::gateway::operations::store_error;
+use crate::gateway::resources::TenantResource;
+use crate::gateway::selector::LabelSelector;
+use crate::gateway::service::GatewayService;
+use crate::gateway::store::present;
+use crate::history::StoredManifest;
+use crate::manifest::build::manifest_of_items;
+use crate::manifest::collect::{CollectPlan, DiscoveredResource, ListOutcome, UnreadableList};
+use crate::manifest::diff::{ManifestDiff, diff_manifests};
+use crate::manifest::export::{ManifestBackup, ManifestDocument, decode_compact};
+use crate::manifest::graph::{OwnerGraph, OwnerGraphView};
+use crate::manifest::item::{ItemIdentity, KindCount, MANIFEST_API_VERSION, ManifestItem};
+use crate::manifest::overlap::{IdentitySet, OperationOverlap, RunningOperation, overlaps};
+use crate::manifest::preview::{
+    LiveObjects, PreviewCounts, PreviewEntry, RestorePlan, preview_restore,
+};
+use crate::manifest::selection::{ApiResourceInfo, BackupSelection, RestoreSelection};
+use crate::manifest::tarball::{BackupItem, read_backup_tarball};
+use crate::policy::backup::build_velero_backup_spec;
+use crate::policy::restore::build_velero_restore_spec;
+
+/// Default page size of the contents browser.
+pub const DEFAULT_CONTENTS_LIMIT: usize = 100;
+/// Largest page size of the contents browser.
+pub const MAX_CONTENTS_LIMIT: usize = 1000;
+/// Overlapping items listed per running operation (all are counted).
+pub const OVERLAP_ITEMS_SHOWN: usize = 50;
+/// Decoded manifests kept for paging through the contents browser.
+const DECODED_KEPT: usize = 4;
+/// Longest wait for the history store.
+const STORE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A decoded manifest, by operation id and build time.
+type DecodedManifest = ((String, i64), Arc<ManifestDocument>);
+
+/// What the manifest endpoints keep between requests.
+#[derive(Debug, Default)]
+pub struct ManifestState {
+    /// Discovery, shared by dry-runs and previews.
+    pub discovery: DiscoveryCache,
+    /// The last few decoded manifests, by operation id and build time.
+    decoded: Mutex<VecDeque<DecodedManifest>>,
+}
+
+/// Filters and paging of the contents browser.
+#[derive(Clone, Debug, Default)]
+pub struct ContentsQuery {
+    /// Kind, plural resource or `resource.group`, case-insensitive.
+    pub kind: Option<String>,
+    /// Text in the item's name, case-insensitive.
+    pub text: Option<String>,
+    /// A label selector (`app=web,tier!=db`).
+    pub selector: Option<String>,
+    /// Page size.
+    pub limit: Option<usize>,
+    /// The previous page's `continue`.
+    pub continue_token: Option<String>,
+}
+
+/// One page of a backup's contents.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentsPage {
+    /// The backup.
+    pub backup: ManifestBackup,
+    /// Items per kind in the whole backup.
+    pub counts: Vec<KindCount>,
+    /// Items in the backup.
+    pub total: u64,
+    /// Items matching the filters.
+    pub matched: u64,
+    /// This page, in key order.
+    pub items: Vec<ManifestItem>,
+    /// Token of the next page, when there is one.
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub continue_token: Option<String>,
+}
+
+/// The changes from one backup to another.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupDiff {
+    /// The earlier backup (`against`).
+    pub from: ManifestBackup,
+    /// The later backup.
+    pub to: ManifestBackup,
+    /// Added, removed and changed items.
+    #[serde(flatten)]
+    pub diff: ManifestDiff,
+}
+
+/// What a backup would take, before anything runs (`POST …/backups?dryRun=true`).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupDryRun {
+    /// `oadp.openshift.io/v1alpha1`.
+    pub api_version: String,
+    /// `BackupDryRun`.
+    pub kind: String,
+    /// The NonAdminBackup as the API server would store it (validated, not stored).
+    #[schema(value_type = Object)]
+    pub backup: Value,
+    /// Items per kind.
+    pub counts: Vec<KindCount>,
+    /// How many items the backup would take.
+    pub total_items: u64,
+    /// The items, in key order (the manifest the backup would have).
+    pub items: Vec<ManifestItem>,
+    /// Lists the caller could not read: their objects are missing above, and the backup (run
+    /// with Velero's identity) may take them.
+    pub unreadable: Vec<UnreadableList>,
+    /// Running operations of this namespace sharing items with this backup: it would wait on
+    /// them.
+    pub overlaps: Vec<OperationOverlap>,
+}
+
+/// What a restore would do, before anything runs (`POST …/restores?dryRun=true`).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestorePreviewView {
+    /// `oadp.openshift.io/v1alpha1`.
+    pub api_version: String,
+    /// `RestorePreview`.
+    pub kind: String,
+    /// The NonAdminRestore as the API server would store it (validated, not stored).
+    #[schema(value_type = Object)]
+    pub restore: Value,
+    /// The NonAdminBackup restored from.
+    pub backup_name: String,
+    /// Every backed-up item and every namespace the restore ensures, in restore order.
+    pub entries: Vec<PreviewEntry>,
+    /// Totals.
+    pub counts: PreviewCounts,
+    /// Running operations of this namespace sharing items with this restore.
+    pub overlaps: Vec<OperationOverlap>,
+}
+
+/// `limit` of the contents browser, checked.
+pub fn contents_limit(limit: Option<usize>) -> Result<usize, GatewayError> {
+    match limit {
+        None => Ok(DEFAULT_CONTENTS_LIMIT),
+        Some(limit) if (1..=MAX_CONTENTS_LIMIT).contains(&limit) => Ok(limit),
+        Some(_) => Err(GatewayError::invalid_field(
+            "limit",
+            format!("limit must be between 1 and {MAX_CONTENTS_LIMIT}"),
+        )),
+    }
+}
+
+fn continue_token(last_key: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(last_key.as_bytes())
+}
+
+fn continue_key(token: &str) -> Result<String, GatewayError> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| {
+            GatewayError::invalid_field("continue", "continue is not a token this endpoint gave")
+        })
+}
+
+/// One page of `document`'s items matching `query` (pure).
+pub fn contents_page(
+    document: &ManifestDocument,
+    query: &ContentsQuery,
+) -> Result<ContentsPage, GatewayError> {
+    let limit = contents_limit(query.limit)?;
+    let selector = query
+        .selector
+        .as_deref()
+        .map(LabelSelector::parse)
+        .transpose()?;
+    let after = query
+        .continue_token
+        .as_deref()
+        .map(continue_key)
+        .transpose()?;
+    let kind = query.kind.as_deref().map(str::to_ascii_lowercase);
+    let text = query.text.as_deref().map(str::to_ascii_lowercase);
+    let matches = |item: &ManifestItem| {
+        kind.as_deref().is_none_or(|kind| {
+            item.kind.eq_ignore_ascii_case(kind)
+                || item.resource == kind
+                || item.group_resource() == kind
+        }) && text
+            .as_deref()
+            .is_none_or(|text| item.name.to_ascii_lowercase().contains(text))
+            && selector
+                .as_ref()
+                .is_none_or(|selector| selector.matches(Some(&item.labels)))
+    };
+    let mut matched = 0u64;
+    let mut items = Vec::new();
+    let mut more = false;
+    for item in document.items.iter().filter(|item| matches(item)) {
+        matched += 1;
+        if after
+            .as_deref()
+            .is_some_and(|after| item.key().as_str() <= after)
+        {
+            continue;
+        }
+        if items.len() < limit {
+            items.push(item.clone());
+        } else {
+            more = true;
+        }
+    }
+    let continue_token = more
+        .then(|| items.last().map(|item| continue_token(&item.key())))
+        .flatten();
+    Ok(ContentsPage {
+        backup: document.backup.clone(),
+        counts: document.counts.clone(),
+        total: document.items.len() as u64,
+        matched,
+        items,
+        continue_token,
+    })
+}
+
+/// A backup's name as shown to its own tenant in an overlap.
+fn backup_label(name: &str) -> String {
+    format!("backup {name}")
+}
+
+/// A restore's name as shown to its own tenant in an overlap.
+fn restore_label(name: &str) -> String {
+    format!("restore {name}")
+}
+
+fn upstream(error: kube::Error) -> GatewayError {
+    tracing::warn!(error = %error, "a live read for a preview failed");
+    GatewayError::Upstream
+}
+
+fn invalid_spec(field: &str, error: impl std::fmt::Display) -> GatewayError {
+    GatewayError::invalid_field(field, error.to_string())
+}
+
+/// The Namespace object a dry-run considers: the live one when the caller may read it, else
+/// what the gateway's namespace cache holds (its labels decide `velero.io/exclude-from-backup`).
+async fn namespace_object(
+    service: &GatewayService,
+    client: &kube::Client,
+    namespace: &str,
+) -> Value {
+    if let Ok(Some(live)) = Api::<Namespace>::all(client.clone())
+        .get_opt(namespace)
+        .await
+    {
+        let mut value = serde_json::to_value(live).unwrap_or(Value::Null);
+        value["apiVersion"] = json!("v1");
+        value["kind"] = json!("Namespace");
+        return value;
+    }
+    let cached = service.caches().namespaces.get("", namespace);
+    let labels = cached
+        .as_ref()
+        .and_then(|ns| ns.metadata.labels.clone())
+        .unwrap_or_default();
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}})
+}
+
+fn served_infos(served: &[ServedResource]) -> (Vec<DiscoveredResource>, Vec<ApiResourceInfo>) {
+    let discovered: Vec<DiscoveredResource> = served
+        .iter()
+        .map(|resource| resource.discovered.clone())
+        .collect();
+    let infos = discovered.iter().map(|d| d.info.clone()).collect();
+    (discovered, infos)
+}
+
+fn is_running_backup(backup: &NonAdminBackup) -> bool {
+    backup
+        .status
+        .as_ref()
+        .and_then(|status| status.velero_backup.as_ref())
+        .and_then(|velero| velero.status.as_ref())
+        .and_then(|status| status.phase.as_ref())
+        .is_some_and(|phase| {
+            matches!(
+                phase,
+                BackupPhase::InProgress
+                    | BackupPhase::WaitingForPluginOperations
+                    | BackupPhase::WaitingForPluginOperationsPartiallyFailed
+                    | BackupPhase::Finalizing
+                    | BackupPhase::FinalizingPartiallyFailed
+            )
+        })
+}
+
+fn is_running_restore(restore: &NonAdminRestore) -> bool {
+    restore
+        .status
+        .as_ref()
+        .and_then(|status| status.velero_restore.as_ref())
+        .and_then(|velero| velero.status.as_ref())
+        .and_then(|status| status.phase.as_ref())
+        .is_some_and(|phase| {
+            matches!(
+                phase,
+                RestorePhase::InProgress
+                    | RestorePhase::WaitingForPluginOperations
+                    | RestorePhase::WaitingForPluginOperationsPartiallyFailed
+                    | RestorePhase::Finalizing
+                    | RestorePhase::FinalizingPartiallyFailed
+            )
+        })
+}
+
+impl GatewayService {
+    async fn stored_manifest(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<ManifestDocument>, GatewayError> {
+        let stored = tokio::time::timeout(
+            STORE_TIMEOUT,
+            self.history().manifest_by_name(namespace, name),
+        )
+        .await
+        .map_err(|_| {
+            GatewayError::Unavailable(crate::gateway::operations::HISTORY_UNAVAILABLE.into())
+        })?
+        .map_err(store_error)?;
+        let Some(stored) = stored else {
+            return Err(GatewayError::NotFound {
+                kind: "BackupManifest",
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+            });
+        };
+        self.decode_manifest(stored).await
+    }
+
+    async fn decode_manifest(
+        &self,
+        stored: StoredManifest,
+    ) -> Result<Arc<ManifestDocument>, GatewayError> {
+        let key = (
+            stored.summary.key.operation_id.clone(),
+            stored.summary.built_at,
+        );
+        let state = self.manifest_state();
+        if let Ok(decoded) = state.decoded.lock()
+            && let Some((_, document)) = decoded.iter().find(|(k, _)| *k == key)
+        {
+            return Ok(Arc::clone(document));
+        }
+        let document = tokio::task::spawn_blocking(move || decode_compact(&stored.encoded))
+            .await
+            .map_err(|_| GatewayError::Upstream)?
+            .map_err(|error| {
+                tracing::error!(error = %error, "a stored manifest cannot be decoded");
+                GatewayError::Upstream
+            })?;
+        let document = Arc::new(document);
+        if let Ok(mut decoded) = state.decoded.lock() {
+            decoded.retain(|(k, _)| *k != key);
+            decoded.push_front((key, Arc::clone(&document)));
+            decoded.truncate(DECODED_KEPT);
+        }
+        Ok(document)
+    }
+
+    /// The manifest of backup `name` (`manifest.json`).
+    pub async fn backup_manifest(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<ManifestDocument>, GatewayError> {
+        self.authorize(
+            caller,
+            "get",
+            TenantResource::Backups,
+            namespace,
+            Some(name),
+        )
+        .await?;
+        self.stored_manifest(namespace, name).await
+    }
+
+    /// One page of backup `name`'s contents.
+    pub async fn backup_contents(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+        query: &ContentsQuery,
+    ) -> Result<ContentsPage, GatewayError> {
+        contents_limit(query.limit)?;
+        let document = self.backup_manifest(caller, namespace, name).await?;
+        contents_page(&document, query)
+    }
+
+    /// The owner graph of backup `name`.
+    pub async fn backup_owner_graph(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+    ) -> Result<OwnerGraphView, GatewayError> {
+        let document = self.backup_manifest(caller, namespace, name).await?;
+        let manifest = document.manifest();
+        Ok(OwnerGraph::new(&manifest).view())
+    }
+
+    /// The changes from backup `against` to backup `name`.
+    pub async fn backup_diff(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+        against: &str,
+    ) -> Result<BackupDiff, GatewayError> {
+        self.authorize(
+            caller,
+            "get",
+            TenantResource::Backups,
+            namespace,
+            Some(name),
+        )
+        .await?;
+        self.authorize(
+            caller,
+            "get",
+            TenantResource::Backups,
+            namespace,
+            Some(against),
+        )
+        .await?;
+        let to = self.stored_manifest(namespace, name).await?;
+        let from = self.stored_manifest(namespace, against).await?;
+        let diff = diff_manifests(&from.manifest(), &to.manifest());
+        Ok(BackupDiff {
+            from: from.backup.clone(),
+            to: to.backup.clone(),
+            diff,
+        })
+    }
+
+    /// What a backup of `body` would take: validated as a create would be (policy and the API
+    /// server's dry-run), then Velero's collection run against the namespace's live objects as
+    /// the caller can read them. Creates nothing.
+    pub async fn backup_dry_run(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        body: &Value,
+    ) -> Result<BackupDryRun, GatewayError> {
+        let backup = self
+            .create::<NonAdminBackup>(caller, namespace, body, true)
+            .await?;
+        let policy = self.caches().effective_policy(namespace);
+        let spec = build_velero_backup_spec(namespace, &backup.spec.backup_spec, &policy, None)
+            .map_err(|violation| GatewayError::from_violations("NonAdminBackup", &[violation]))?;
+        let client = self.user_client(caller)?;
+        let served = self
+            .manifest_state()
+            .discovery
+            .served(&client)
+            .await
+            .map_err(upstream)?;
+        let (discovered, infos) = served_infos(&served);
+        let namespace_object = namespace_object(self, &client, namespace).await;
+        let plan = CollectPlan::new(&spec, &discovered, std::slice::from_ref(&namespace_object))
+            .map_err(|error| invalid_spec("spec.backupSpec", error))?;
+        let reads = plan
+            .requests()
+            .iter()
+            .filter_map(|request| {
+                live::find(&served, &request.resource).map(|resource| Read {
+                    resource: resource.clone(),
+                    namespace: request.namespace.clone(),
+                    name: None,
+                })
+            })
+            .collect::<Vec<_>>();
+        if reads.len() != plan.requests().len() {
+            return Err(GatewayError::Upstream);
+        }
+        let outcomes = live::read_all(&client, reads).await;
+        let collection = plan.finish(outcomes).map_err(|_| GatewayError::Upstream)?;
+        let manifest = manifest_of_items(&collection.items);
+        let identities = IdentitySet::of_manifest(&manifest);
+        let overlaps = self
+            .running_overlaps(
+                namespace,
+                &identities,
+                &collection.items,
+                &infos,
+                std::slice::from_ref(&namespace_object),
+                None,
+            )
+            .await;
+        Ok(BackupDryRun {
+            api_version: MANIFEST_API_VERSION.into(),
+            kind: "BackupDryRun".into(),
+            backup: present(&backup),
+            counts: manifest.counts_by_kind(),
+            total_items: manifest.len() as u64,
+            items: manifest.into_items(),
+            unreadable: collection.unreadable,
+            overlaps,
+        })
+    }
+
+    /// What a restore of `body` would do: validated as a create would be, then the backup's
+    /// contents (downloaded with the caller's token) planned by Velero's restore rules and
+    /// decided against the namespace as the caller can read it now. Creates nothing.
+    pub async fn restore_preview(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        body: &Value,
+    ) -> Result<RestorePreviewView, GatewayError> {
+        let restore = self
+            .create::<NonAdminRestore>(caller, namespace, body, true)
+            .await?;
+        let backup_name = restore
+            .spec
+            .restore_spec
+            .backup_name
+            .clone()
+            .unwrap_or_default();
+        let backup = self
+            .get::<NonAdminBackup>(caller, namespace, &backup_name)
+            .await?;
+        let velero_backup = backup
+            .status
+            .as_ref()
+            .and_then(|status| status.velero_backup.as_ref())
+            .and_then(|velero| velero.name.clone())
+            .ok_or_else(|| {
+                GatewayError::ArtifactUnavailable(format!(
+                    "backup {backup_name:?} has no Velero backup yet; preview it once it has completed"
+                ))
+            })?;
+        let policy = self.caches().effective_policy(namespace);
+        let spec = build_velero_restore_spec(
+            namespace,
+            &restore.spec.restore_spec,
+            &velero_backup,
+            &policy,
+        )
+        .map_err(|violation| GatewayError::from_violations("NonAdminRestore", &[violation]))?;
+        let contents = self
+            .backup_contents_tarball(caller, namespace, &backup_name)
+            .await?;
+        let items = tokio::task::spawn_blocking(move || read_backup_tarball(&contents))
+            .await
+            .map_err(|_| GatewayError::Upstream)?
+            .map_err(|error| {
+                tracing::warn!(error = %error, "a backup tarball cannot be read");
+                GatewayError::ArtifactUnavailable(
+                    "the backup's contents cannot be read; its data may be damaged".into(),
+                )
+            })?;
+        let client = self.user_client(caller)?;
+        let served = self
+            .manifest_state()
+            .discovery
+            .served(&client)
+            .await
+            .map_err(upstream)?;
+        let (_, infos) = served_infos(&served);
+        let restore_name = restore.metadata.name.clone().unwrap_or_default();
+        let plan = RestorePlan::new(items, &spec, &infos, &velero_backup, &restore_name)
+            .map_err(|error| invalid_spec("spec.restoreSpec", error))?;
+        let live_reads = plan.live_reads(&infos);
+        let reads = live_reads
+            .iter()
+            .filter_map(|read| {
+                live::find(&served, &read.resource).map(|resource| Read {
+                    resource: resource.clone(),
+                    namespace: read.namespace.clone(),
+                    name: read.name.clone(),
+                })
+            })
+            .collect::<Vec<_>>();
+        if reads.len() != live_reads.len() {
+            return Err(GatewayError::Upstream);
+        }
+        let outcomes = live::read_all(&client, reads).await;
+        let mut live = LiveObjects::new();
+        for (read, outcome) in live_reads.iter().zip(outcomes) {
+            // A tenant may not be allowed to read its own Namespace object; the gateway knows
+            // it exists.
+            if read.resource.is_namespaces()
+                && read.name.as_deref() == Some(namespace)
+                && matches!(outcome, ListOutcome::Forbidden(_))
+                && self.caches().namespaces.get("", namespace).is_some()
+            {
+                live.record_object(
+                    "namespaces",
+                    None,
+                    namespace,
+                    Some(namespace_object(self, &client, namespace).await),
+                );
+                continue;
+            }
+            live.record(read, outcome);
+        }
+        let preview = preview_restore(&plan, &live);
+        // The objects the restore writes, in their target namespaces.
+        let restored: Vec<BackupItem> = plan
+            .restored_entries()
+            .map(|entry| {
+                let mut item = entry.item.clone();
+                item.namespace = entry.target_namespace.clone();
+                item
+            })
+            .collect();
+        let identities = IdentitySet::of_manifest(&manifest_of_items(&restored));
+        let namespace_object = namespace_object(self, &client, namespace).await;
+        let overlaps = self
+            .running_overlaps(
+                namespace,
+                &identities,
+                &restored,
+                &infos,
+                std::slice::from_ref(&namespace_object),
+                Some(&restore_name),
+            )
+            .await;
+        Ok(RestorePreviewView {
+            api_version: MANIFEST_API_VERSION.into(),
+            kind: "RestorePreview".into(),
+            restore: present(&restore),
+            backup_name,
+            entries: preview.entries,
+            counts: preview.counts,
+            overlaps,
+        })
+    }
+
+    /// Running backups and restores of `namespace` sharing objects with a new operation whose
+    /// objects are `identities` (with their full objects in `items`, for label checks).
+    /// Another namespace's operations are never considered.
+    async fn running_overlaps(
+        &self,
+        namespace: &str,
+        identities: &IdentitySet,
+        items: &[BackupItem],
+        infos: &[ApiResourceInfo],
+        namespace_objects: &[Value],
+        skip_restore: Option<&str>,
+    ) -> Vec<OperationOverlap> {
+        let mut running: Vec<(String, IdentitySet)> = Vec::new();
+        for backup in self.caches().backups.all_in(namespace) {
+            if !is_running_backup(&backup) {
+                continue;
+            }
+            let Some(spec) = backup
+                .status
+                .as_ref()
+                .and_then(|s| s.velero_backup.as_ref())
+                .and_then(|v| v.spec.clone())
+            else {
+                continue;
+            };
+            let Ok(selection) = BackupSelection::new(&spec, namespace_objects, infos) else {
+                continue;
+            };
+            let taken: IdentitySet = items
+                .iter()
+                .filter(|item| {
+                    infos
+                        .iter()
+                        .find(|info| info.group == item.group && info.plural == item.resource)
+                        .is_some_and(|info| {
+                            selection.includes_resource(info)
+                                && selection.includes_object(info, &item.object)
+                        })
+                })
+                .map(|item| crate::manifest::build::manifest_item_of(item).identity())
+                .collect();
+            running.push((
+                backup_label(backup.metadata.name.as_deref().unwrap_or_default()),
+                taken,
+            ));
+        }
+        for restore in self.caches().restores.all_in(namespace) {
+            let name = restore.metadata.name.clone().unwrap_or_default();
+            if !is_running_restore(&restore) || skip_restore == Some(name.as_str()) {
+                continue;
+            }
+            let Some(source) = restore.spec.restore_spec.backup_name.clone() else {
+                continue;
+            };
+            // The Velero Restore's spec is not mirrored on the NonAdminRestore; the controller
+            // builds it from the tenant's spec and the policy exactly so.
+            let policy = self.caches().effective_policy(namespace);
+            let Ok(spec) =
+                build_velero_restore_spec(namespace, &restore.spec.restore_spec, &source, &policy)
+            else {
+                continue;
+            };
+            let Ok(document) = self.stored_manifest(namespace, &source).await else {
+                continue;
+            };
+            let Ok(selection) = RestoreSelection::new(&spec, infos) else {
+                continue;
+            };
+            let written: IdentitySet = document
+                .items
+                .iter()
+                .filter(|item| {
+                    let object = json!({"metadata": {"name": item.name, "labels": item.labels}});
+                    selection.includes_item(
+                        &item.group_resource(),
+                        item.namespace.as_deref(),
+                        &object,
+                    )
+                })
+                .map(|item| ItemIdentity {
+                    group_resource: item.group_resource(),
+                    namespace: item
+                        .namespace
+                        .as_deref()
+                        .map(|ns| selection.target_namespace(ns).to_owned()),
+                    name: item.name.clone(),
+                })
+                .collect();
+            running.push((restore_label(&name), written));
+        }
+        let operations: Vec<RunningOperation<'_>> = running
+            .iter()
+            .map(|(operation, items)| RunningOperation { operation, items })
+            .collect();
+        overlaps(identities, &operations, OVERLAP_ITEMS_SHOWN)
+    }
+}

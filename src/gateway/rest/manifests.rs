@@ -1,0 +1,199 @@
+//! REST handlers of backup manifests (seed 002): `manifest.json`, the contents browser, the
+//! owner graph and the diff of two backups. (The backup dry-run and the restore preview answer
+//! `POST …/backups?dryRun=true` and `POST …/restores?dryRun=true`, in [`super::handlers`].)
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::extract::{ApiPath, ApiQuery, AuthCaller, check_name, check_namespace};
+use super::history::ok_json;
+use super::openapi::ErrorResponses;
+use super::problem::Problem;
+use crate::gateway::Gateway;
+use crate::gateway::error::GatewayError;
+use crate::gateway::manifests::{BackupDiff, ContentsPage, ContentsQuery};
+use crate::manifest::export::ManifestDocument;
+use crate::manifest::graph::OwnerGraphView;
+
+/// `{namespace}/backups/{name}`.
+#[derive(Debug, Deserialize)]
+pub struct BackupPath {
+    namespace: String,
+    name: String,
+}
+
+/// `manifest.json` options.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ManifestParams {
+    /// Answer as a file download (`Content-Disposition: attachment`).
+    download: Option<bool>,
+}
+
+/// Contents browser filters and paging.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentsParams {
+    /// Kind (`Deployment`), plural (`deployments`) or `resource.group` (`deployments.apps`).
+    kind: Option<String>,
+    /// Case-insensitive text in the item's name.
+    q: Option<String>,
+    /// Label selector, e.g. `app=web,tier!=db`.
+    label_selector: Option<String>,
+    /// Page size (default 100, 1 to 1000).
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<usize>,
+    /// Token from the previous page's `continue`.
+    #[serde(rename = "continue")]
+    #[param(rename = "continue")]
+    continue_token: Option<String>,
+}
+
+/// Which backup to compare with.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DiffParams {
+    /// The earlier backup (a NonAdminBackup of the same namespace).
+    against: Option<String>,
+}
+
+fn check(path: &BackupPath) -> Result<(), Problem> {
+    check_namespace(&path.namespace)?;
+    check_name(&path.name)?;
+    Ok(())
+}
+
+/// The manifest of a completed backup (`manifest.json`): every item's group, version, kind,
+/// namespace, name, labels, annotations, owners and UID, kept after the backup is gone.
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/backups/{name}/manifest", tag = "backups",
+    params(("namespace" = String, Path, description = "Namespace"),
+           ("name" = String, Path, description = "NonAdminBackup name"), ManifestParams),
+    responses(
+        (status = 200, description = "The manifest", body = ManifestDocument),
+        ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn backup_manifest(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<BackupPath>,
+    ApiQuery(params): ApiQuery<ManifestParams>,
+) -> Result<Response, Problem> {
+    check(&path)?;
+    let document = gateway
+        .service
+        .backup_manifest(&caller.0, &path.namespace, &path.name)
+        .await?;
+    // Written straight to bytes: a manifest may hold 100,000 items.
+    let body = serde_json::to_vec(&*document).map_err(|_| Problem(GatewayError::Upstream))?;
+    let mut response = (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    if params.download == Some(true)
+        && let Ok(value) = HeaderValue::from_str(&format!(
+            "attachment; filename=\"{}-manifest.json\"",
+            path.name
+        ))
+    {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_DISPOSITION, value);
+    }
+    Ok(response)
+}
+
+/// One page of a backup's contents, filtered.
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/backups/{name}/contents", tag = "backups",
+    params(("namespace" = String, Path, description = "Namespace"),
+           ("name" = String, Path, description = "NonAdminBackup name"), ContentsParams),
+    responses(
+        (status = 200, description = "One page; `continue` when more follow", body = ContentsPage),
+        ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn backup_contents(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<BackupPath>,
+    ApiQuery(params): ApiQuery<ContentsParams>,
+) -> Result<Response, Problem> {
+    check(&path)?;
+    let query = ContentsQuery {
+        kind: params.kind,
+        text: params.q,
+        selector: params.label_selector,
+        limit: params.limit,
+        continue_token: params.continue_token,
+    };
+    let page = gateway
+        .service
+        .backup_contents(&caller.0, &path.namespace, &path.name, &query)
+        .await?;
+    Ok(ok_json(page))
+}
+
+/// The owner graph of a backup's items (owners → dependents, from `ownerReferences`).
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/backups/{name}/graph", tag = "backups",
+    params(("namespace" = String, Path, description = "Namespace"),
+           ("name" = String, Path, description = "NonAdminBackup name")),
+    responses(
+        (status = 200, description = "The owner graph", body = OwnerGraphView),
+        ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn backup_graph(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<BackupPath>,
+) -> Result<Response, Problem> {
+    check(&path)?;
+    let graph = gateway
+        .service
+        .backup_owner_graph(&caller.0, &path.namespace, &path.name)
+        .await?;
+    Ok(ok_json(graph))
+}
+
+/// What changed from backup `against` to this one: items added, removed and changed.
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/backups/{name}/diff", tag = "backups",
+    params(("namespace" = String, Path, description = "Namespace"),
+           ("name" = String, Path, description = "NonAdminBackup name (the later one)"), DiffParams),
+    responses(
+        (status = 200, description = "The differences", body = BackupDiff),
+        ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn backup_diff(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<BackupPath>,
+    ApiQuery(params): ApiQuery<DiffParams>,
+) -> Result<Response, Problem> {
+    check(&path)?;
+    let against = params.against.ok_or_else(|| {
+        Problem(GatewayError::invalid_field(
+            "against",
+            "against must name the backup to compare with",
+        ))
+    })?;
+    check_name(&against)?;
+    let diff = gateway
+        .service
+        .backup_diff(&caller.0, &path.namespace, &path.name, &against)
+        .await?;
+    Ok(ok_json(diff))
+}

@@ -1,0 +1,759 @@
+//! Deletion actions (seed 003) end to end: the emulator, the Velero simulator (download endpoint
+//! on a real port) and NAC's controllers, with real HTTPS webhook servers (a CA made here, the
+//! server certificate signed by it). A NonAdminBackup is permanently deleted and the admin's
+//! DeletionActions must run in name order with the right items, before the DeleteBackupRequest;
+//! failures are retried (Fail) or recorded (Ignore); a wrong CA or a non-https URL is visible.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+use support::sa_token;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::post;
+use base64::Engine as _;
+use futures::StreamExt;
+use kube::Client;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
+use nac::api::nonadmin::{DeletionAction, NonAdminBackup};
+use nac::api::velero::{DeleteBackupRequest, DownloadRequest};
+use nac::controllers::{self, Context};
+use nac::sim::apiserver::tls::{Pki, serve_tls};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use serde_json::{Value, json};
+
+const CONDITION_PREFIX: &str = "deletionaction.oadp.openshift.io/";
+
+struct Env {
+    _server: ApiServer,
+    admin: Client,
+    alice: Client,
+    _object_store: tempfile::TempDir,
+}
+
+/// The cluster, Velero (serving downloads on a real port) and NAC's controllers.
+async fn env() -> Env {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+    let admin = server.client(&server.admin_token());
+    demo::install(&admin).await.unwrap();
+    let object_store = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    let mut options =
+        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
+    options.resync_interval = Duration::from_millis(100);
+    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
+    let router = simulator.download_router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    tokio::spawn(simulator.run());
+    let client = server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    tokio::spawn(controllers::run(Arc::new(Context::new(
+        client,
+        OADP_NAMESPACE,
+    ))));
+    let alice = server.client(&server.add_user("alice", &[]));
+    Env {
+        _server: server,
+        admin,
+        alice,
+        _object_store: object_store,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The webhook servers
+// ---------------------------------------------------------------------------------------------
+
+/// One call a webhook received.
+#[derive(Clone, Debug)]
+struct Call {
+    /// The action, from the URL path.
+    action: String,
+    /// The request body.
+    body: Value,
+    /// DeleteBackupRequests in the OADP namespace when the call arrived.
+    delete_requests_then: usize,
+}
+
+impl Call {
+    fn item(&self) -> String {
+        format!(
+            "{}/{}",
+            self.body["item"]["kind"].as_str().unwrap_or_default(),
+            self.body["item"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+        )
+    }
+}
+
+#[derive(Clone)]
+struct HookState {
+    calls: Arc<Mutex<Vec<Call>>>,
+    /// Calls per action so far, for the flaky behaviour.
+    seen: Arc<Mutex<HashMap<String, usize>>>,
+    admin: Client,
+}
+
+/// HTTPS webhooks at `https://127.0.0.1:<port>/hooks/<behaviour>/<action>`: `ok` answers 200,
+/// `flaky` answers 500 to the first two calls and 200 after, `broken` always answers 500.
+struct Hooks {
+    base: String,
+    ca_pem: String,
+    calls: Arc<Mutex<Vec<Call>>>,
+}
+
+impl Hooks {
+    async fn start(admin: &Client) -> Hooks {
+        let pki = Pki::generate(&[]).unwrap();
+        let state = HookState {
+            calls: Arc::default(),
+            seen: Arc::default(),
+            admin: admin.clone(),
+        };
+        let calls = state.calls.clone();
+        let router = axum::Router::new()
+            .route("/hooks/{behaviour}/{action}", post(hook))
+            .with_state(state);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!(
+            "https://127.0.0.1:{}",
+            listener.local_addr().unwrap().port()
+        );
+        tokio::spawn(serve_tls(listener, router, pki.server_config().unwrap()));
+        Hooks {
+            base,
+            ca_pem: pki.ca_cert_pem,
+            calls,
+        }
+    }
+
+    fn url(&self, behaviour: &str, action: &str) -> String {
+        format!("{}/hooks/{behaviour}/{action}", self.base)
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn calls_of(&self, action: &str) -> Vec<Call> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.action == action)
+            .collect()
+    }
+}
+
+async fn hook(
+    State(state): State<HookState>,
+    Path((behaviour, action)): Path<(String, String)>,
+    Json(body): Json<Value>,
+) -> (StatusCode, String) {
+    let delete_requests_then =
+        Api::<DeleteBackupRequest>::namespaced(state.admin.clone(), OADP_NAMESPACE)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len();
+    let nth = {
+        let mut seen = state.seen.lock().unwrap();
+        let n = seen.entry(action.clone()).or_insert(0);
+        *n += 1;
+        *n
+    };
+    state.calls.lock().unwrap().push(Call {
+        action,
+        body,
+        delete_requests_then,
+    });
+    match behaviour.as_str() {
+        "flaky" if nth <= 2 => (StatusCode::INTERNAL_SERVER_ERROR, "boom".into()),
+        "broken" => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the audit log is down".into(),
+        ),
+        _ => (StatusCode::OK, "{}".into()),
+    }
+}
+
+fn b64(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// Registers a DeletionAction as the admin.
+async fn register(admin: &Client, name: &str, url: &str, ca_pem: Option<&str>, spec: Value) {
+    let mut value = json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DeletionAction",
+        "metadata": {"name": name},
+        "spec": {"webhook": {"url": url}}
+    });
+    if let Some(pem) = ca_pem {
+        value["spec"]["webhook"]["caBundle"] = json!(b64(pem));
+    }
+    for (key, field) in spec.as_object().cloned().unwrap_or_default() {
+        value["spec"][key] = field;
+    }
+    let action: DeletionAction = serde_json::from_value(value).unwrap();
+    Api::<DeletionAction>::all(admin.clone())
+        .create(&PostParams::default(), &action)
+        .await
+        .unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tenant side
+// ---------------------------------------------------------------------------------------------
+
+async fn create_in_team_a(alice: &Client, value: Value) {
+    let kind = value["kind"].as_str().unwrap().to_string();
+    match kind.as_str() {
+        "ConfigMap" => {
+            let object: k8s_openapi::api::core::v1::ConfigMap =
+                serde_json::from_value(value).unwrap();
+            Api::namespaced(alice.clone(), "team-a")
+                .create(&PostParams::default(), &object)
+                .await
+                .unwrap();
+        }
+        "Secret" => {
+            let object: k8s_openapi::api::core::v1::Secret = serde_json::from_value(value).unwrap();
+            Api::namespaced(alice.clone(), "team-a")
+                .create(&PostParams::default(), &object)
+                .await
+                .unwrap();
+        }
+        other => panic!("unexpected kind {other}"),
+    }
+}
+
+fn config_map(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}})
+}
+
+fn secret(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": name, "labels": labels}, "stringData": {"k": "v"}})
+}
+
+fn nabs(c: &Client) -> Api<NonAdminBackup> {
+    Api::namespaced(c.clone(), "team-a")
+}
+
+/// Backs up team-a as alice with NAB `name`; returns the Velero Backup's name once Completed.
+async fn completed_backup(alice: &Client, name: &str) -> String {
+    let nab: NonAdminBackup = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": name}, "spec": {"backupSpec": {}}
+    }))
+    .unwrap();
+    nabs(alice)
+        .create(&PostParams::default(), &nab)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let nab = nabs(alice).get(name).await.unwrap();
+        let value = serde_json::to_value(&nab).unwrap();
+        if value.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed")) {
+            return value["status"]["veleroBackup"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "backup {name} did not complete: {value}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every state of NAB `name` the watch delivers, from now on (the last one stays readable after
+/// the NAB is gone).
+fn record_states(alice: &Client, name: &str) -> Arc<Mutex<Vec<Value>>> {
+    let states: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sink = states.clone();
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let stream = watcher::watcher(nabs(alice), config);
+    tokio::spawn(async move {
+        let mut stream = stream.boxed();
+        while let Some(event) = stream.next().await {
+            if let Ok(watcher::Event::Apply(nab) | watcher::Event::InitApply(nab)) = event {
+                sink.lock()
+                    .unwrap()
+                    .push(serde_json::to_value(&nab).unwrap());
+            }
+        }
+    });
+    states
+}
+
+async fn delete_permanently(alice: &Client, name: &str) {
+    nabs(alice)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
+        )
+        .await
+        .unwrap();
+}
+
+async fn wait_gone(alice: &Client, name: &str, secs: u64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if nabs(alice).get_opt(name).await.unwrap().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let last = nabs(alice).get_opt(name).await.unwrap();
+    panic!(
+        "NonAdminBackup {name} still exists: {}",
+        serde_json::to_string(&last).unwrap()
+    );
+}
+
+/// The condition of action `action` in a NAB state.
+fn action_condition<'a>(state: &'a Value, action: &str) -> Option<&'a Value> {
+    state
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c["type"] == format!("{CONDITION_PREFIX}{action}"))
+}
+
+/// Waits until some recorded state satisfies `found`; returns that state.
+async fn wait_state(
+    states: &Arc<Mutex<Vec<Value>>>,
+    secs: u64,
+    what: &str,
+    found: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(state) = states.lock().unwrap().iter().find(|s| found(s)) {
+            return state.clone();
+        }
+        if tokio::time::Instant::now() > deadline {
+            let last = states.lock().unwrap().last().cloned();
+            panic!("no NAB state with {what}; last: {last:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn delete_requests(admin: &Client) -> Vec<DeleteBackupRequest> {
+    Api::<DeleteBackupRequest>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+}
+
+async fn event_reasons(alice: &Client) -> Vec<String> {
+    Api::<k8s_openapi::api::core::v1::Event>::namespaced(alice.clone(), "team-a")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|e| e.reason)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_request() {
+    let e = env().await;
+    let hooks = Hooks::start(&e.admin).await;
+    // Registered out of order: the name decides.
+    register(
+        &e.admin,
+        "b-audit",
+        &hooks.url("ok", "b-audit"),
+        Some(&hooks.ca_pem),
+        json!({"appliesTo": {"includedResources": ["secrets"],
+                             "labelSelector": {"matchLabels": {"audit": "yes"}}}}),
+    )
+    .await;
+    register(
+        &e.admin,
+        "a-cleanup",
+        &hooks.url("ok", "a-cleanup"),
+        Some(&hooks.ca_pem),
+        json!({"appliesTo": {"includedResources": ["configmap"],
+                             "labelSelector": {"matchLabels": {"cleanup": "yes"}}}}),
+    )
+    .await;
+    // Applies to nothing in team-a's backup: never called.
+    register(
+        &e.admin,
+        "c-elsewhere",
+        &hooks.url("ok", "c-elsewhere"),
+        Some(&hooks.ca_pem),
+        json!({"appliesTo": {"includedNamespaces": ["team-b"]}}),
+    )
+    .await;
+    create_in_team_a(&e.alice, config_map("cm-1", json!({"cleanup": "yes"}))).await;
+    create_in_team_a(&e.alice, config_map("cm-2", json!({"cleanup": "yes"}))).await;
+    create_in_team_a(&e.alice, config_map("cm-3", json!({"cleanup": "no"}))).await;
+    create_in_team_a(&e.alice, secret("s-audit", json!({"audit": "yes"}))).await;
+    create_in_team_a(&e.alice, secret("s-other", json!({}))).await;
+    let velero_name = completed_backup(&e.alice, "doomed").await;
+    assert!(
+        hooks.calls().is_empty(),
+        "nothing is called before a deletion"
+    );
+
+    let states = record_states(&e.alice, "doomed");
+    delete_permanently(&e.alice, "doomed").await;
+    wait_gone(&e.alice, "doomed", 60).await;
+
+    // a-cleanup before b-audit, each with exactly its items, the third never.
+    let calls = hooks.calls();
+    let order: Vec<String> = calls
+        .iter()
+        .map(|c| format!("{} {}", c.action, c.item()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "a-cleanup ConfigMap/cm-1",
+            "a-cleanup ConfigMap/cm-2",
+            "b-audit Secret/s-audit"
+        ]
+    );
+    assert!(hooks.calls_of("c-elsewhere").is_empty());
+    for call in &calls {
+        assert_eq!(call.body["apiVersion"], "oadp.openshift.io/v1alpha1");
+        assert_eq!(call.body["kind"], "DeletionActionRequest");
+        assert_eq!(call.body["action"], call.action.as_str());
+        assert_eq!(call.body["backup"]["kind"], "Backup");
+        assert_eq!(
+            call.body["backup"]["metadata"]["name"],
+            velero_name.as_str()
+        );
+        assert_eq!(call.body["item"]["metadata"]["namespace"], "team-a");
+        // The DeleteBackupRequest comes only after the actions.
+        assert_eq!(call.delete_requests_then, 0, "{}", call.item());
+    }
+    assert!(
+        delete_requests(&e.admin)
+            .await
+            .iter()
+            .any(|r| r.spec.backup_name == velero_name),
+        "the deletion went on through a DeleteBackupRequest"
+    );
+
+    // Each outcome was a condition of the NAB while it was being deleted.
+    let state = wait_state(&states, 5, "every action finished", |s| {
+        ["a-cleanup", "b-audit", "c-elsewhere"]
+            .iter()
+            .all(|a| action_condition(s, a).is_some())
+    })
+    .await;
+    let cleanup = action_condition(&state, "a-cleanup").unwrap();
+    assert_eq!(
+        (&cleanup["status"], &cleanup["reason"], &cleanup["message"]),
+        (
+            &json!("True"),
+            &json!("Succeeded"),
+            &json!("called for 2 items of the backup")
+        )
+    );
+    assert_eq!(
+        action_condition(&state, "b-audit").unwrap()["reason"],
+        "Succeeded"
+    );
+    let skipped = action_condition(&state, "c-elsewhere").unwrap();
+    assert_eq!(
+        (&skipped["status"], &skipped["reason"]),
+        (&json!("True"), &json!("Skipped"))
+    );
+    assert_eq!(state["status"]["phase"], "Deleting");
+    // The tarball's DownloadRequest was removed once used.
+    let downloads = Api::<DownloadRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .get_opt(&format!("{velero_name}-deletion-actions"))
+        .await
+        .unwrap();
+    assert!(downloads.is_none());
+    assert!(
+        event_reasons(&e.alice)
+            .await
+            .contains(&"DeletionActionSucceeded".to_string())
+    );
+}
+
+#[tokio::test]
+async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
+    let e = env().await;
+    let hooks = Hooks::start(&e.admin).await;
+    register(
+        &e.admin,
+        "a-flaky",
+        &hooks.url("flaky", "a-flaky"),
+        Some(&hooks.ca_pem),
+        json!({"appliesTo": {"includedResources": ["configmaps"],
+                             "labelSelector": {"matchLabels": {"cleanup": "yes"}}},
+               "failurePolicy": "Fail"}),
+    )
+    .await;
+    register(
+        &e.admin,
+        "b-broken",
+        &hooks.url("broken", "b-broken"),
+        Some(&hooks.ca_pem),
+        json!({"appliesTo": {"includedResources": ["secrets"]}, "failurePolicy": "Ignore"}),
+    )
+    .await;
+    create_in_team_a(&e.alice, config_map("cm-1", json!({"cleanup": "yes"}))).await;
+    completed_backup(&e.alice, "flaky").await;
+    let states = record_states(&e.alice, "flaky");
+    delete_permanently(&e.alice, "flaky").await;
+
+    // The failure is visible while the NAB waits, Deleting, without a DeleteBackupRequest.
+    let failing = wait_state(&states, 30, "a-flaky failed once", |s| {
+        action_condition(s, "a-flaky").is_some_and(|c| c["reason"] == "Failed")
+    })
+    .await;
+    let condition = action_condition(&failing, "a-flaky").unwrap();
+    assert_eq!(condition["status"], "False");
+    let message = condition["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("attempt 1 failed: configmaps/team-a/cm-1: HTTP 500: boom"),
+        "{message}"
+    );
+    assert_eq!(failing["status"]["phase"], "Deleting");
+    assert!(
+        action_condition(&failing, "b-broken").is_none(),
+        "b waits for a"
+    );
+    wait_state(&states, 30, "a second failure", |s| {
+        action_condition(s, "a-flaky").is_some_and(|c| {
+            c["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("attempt 2 failed"))
+        })
+    })
+    .await;
+
+    wait_gone(&e.alice, "flaky", 60).await;
+    let flaky = hooks.calls_of("a-flaky");
+    assert_eq!(flaky.len(), 3, "two failures, then the success");
+    assert!(flaky.iter().all(|c| c.item() == "ConfigMap/cm-1"));
+    let broken = hooks.calls_of("b-broken");
+    assert_eq!(broken.len(), 1, "an ignored failure is not retried");
+    let calls = hooks.calls();
+    assert_eq!(calls.last().unwrap().action, "b-broken", "b runs after a");
+    assert!(calls.iter().all(|c| c.delete_requests_then == 0));
+
+    let state = wait_state(&states, 5, "both outcomes", |s| {
+        action_condition(s, "a-flaky").is_some_and(|c| c["reason"] == "Succeeded")
+            && action_condition(s, "b-broken").is_some()
+    })
+    .await;
+    let ignored = action_condition(&state, "b-broken").unwrap();
+    assert_eq!(
+        (&ignored["status"], &ignored["reason"]),
+        (&json!("False"), &json!("Ignored"))
+    );
+    assert!(
+        ignored["message"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 500: the audit log is down"),
+        "{ignored}"
+    );
+    let reasons = event_reasons(&e.alice).await;
+    assert!(
+        reasons.contains(&"DeletionActionFailed".to_string()),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&"DeletionActionIgnored".to_string()),
+        "{reasons:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed() {
+    let e = env().await;
+    let hooks = Hooks::start(&e.admin).await;
+    let other_ca = Pki::generate(&[]).unwrap().ca_cert_pem;
+    register(
+        &e.admin,
+        "a-tls",
+        &hooks.url("ok", "a-tls"),
+        Some(&other_ca),
+        json!({"appliesTo": {"includedResources": ["configmaps"]}}),
+    )
+    .await;
+    completed_backup(&e.alice, "guarded").await;
+    let states = record_states(&e.alice, "guarded");
+    delete_permanently(&e.alice, "guarded").await;
+
+    let failing = wait_state(&states, 30, "a TLS failure", |s| {
+        action_condition(s, "a-tls").is_some_and(|c| c["reason"] == "Failed")
+    })
+    .await;
+    let message = action_condition(&failing, "a-tls").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("certificate"), "{message}");
+    assert!(
+        hooks.calls().is_empty(),
+        "no request passes an unverified server"
+    );
+    // Held: still there, Deleting, and Velero was not asked to delete anything.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let nab = nabs(&e.alice).get("guarded").await.unwrap();
+    assert_eq!(
+        nab.status
+            .as_ref()
+            .and_then(|s| s.phase)
+            .map(|p| p.as_str()),
+        Some("Deleting")
+    );
+    assert!(delete_requests(&e.admin).await.is_empty());
+
+    // The admin fixes the CA bundle: the retry succeeds and the deletion completes.
+    Api::<DeletionAction>::all(e.admin.clone())
+        .patch(
+            "a-tls",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"webhook": {"caBundle": b64(&hooks.ca_pem)}}})),
+        )
+        .await
+        .unwrap();
+    wait_gone(&e.alice, "guarded", 60).await;
+    assert!(!hooks.calls_of("a-tls").is_empty());
+    assert_eq!(delete_requests(&e.admin).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actions() {
+    let e = env().await;
+    let hooks = Hooks::start(&e.admin).await;
+    register(
+        &e.admin,
+        "plain-http",
+        "http://127.0.0.1:9/hooks/ok/plain-http",
+        None,
+        json!({}),
+    )
+    .await;
+    let api = Api::<DeletionAction>::all(e.admin.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        let action = api.get("plain-http").await.unwrap();
+        if let Some(status) = action.status.filter(|s| !s.conditions.is_empty()) {
+            break status;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no status written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let valid = &status.conditions[0];
+    assert_eq!(
+        (
+            valid.type_.as_str(),
+            valid.status.as_str(),
+            valid.reason.as_str()
+        ),
+        ("Valid", "False", "InvalidSpec")
+    );
+    assert_eq!(valid.message, "spec.webhook.url: must be an https:// URL");
+    assert_eq!(status.observed_generation, Some(1));
+
+    // An invalid Fail action holds deletions (with the reason) until the admin fixes it.
+    completed_backup(&e.alice, "held").await;
+    let states = record_states(&e.alice, "held");
+    delete_permanently(&e.alice, "held").await;
+    let held = wait_state(&states, 30, "the invalid action's failure", |s| {
+        action_condition(s, "plain-http").is_some_and(|c| c["reason"] == "Failed")
+    })
+    .await;
+    let message = action_condition(&held, "plain-http").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message
+            .contains("the DeletionAction is invalid: spec.webhook.url: must be an https:// URL"),
+        "{message}"
+    );
+    api.patch(
+        "plain-http",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"webhook": {
+            "url": hooks.url("ok", "plain-http"), "caBundle": b64(&hooks.ca_pem)}}})),
+    )
+    .await
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let action = api.get("plain-http").await.unwrap();
+        let status = action.status.unwrap_or_default();
+        if status.observed_generation == Some(2)
+            && status
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Valid" && c.status == "True")
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not revalidated: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_gone(&e.alice, "held", 60).await;
+    assert!(!hooks.calls_of("plain-http").is_empty());
+
+    // Tenants never see nor register deletion actions.
+    let as_alice = Api::<DeletionAction>::all(e.alice.clone());
+    let listed = as_alice.list(&ListParams::default()).await.unwrap_err();
+    assert!(
+        matches!(listed, kube::Error::Api(ref s) if s.code == 403),
+        "{listed:?}"
+    );
+    let mine: DeletionAction = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DeletionAction",
+        "metadata": {"name": "sneaky"},
+        "spec": {"webhook": {"url": "https://evil.example/"}}
+    }))
+    .unwrap();
+    let created = as_alice
+        .create(&PostParams::default(), &mine)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(created, kube::Error::Api(ref s) if s.code == 403),
+        "{created:?}"
+    );
+}

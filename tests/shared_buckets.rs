@@ -1,0 +1,787 @@
+//! Shared backup buckets (seed 001) end to end on the emulator with the Velero simulator and
+//! NAC's controllers running as their own service accounts: entries assigned and spilling over
+//! at quota, a third namespace waiting until the admin adds a bucket, backups without a storage
+//! location stored under their namespace's prefix in the right bucket, tenant locations on pool
+//! buckets refused, a bucket with entries kept when deleted, the grace-period purge after a
+//! namespace is deleted (with a sped-up clock) through DeleteBackupRequests, force delete, and
+//! entries rebuilt after the API lost them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+use support::sa_token;
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::nonadmin::{
+    BackupBucket, BackupEntry, BackupEntryPhase, NonAdminBackup, NonAdminBackupStorageLocation,
+    POOL_LOCATION_LABEL, TenantStorageState,
+};
+use nac::api::velero::{Backup, BackupStorageLocation, DeleteBackupRequest};
+use nac::controllers::bucket::PoolConfig;
+use nac::controllers::bucket_store::ObjectStoreLister;
+use nac::controllers::clock::ManualClock;
+use nac::controllers::{self, Context};
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::velero::options::SimulatorOptions;
+use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::velero::storage::LOCAL_PROVIDER;
+use serde_json::{Value, json};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+struct Env {
+    _server: ApiServer,
+    admin: Client,
+    alice: Client,
+    controller_client: Client,
+    clock: Arc<ManualClock>,
+    store: tempfile::TempDir,
+    controllers: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Env {
+    async fn new() -> Env {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_test_writer()
+                .try_init();
+        }
+        let server = ApiServer::new(EmulatorConfig::default()).unwrap();
+        let admin = server.client(&server.admin_token());
+        demo::install(&admin).await.unwrap();
+        let store = tempfile::tempdir().unwrap();
+        let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
+        let mut options = SimulatorOptions::new(OADP_NAMESPACE, store.path().to_path_buf(), base);
+        options.resync_interval = Duration::from_millis(100);
+        options.backup_sync_interval = Duration::from_millis(200);
+        options.bsl_validation_interval = Duration::from_millis(500);
+        let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+        tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+        let controller_client =
+            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        let alice = server.client(&server.add_user("alice", &[]));
+        let mut env = Env {
+            _server: server,
+            admin,
+            alice,
+            controller_client,
+            clock: Arc::new(ManualClock::new()),
+            store,
+            controllers: None,
+        };
+        env.start_controllers();
+        // The pool's credential, as an admin keeps it in the OADP namespace.
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {"name": "pool-credentials", "namespace": OADP_NAMESPACE},
+            "stringData": {"cloud": "[default]\naws_access_key_id=x\naws_secret_access_key=y\n"}
+        }))
+        .unwrap();
+        Api::<Secret>::namespaced(env.admin.clone(), OADP_NAMESPACE)
+            .create(&PostParams::default(), &secret)
+            .await
+            .unwrap();
+        env
+    }
+
+    fn start_controllers(&mut self) {
+        let pool = PoolConfig {
+            default_grace_period: 72 * HOUR,
+            clock: self.clock.clone(),
+            resync: Duration::from_millis(200),
+            rescan: Duration::from_millis(500),
+            lister: Arc::new(ObjectStoreLister::with_local_provider(
+                LOCAL_PROVIDER,
+                self.store.path().to_path_buf(),
+            )),
+        };
+        let context = Context::new(self.controller_client.clone(), OADP_NAMESPACE).with_pool(pool);
+        self.controllers = Some(tokio::spawn(controllers::run(Arc::new(context))));
+    }
+
+    fn stop_controllers(&mut self) {
+        if let Some(task) = self.controllers.take() {
+            task.abort();
+        }
+    }
+
+    async fn add_bucket(&self, name: &str, max_entries: Option<u32>) {
+        let mut spec = json!({"provider": LOCAL_PROVIDER, "bucket": format!("shared-{name}"),
+                              "credential": {"name": "pool-credentials", "key": "cloud"}});
+        if let Some(max) = max_entries {
+            spec["maxEntries"] = json!(max);
+        }
+        let bucket: BackupBucket = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "BackupBucket",
+            "metadata": {"name": name}, "spec": spec
+        }))
+        .unwrap();
+        Api::<BackupBucket>::all(self.admin.clone())
+            .create(&PostParams::default(), &bucket)
+            .await
+            .unwrap();
+    }
+
+    async fn create_nab(&self, client: &Client, namespace: &str, name: &str) {
+        let nab: NonAdminBackup = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": name}, "spec": {"backupSpec": {}}
+        }))
+        .unwrap();
+        Api::<NonAdminBackup>::namespaced(client.clone(), namespace)
+            .create(&PostParams::default(), &nab)
+            .await
+            .unwrap();
+    }
+
+    async fn completed_nab(&self, namespace: &str, name: &str) -> Value {
+        eventually(
+            &format!("NonAdminBackup {namespace}/{name} completed"),
+            60,
+            || async {
+                let nab = Api::<NonAdminBackup>::namespaced(self.admin.clone(), namespace)
+                    .get_opt(name)
+                    .await
+                    .unwrap()?;
+                let v = serde_json::to_value(&nab).unwrap();
+                (s(&v, "/status/veleroBackup/status/phase") == "Completed").then_some(v)
+            },
+        )
+        .await
+    }
+
+    async fn entry_of(&self, namespace: &str) -> Option<BackupEntry> {
+        Api::<BackupEntry>::all(self.admin.clone())
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .find(|e| e.spec.namespace == namespace)
+    }
+
+    async fn entry_in_phase(&self, namespace: &str, phase: BackupEntryPhase) -> BackupEntry {
+        eventually(
+            &format!("entry of {namespace} in phase {phase}"),
+            60,
+            || async {
+                self.entry_of(namespace)
+                    .await
+                    .filter(|e| e.phase() == Some(phase))
+            },
+        )
+        .await
+    }
+
+    fn bucket_dir(&self, bucket: &str) -> PathBuf {
+        self.store.path().join(bucket)
+    }
+
+    async fn create_namespace(&self, name: &str) {
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+        Api::<Namespace>::all(self.admin.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+    }
+
+    async fn delete_namespace(&self, name: &str) {
+        Api::<Namespace>::all(self.admin.clone())
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+
+    async fn namespace_gone(&self, name: &str) {
+        eventually(&format!("namespace {name} gone"), 60, || async {
+            Api::<Namespace>::all(self.admin.clone())
+                .get_opt(name)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        })
+        .await;
+    }
+
+    async fn locations(&self) -> Vec<BackupStorageLocation> {
+        Api::<BackupStorageLocation>::namespaced(self.admin.clone(), OADP_NAMESPACE)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+    }
+
+    async fn velero_backups_on(&self, location: &str) -> Vec<Backup> {
+        Api::<Backup>::namespaced(self.admin.clone(), OADP_NAMESPACE)
+            .list(&ListParams::default().labels(&format!("velero.io/storage-location={location}")))
+            .await
+            .unwrap()
+            .items
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.stop_controllers();
+    }
+}
+
+/// Polls `check` until it yields a value, for at most `secs` seconds.
+async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn condition<'a>(v: &'a Value, type_: &str) -> &'a Value {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+fn entry_name(entry: &BackupEntry) -> String {
+    entry.metadata.name.clone().unwrap()
+}
+
+fn entry_location(entry: &BackupEntry) -> String {
+    entry
+        .status
+        .as_ref()
+        .and_then(|s| s.velero_backup_storage_location.as_ref())
+        .and_then(|l| l.name.clone())
+        .unwrap()
+}
+
+/// Names of the backups stored under `prefix` in a local bucket directory.
+fn stored_backups(bucket_dir: &Path, prefix: &str) -> BTreeSet<String> {
+    std::fs::read_dir(bucket_dir.join(prefix).join("backups"))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter(|e| e.path().join("velero-backup.json").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn namespace_uid(admin: &Client, name: &str) -> String {
+    Api::<Namespace>::all(admin.clone())
+        .get(name)
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap()
+}
+
+#[tokio::test]
+async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_bucket() {
+    let e = Env::new().await;
+    e.add_bucket("pool-1", Some(1)).await;
+    e.add_bucket("pool-2", Some(1)).await;
+    e.create_namespace("team-c").await;
+
+    // team-a: first bucket; its backup without a storage location lands under its prefix.
+    e.create_nab(&e.alice, "team-a", "first").await;
+    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    let uid_a = namespace_uid(&e.admin, "team-a").await;
+    assert_eq!(
+        entry_name(&a),
+        format!("team-a--{}", &uid_a.replace('-', "")[..5])
+    );
+    assert_eq!(a.spec.bucket_name.as_deref(), Some("pool-1"));
+    assert_eq!(a.spec.prefix, entry_name(&a));
+    assert_eq!(a.spec.namespace_uid, uid_a);
+    assert_eq!(a.tenant_view().state, TenantStorageState::Ready);
+    let done = e.completed_nab("team-a", "first").await;
+    let location = entry_location(&a);
+    assert_eq!(
+        s(&done, "/status/veleroBackup/spec/storageLocation"),
+        location.as_str()
+    );
+    let velero_name = s(&done, "/status/veleroBackup/name").to_string();
+    assert_eq!(
+        stored_backups(&e.bucket_dir("shared-pool-1"), &a.spec.prefix),
+        BTreeSet::from([velero_name.clone()])
+    );
+    // Nothing at the bucket's root or in Velero's default location.
+    assert!(!e.bucket_dir("shared-pool-1").join("backups").exists());
+    assert!(
+        !e.bucket_dir("velero")
+            .join("velero/backups")
+            .join(&velero_name)
+            .exists()
+    );
+    // The location: NAC's labels, the bucket's credential (never given to the tenant).
+    let bsl = e
+        .locations()
+        .await
+        .into_iter()
+        .find(|l| l.metadata.name.as_deref() == Some(location.as_str()))
+        .unwrap();
+    assert_eq!(bsl.spec.object_storage.bucket, "shared-pool-1");
+    assert_eq!(
+        bsl.spec.object_storage.prefix.as_deref(),
+        Some(a.spec.prefix.as_str())
+    );
+    assert_eq!(
+        bsl.spec.credential.as_ref().unwrap().name,
+        "pool-credentials"
+    );
+    assert_eq!(
+        bsl.metadata.labels.as_ref().unwrap()[POOL_LOCATION_LABEL],
+        location
+    );
+
+    // team-b: pool-1 is full, so pool-2.
+    e.create_nab(&e.admin, "team-b", "first").await;
+    let b = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    assert_eq!(b.spec.bucket_name.as_deref(), Some("pool-2"));
+    let done_b = e.completed_nab("team-b", "first").await;
+    assert_eq!(
+        stored_backups(&e.bucket_dir("shared-pool-2"), &b.spec.prefix),
+        BTreeSet::from([s(&done_b, "/status/veleroBackup/name").to_string()])
+    );
+
+    // team-c: every bucket is full; the entry waits and so does the backup, with reasons.
+    e.create_nab(&e.admin, "team-c", "first").await;
+    let c = e
+        .entry_in_phase("team-c", BackupEntryPhase::WaitingForBucket)
+        .await;
+    let cv = serde_json::to_value(&c).unwrap();
+    assert_eq!(condition(&cv, "Assigned")["reason"], "WaitingForBucket");
+    let message = condition(&cv, "Assigned")["message"].as_str().unwrap();
+    assert!(
+        message.contains("pool-1 (1/1 entries)") && message.contains("pool-2 (1/1 entries)"),
+        "{message}"
+    );
+    assert_eq!(
+        c.tenant_view().state,
+        TenantStorageState::WaitingForCapacity
+    );
+    let waiting = eventually("team-c's backup waiting", 30, || async {
+        let nab = Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-c")
+            .get("first")
+            .await
+            .unwrap();
+        let v = serde_json::to_value(&nab).unwrap();
+        (condition(&v, "Queued")["reason"] == "WaitingForBackupStorage").then_some(v)
+    })
+    .await;
+    assert!(
+        s(condition(&waiting, "Queued"), "/message").contains("every shared backup bucket is full"),
+        "{waiting}"
+    );
+    // The message names no bucket and no other namespace.
+    let text = condition(&waiting, "Queued").to_string();
+    assert!(
+        !text.contains("pool-1") && !text.contains("team-a"),
+        "{text}"
+    );
+    assert!(waiting.pointer("/status/veleroBackup/status").is_none());
+    for bucket in ["pool-1", "pool-2"] {
+        let status = Api::<BackupBucket>::all(e.admin.clone())
+            .get(bucket)
+            .await
+            .unwrap()
+            .status
+            .unwrap();
+        assert_eq!(status.entry_count, 1, "{bucket}");
+    }
+
+    // The admin adds a bucket: team-c takes it and its backup completes there.
+    e.add_bucket("pool-3", Some(1)).await;
+    let c = e.entry_in_phase("team-c", BackupEntryPhase::Ready).await;
+    assert_eq!(c.spec.bucket_name.as_deref(), Some("pool-3"));
+    let done_c = e.completed_nab("team-c", "first").await;
+    assert_eq!(
+        stored_backups(&e.bucket_dir("shared-pool-3"), &c.spec.prefix),
+        BTreeSet::from([s(&done_c, "/status/veleroBackup/name").to_string()])
+    );
+
+    // A tenant's own location on a pool bucket is refused: tenants never reach the pool.
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "mine"},
+        "stringData": {"cloud": "[default]\naws_access_key_id=a\naws_secret_access_key=b\n"}
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(e.alice.clone(), "team-a")
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let nabsl: NonAdminBackupStorageLocation = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackupStorageLocation",
+        "metadata": {"name": "sneaky"},
+        "spec": {"backupStorageLocationSpec": {
+            "provider": LOCAL_PROVIDER,
+            "objectStorage": {"bucket": "shared-pool-2"},
+            "credential": {"name": "mine", "key": "cloud"}}}
+    }))
+    .unwrap();
+    let nabsls = Api::<NonAdminBackupStorageLocation>::namespaced(e.alice.clone(), "team-a");
+    nabsls.create(&PostParams::default(), &nabsl).await.unwrap();
+    let refused = eventually("NABSL on a pool bucket refused", 30, || async {
+        let v = serde_json::to_value(nabsls.get("sneaky").await.unwrap()).unwrap();
+        (condition(&v, "Accepted")["status"] == "False").then_some(v)
+    })
+    .await;
+    assert!(
+        s(condition(&refused, "Accepted"), "/message").contains("shared backup pool"),
+        "{refused}"
+    );
+    assert!(
+        !e.locations()
+            .await
+            .iter()
+            .any(|l| l.spec.object_storage.bucket == "shared-pool-2"
+                && l.metadata.name.as_deref() != Some(entry_location(&b).as_str()))
+    );
+
+    // A bucket holding entries is not deleted; its status says why.
+    Api::<BackupBucket>::all(e.admin.clone())
+        .delete("pool-1", &DeleteParams::default())
+        .await
+        .unwrap();
+    let held = eventually("pool-1 held by its entry", 30, || async {
+        let b = Api::<BackupBucket>::all(e.admin.clone())
+            .get_opt("pool-1")
+            .await
+            .unwrap()?;
+        let v = serde_json::to_value(&b).unwrap();
+        (condition(&v, "Deleting")["reason"] == "EntriesRemain").then_some(v)
+    })
+    .await;
+    assert!(held.pointer("/metadata/deletionTimestamp").is_some());
+    assert!(
+        s(condition(&held, "Deleting"), "/message").contains(&entry_name(&a)),
+        "{held}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        Api::<BackupBucket>::all(e.admin.clone())
+            .get_opt("pool-1")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // An empty bucket goes at once.
+    e.add_bucket("pool-4", None).await;
+    eventually("pool-4 finalized", 30, || async {
+        let b = Api::<BackupBucket>::all(e.admin.clone())
+            .get("pool-4")
+            .await
+            .unwrap();
+        b.metadata.finalizers.filter(|f| !f.is_empty())
+    })
+    .await;
+    Api::<BackupBucket>::all(e.admin.clone())
+        .delete("pool-4", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("pool-4 gone", 30, || async {
+        Api::<BackupBucket>::all(e.admin.clone())
+            .get_opt("pool-4")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_backup_requests() {
+    let e = Env::new().await;
+    e.add_bucket("pool-1", None).await;
+    // team-b asks for 96 hours instead of the default 72.
+    Api::<Namespace>::all(e.admin.clone())
+        .patch(
+            "team-b",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {
+                "oadp.openshift.io/backup-deletion-grace-period": "96h"}}})),
+        )
+        .await
+        .unwrap();
+    e.create_nab(&e.admin, "team-b", "one").await;
+    e.create_nab(&e.admin, "team-b", "two").await;
+    // team-a shares the bucket and must not be touched by team-b's purge.
+    e.create_nab(&e.alice, "team-a", "keep").await;
+    let one = e.completed_nab("team-b", "one").await;
+    let two = e.completed_nab("team-b", "two").await;
+    let keep = e.completed_nab("team-a", "keep").await;
+    let entry = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    let entry_a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    assert_eq!(
+        entry
+            .spec
+            .deletion_grace_period
+            .as_ref()
+            .unwrap()
+            .parse()
+            .unwrap(),
+        96 * HOUR
+    );
+    let names: BTreeSet<String> = [&one, &two]
+        .iter()
+        .map(|v| s(v, "/status/veleroBackup/name").to_string())
+        .collect();
+    let bucket = e.bucket_dir("shared-pool-1");
+    assert_eq!(stored_backups(&bucket, &entry.spec.prefix), names);
+    let location = entry_location(&entry);
+
+    e.delete_namespace("team-b").await;
+    e.namespace_gone("team-b").await;
+    let kept = e
+        .entry_in_phase("team-b", BackupEntryPhase::NamespaceDeleted)
+        .await;
+    let status = kept.status.clone().unwrap();
+    let deleted_at = status.namespace_deleted_at.clone().unwrap().0;
+    let purge_after = status.purge_after.clone().unwrap().0;
+    assert_eq!(
+        purge_after.duration_since(deleted_at),
+        k8s_openapi::jiff::SignedDuration::from_hours(96)
+    );
+    let view = kept.tenant_view();
+    assert_eq!(view.state, TenantStorageState::Retained);
+    assert_eq!(view.purge_after, status.purge_after);
+    // The data stays meanwhile, and Velero syncs the backups back from the bucket.
+    assert_eq!(stored_backups(&bucket, &entry.spec.prefix), names);
+    eventually("Velero re-synced team-b's backups", 30, || async {
+        let synced: BTreeSet<String> = e
+            .velero_backups_on(&location)
+            .await
+            .into_iter()
+            .filter_map(|b| b.metadata.name)
+            .collect();
+        (synced == names).then_some(())
+    })
+    .await;
+
+    // 95 hours later: still kept.
+    e.clock.advance(95 * HOUR);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        e.entry_of("team-b").await.unwrap().phase(),
+        Some(BackupEntryPhase::NamespaceDeleted)
+    );
+    assert_eq!(stored_backups(&bucket, &entry.spec.prefix), names);
+
+    // Past the grace period: every backup goes through a DeleteBackupRequest, then the
+    // location and the entry.
+    e.clock.advance(2 * HOUR);
+    let requests = Api::<DeleteBackupRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    let mut requested = BTreeSet::new();
+    let mut last_entry = None;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        for r in requests
+            .list(&ListParams::default().labels(&format!("{POOL_LOCATION_LABEL}={location}")))
+            .await
+            .unwrap()
+            .items
+        {
+            requested.insert(r.spec.backup_name.clone());
+        }
+        match e.entry_of("team-b").await {
+            Some(entry) => last_entry = Some(entry),
+            None => break,
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "team-b's entry was not purged: {last_entry:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(requested, names, "a DeleteBackupRequest per backup");
+    let last = last_entry.unwrap();
+    assert_eq!(last.phase(), Some(BackupEntryPhase::Purging));
+    assert!(stored_backups(&bucket, &entry.spec.prefix).is_empty());
+    assert!(e.velero_backups_on(&location).await.is_empty());
+    assert!(
+        !e.locations()
+            .await
+            .iter()
+            .any(|l| l.metadata.name.as_deref() == Some(location.as_str()))
+    );
+    // The requests were cleaned up with the entry.
+    assert!(
+        requests
+            .list(&ListParams::default().labels(&format!("{POOL_LOCATION_LABEL}={location}")))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    // team-a, in the same bucket, is untouched.
+    assert_eq!(
+        stored_backups(&bucket, &entry_a.spec.prefix),
+        BTreeSet::from([s(&keep, "/status/veleroBackup/name").to_string()])
+    );
+    assert_eq!(
+        e.entry_of("team-a").await.unwrap().phase(),
+        Some(BackupEntryPhase::Ready)
+    );
+    let bucket_status = Api::<BackupBucket>::all(e.admin.clone())
+        .get("pool-1")
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(bucket_status.entry_count, 1);
+}
+
+#[tokio::test]
+async fn force_delete_purges_a_deleted_namespace_at_once() {
+    let e = Env::new().await;
+    e.add_bucket("pool-1", None).await;
+    e.create_nab(&e.admin, "team-b", "one").await;
+    let one = e.completed_nab("team-b", "one").await;
+    let entry = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    let bucket = e.bucket_dir("shared-pool-1");
+    let name = s(&one, "/status/veleroBackup/name").to_string();
+    assert_eq!(
+        stored_backups(&bucket, &entry.spec.prefix),
+        BTreeSet::from([name.clone()])
+    );
+    e.delete_namespace("team-b").await;
+    e.entry_in_phase("team-b", BackupEntryPhase::NamespaceDeleted)
+        .await;
+    Api::<BackupEntry>::all(e.admin.clone())
+        .patch(
+            &entry_name(&entry),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {
+                "oadp.openshift.io/force-delete": "true"}}})),
+        )
+        .await
+        .unwrap();
+    eventually("entry force-deleted", 60, || async {
+        e.entry_of("team-b").await.is_none().then_some(())
+    })
+    .await;
+    assert!(stored_backups(&bucket, &entry.spec.prefix).is_empty());
+    assert!(
+        e.velero_backups_on(&entry_location(&entry))
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets() {
+    let mut e = Env::new().await;
+    e.add_bucket("pool-1", Some(1)).await;
+    e.add_bucket("pool-2", Some(1)).await;
+    e.create_nab(&e.alice, "team-a", "one").await;
+    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    e.create_nab(&e.admin, "team-b", "one").await;
+    let b = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    e.completed_nab("team-a", "one").await;
+    let b_backup = e.completed_nab("team-b", "one").await;
+    assert_eq!(a.spec.bucket_name.as_deref(), Some("pool-1"));
+    assert_eq!(b.spec.bucket_name.as_deref(), Some("pool-2"));
+
+    // The controller is down; the entries vanish from the API, team-b's location too, and
+    // team-b is deleted.
+    e.stop_controllers();
+    let entries = Api::<BackupEntry>::all(e.admin.clone());
+    for entry in [&a, &b] {
+        entries
+            .delete(&entry_name(entry), &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    Api::<BackupStorageLocation>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .delete(&entry_location(&b), &DeleteParams::default())
+        .await
+        .unwrap();
+    e.delete_namespace("team-b").await;
+    assert!(e.entry_of("team-a").await.is_none() && e.entry_of("team-b").await.is_none());
+
+    e.start_controllers();
+    // team-a's entry comes back from its location: same name, bucket and prefix.
+    let rebuilt_a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    assert_eq!(entry_name(&rebuilt_a), entry_name(&a));
+    assert_eq!(rebuilt_a.spec.bucket_name, a.spec.bucket_name);
+    assert_eq!(rebuilt_a.spec.prefix, a.spec.prefix);
+    assert_eq!(rebuilt_a.spec.namespace_uid, a.spec.namespace_uid);
+    // team-b's from the bucket listing; its namespace is gone, so its grace period starts.
+    e.namespace_gone("team-b").await;
+    let rebuilt_b = e
+        .entry_in_phase("team-b", BackupEntryPhase::NamespaceDeleted)
+        .await;
+    assert_eq!(entry_name(&rebuilt_b), entry_name(&b));
+    assert_eq!(rebuilt_b.spec.bucket_name.as_deref(), Some("pool-2"));
+    assert_eq!(rebuilt_b.spec.prefix, b.spec.prefix);
+    assert!(rebuilt_b.status.as_ref().unwrap().purge_after.is_some());
+    // Its data is still there, reachable through a rebuilt location.
+    assert_eq!(
+        stored_backups(&e.bucket_dir("shared-pool-2"), &b.spec.prefix),
+        BTreeSet::from([s(&b_backup, "/status/veleroBackup/name").to_string()])
+    );
+    eventually("team-b's location rebuilt", 30, || async {
+        e.locations()
+            .await
+            .into_iter()
+            .find(|l| l.spec.object_storage.prefix.as_deref() == Some(b.spec.prefix.as_str()))
+    })
+    .await;
+    // No bucket was given away twice: each still holds its one entry.
+    for bucket in ["pool-1", "pool-2"] {
+        let status = eventually(&format!("{bucket} counted"), 30, || async {
+            Api::<BackupBucket>::all(e.admin.clone())
+                .get(bucket)
+                .await
+                .unwrap()
+                .status
+                .filter(|s| s.entry_count == 1)
+        })
+        .await;
+        assert_eq!(status.entry_count, 1);
+    }
+    // A new backup of team-a goes to the same prefix.
+    e.create_nab(&e.alice, "team-a", "two").await;
+    let two = e.completed_nab("team-a", "two").await;
+    assert!(
+        stored_backups(&e.bucket_dir("shared-pool-1"), &a.spec.prefix)
+            .contains(s(&two, "/status/veleroBackup/name"))
+    );
+    assert_eq!(
+        Api::<BackupEntry>::all(e.admin.clone())
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
+}

@@ -1139,8 +1139,12 @@ fn short_names_and_printer_columns() {
         ("Schedule", vec!["sched"]),
         ("ServerStatusRequest", vec!["ssr"]),
     ];
-    // The admin's cluster-scoped kinds: no short names.
-    let cluster_scoped = ["DeletionAction"];
+    // The admin's cluster-scoped kinds.
+    let cluster_scoped = [
+        ("DeletionAction", vec![]),
+        ("BackupBucket", vec!["bbucket"]),
+        ("BackupEntry", vec!["bentry"]),
+    ];
     assert_eq!(
         crds.len(),
         expected_short_names.len() + cluster_scoped.len()
@@ -1149,8 +1153,8 @@ fn short_names_and_printer_columns() {
         assert_eq!(short_names(&crds[kind]), names, "{kind}");
         assert_eq!(crds[kind].spec.scope, "Namespaced", "{kind}");
     }
-    for kind in cluster_scoped {
-        assert!(short_names(&crds[kind]).is_empty(), "{kind}");
+    for (kind, names) in cluster_scoped {
+        assert_eq!(short_names(&crds[kind]), names, "{kind}");
         assert_eq!(crds[kind].spec.scope, "Cluster", "{kind}");
     }
     assert_eq!(

@@ -94,3 +94,6 @@ cargo bench --bench queue_index -- --quick
 
 echo "==> history store benchmark (quick)"
 cargo bench --bench history -- --quick
+
+echo "==> backup manifest benchmark (quick)"
+cargo bench --bench manifest -- --quick

@@ -23,9 +23,9 @@ use http::{Method, StatusCode};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use nac::history::{
     Coverage, EpochMillis, HistoryError, HistoryStore, IdempotencyAnswer, IdempotencyState,
-    NamespaceStats, Observation, OperationCursor, OperationFilter, OperationKind, OperationPage,
-    OperationRecord, SharedHistory, StoreFuture, StoredTransition, TimeWindow, Transition,
-    now_millis,
+    ManifestPut, ManifestSummary, ManifestTarget, NamespaceStats, Observation, OperationCursor,
+    OperationFilter, OperationKind, OperationPage, OperationRecord, SharedHistory, StoreFuture,
+    StoredManifest, StoredTransition, TimeWindow, Transition, now_millis,
 };
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::OADP_NAMESPACE;
@@ -1133,6 +1133,25 @@ impl HistoryStore for DownStore {
         down()
     }
     fn ping(&self) -> StoreFuture<'_, ()> {
+        down()
+    }
+    fn put_manifest(&self, _: StoredManifest) -> StoreFuture<'_, ManifestPut> {
+        down()
+    }
+    fn manifest<'a>(&'a self, _: &'a str, _: &'a str) -> StoreFuture<'a, Option<StoredManifest>> {
+        down()
+    }
+    fn manifest_by_name<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+    ) -> StoreFuture<'a, Option<StoredManifest>> {
+        down()
+    }
+    fn manifest_summaries<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Vec<ManifestSummary>> {
+        down()
+    }
+    fn manifests_missing(&self, _: u32) -> StoreFuture<'_, Vec<ManifestTarget>> {
         down()
     }
 }

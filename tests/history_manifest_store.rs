@@ -5,67 +5,22 @@
 //! operation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/history_backends.rs"]
+mod history_backends;
 #[path = "support/postgres.rs"]
 mod postgres_support;
 
 use std::collections::BTreeMap;
 
+use history_backends::both_backends;
 use nac::history::{
-    Backend, ManifestKey, ManifestPut, ManifestSummary, ManifestTarget, Observation, OperationKind,
+    ManifestKey, ManifestPut, ManifestSummary, ManifestTarget, Observation, OperationKind,
     OperationRecord, SharedHistory, StoredManifest,
 };
 use nac::manifest::export::{
     MANIFEST_FORMAT_VERSION, ManifestBackup, ManifestDocument, decode_compact, encode_compact,
 };
 use nac::manifest::item::{Manifest, ManifestItem};
-use postgres_support::PgCluster;
-
-/// A store plus what must live as long as it (the SQLite file's directory).
-struct Opened {
-    store: SharedHistory,
-    _dir: Option<tempfile::TempDir>,
-}
-
-async fn open_postgres() -> Opened {
-    let url = PgCluster::shared().fresh_database();
-    let store = nac::history::open(&url).await.unwrap();
-    assert_eq!(store.backend(), Backend::Postgres);
-    Opened { store, _dir: None }
-}
-
-async fn open_sqlite() -> Opened {
-    let dir = tempfile::tempdir().unwrap();
-    let url = nac::history::sqlite_url_for(&dir.path().join("history.db"));
-    let store = nac::history::open(&url).await.unwrap();
-    assert_eq!(store.backend(), Backend::Sqlite);
-    Opened {
-        store,
-        _dir: Some(dir),
-    }
-}
-
-macro_rules! both_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    let opened = super::open_postgres().await;
-                    super::$scenario(opened.store.clone()).await;
-                }
-            )*
-        }
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    let opened = super::open_sqlite().await;
-                    super::$scenario(opened.store.clone()).await;
-                }
-            )*
-        }
-    };
-}
 
 both_backends!(
     stored_once_and_read_back,

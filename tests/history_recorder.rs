@@ -23,8 +23,9 @@ use nac::history::observe::{self, PhaseSource, phase_rank};
 use nac::history::recorder::{Recorder, RecorderConfig, RecorderHandle, RecorderStats};
 use nac::history::{
     Backend, Coverage, EpochMillis, HistoryError, HistoryStore, IdempotencyAnswer,
-    IdempotencyState, NamespaceStats, Observation, OperationCursor, OperationFilter, OperationKind,
-    OperationPage, OperationRecord, SharedHistory, StoreFuture, StoredTransition, TimeWindow,
+    IdempotencyState, ManifestPut, ManifestSummary, ManifestTarget, NamespaceStats, Observation,
+    OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord, SharedHistory,
+    StoreFuture, StoredManifest, StoredTransition, TimeWindow,
 };
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
@@ -834,6 +835,32 @@ impl HistoryStore for Switchable {
     }
     fn ping(&self) -> StoreFuture<'_, ()> {
         self.gate(self.inner.ping())
+    }
+    fn put_manifest(&self, manifest: StoredManifest) -> StoreFuture<'_, ManifestPut> {
+        self.gate(self.inner.put_manifest(manifest))
+    }
+    fn manifest<'a>(
+        &'a self,
+        namespace: &'a str,
+        operation_id: &'a str,
+    ) -> StoreFuture<'a, Option<StoredManifest>> {
+        self.gate(self.inner.manifest(namespace, operation_id))
+    }
+    fn manifest_by_name<'a>(
+        &'a self,
+        namespace: &'a str,
+        backup_name: &'a str,
+    ) -> StoreFuture<'a, Option<StoredManifest>> {
+        self.gate(self.inner.manifest_by_name(namespace, backup_name))
+    }
+    fn manifest_summaries<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> StoreFuture<'a, Vec<ManifestSummary>> {
+        self.gate(self.inner.manifest_summaries(namespace))
+    }
+    fn manifests_missing(&self, limit: u32) -> StoreFuture<'_, Vec<ManifestTarget>> {
+        self.gate(self.inner.manifests_missing(limit))
     }
 }
 

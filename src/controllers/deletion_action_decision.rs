@@ -31,7 +31,9 @@ use crate::api::velero::{
     Backup, BackupPhase, DownloadRequest, DownloadRequestSpec, DownloadTarget, DownloadTargetKind,
 };
 use crate::manifest::item::ManifestItem;
-use crate::manifest::selection::{ApiResourceInfo, Glob, includes_excludes_problems};
+use crate::manifest::selection::{
+    ApiResourceInfo, Glob, IncludesExcludes, includes_excludes_problems,
+};
 use crate::manifest::tarball::BackupItem;
 use crate::policy::selector::{NamespaceSelector, label_key_problem};
 
@@ -346,52 +348,11 @@ pub fn discovery_of<'a, I: DeletionItem + 'a>(
     found.into_values().collect()
 }
 
-/// Velero's `IncludesExcludes` over glob patterns, compiled once.
-#[derive(Clone, Debug)]
-struct Filter {
-    /// No includes, or `*` among them.
-    includes_all: bool,
-    includes: Vec<Glob>,
-    excludes: Vec<Glob>,
-}
-
-impl Filter {
-    fn new(includes: &[String], excludes: &[String]) -> Self {
-        // Patterns that do not compile are refused by validation; here they match nothing, as
-        // in Velero's glob set.
-        let compile = |patterns: &[String]| -> Vec<Glob> {
-            patterns
-                .iter()
-                .filter_map(|pattern| Glob::compile(pattern).ok())
-                .collect()
-        };
-        Self {
-            // `*` among the includes takes everything without being matched as a glob.
-            includes_all: includes.is_empty() || includes.iter().any(|p| p == "*"),
-            includes: compile(includes),
-            excludes: compile(excludes),
-        }
-    }
-
-    /// `ShouldInclude`: not excluded, and included by everything or by a pattern.
-    fn should_include(&self, value: &str) -> bool {
-        if self.excludes.iter().any(|glob| glob.matches(value)) {
-            return false;
-        }
-        self.includes_all || self.includes.iter().any(|glob| glob.matches(value))
-    }
-
-    /// `IncludeEverything`: no excludes, and every value included.
-    fn include_everything(&self) -> bool {
-        self.excludes.is_empty() && self.includes_all
-    }
-}
-
 /// An `appliesTo` ready for matching.
 #[derive(Clone, Debug)]
 pub struct AppliesTo {
-    namespaces: Filter,
-    resources: Filter,
+    namespaces: IncludesExcludes,
+    resources: IncludesExcludes,
     labels: Option<NamespaceSelector>,
 }
 
@@ -412,10 +373,13 @@ impl AppliesTo {
                 .collect()
         };
         Ok(Self {
-            namespaces: Filter::new(&selector.included_namespaces, &selector.excluded_namespaces),
-            resources: Filter::new(
-                &resolve(&selector.included_resources),
-                &resolve(&selector.excluded_resources),
+            namespaces: IncludesExcludes::new(
+                selector.included_namespaces.iter().cloned(),
+                selector.excluded_namespaces.iter().cloned(),
+            ),
+            resources: IncludesExcludes::new(
+                resolve(&selector.included_resources),
+                resolve(&selector.excluded_resources),
             ),
             labels: selector
                 .label_selector

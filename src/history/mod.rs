@@ -54,9 +54,6 @@ pub enum HistoryError {
     /// Input the store refuses (bad cursor, bad window, too long text).
     #[error("{0}")]
     InvalidInput(String),
-    /// This store does not keep that kind of record (a test double without manifests).
-    #[error("this history store does not keep {0}")]
-    Unsupported(&'static str),
 }
 
 impl HistoryError {
@@ -212,17 +209,13 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// Whether the database answers now.
     fn ping(&self) -> StoreFuture<'_, ()>;
 
-    // -- Backup manifests (seed 002). Stores without them (test doubles) keep the defaults,
-    // -- which answer [`HistoryError::Unsupported`].
+    // -- Backup manifests (seed 002).
 
     /// Stores the manifest of a backup operation, once: the operation must be known with that
     /// id, namespace and Velero backup name (else [`ManifestPut::UnknownOperation`]), and an
     /// operation that has one keeps it ([`ManifestPut::AlreadyStored`]). `encoded_size` is
     /// taken from the bytes. The manifest goes when its operation is purged.
-    fn put_manifest(&self, manifest: StoredManifest) -> StoreFuture<'_, ManifestPut> {
-        let _ = manifest;
-        unsupported_manifests()
-    }
+    fn put_manifest(&self, manifest: StoredManifest) -> StoreFuture<'_, ManifestPut>;
 
     /// The manifest of one operation of a namespace (absent when there is none, or the
     /// operation is another namespace's).
@@ -230,10 +223,7 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
         &'a self,
         namespace: &'a str,
         operation_id: &'a str,
-    ) -> StoreFuture<'a, Option<StoredManifest>> {
-        let _ = (namespace, operation_id);
-        unsupported_manifests()
-    }
+    ) -> StoreFuture<'a, Option<StoredManifest>>;
 
     /// The manifest of a namespace's NonAdminBackup (or schedule run) by name: that of the
     /// newest operation with the name when it was reused (absent while that one has none — an
@@ -242,32 +232,18 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
         &'a self,
         namespace: &'a str,
         backup_name: &'a str,
-    ) -> StoreFuture<'a, Option<StoredManifest>> {
-        let _ = (namespace, backup_name);
-        unsupported_manifests()
-    }
+    ) -> StoreFuture<'a, Option<StoredManifest>>;
 
     /// Summaries of a namespace's manifests, newest operation first.
     fn manifest_summaries<'a>(
         &'a self,
         namespace: &'a str,
-    ) -> StoreFuture<'a, Vec<ManifestSummary>> {
-        let _ = namespace;
-        unsupported_manifests()
-    }
+    ) -> StoreFuture<'a, Vec<ManifestSummary>>;
 
     /// Completed (or partially failed) backup operations still in the cluster that have a
     /// Velero backup name and no manifest, newest completed first, at most `limit`: the
     /// builder's own bookkeeping (spans namespaces; never serve it to a tenant).
-    fn manifests_missing(&self, limit: u32) -> StoreFuture<'_, Vec<ManifestTarget>> {
-        let _ = limit;
-        unsupported_manifests()
-    }
-}
-
-/// The answer of a store without manifests.
-fn unsupported_manifests<'a, T: Send + 'a>() -> StoreFuture<'a, T> {
-    Box::pin(async { Err(HistoryError::Unsupported("backup manifests")) })
+    fn manifests_missing(&self, limit: u32) -> StoreFuture<'_, Vec<ManifestTarget>>;
 }
 
 /// A shared store.

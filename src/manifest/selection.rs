@@ -348,15 +348,16 @@ impl GlobSet {
     }
 }
 
-/// Velero's `IncludesExcludes`: two sets of glob patterns.
+/// Velero's `IncludesExcludes`: two sets of glob patterns (also what a DeletionAction's
+/// `appliesTo` matches with).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct IncludesExcludes {
+pub struct IncludesExcludes {
     includes: GlobSet,
     excludes: GlobSet,
 }
 
 impl IncludesExcludes {
-    fn new<I, E>(includes: I, excludes: E) -> Self
+    pub fn new<I, E>(includes: I, excludes: E) -> Self
     where
         I: IntoIterator<Item = String>,
         E: IntoIterator<Item = String>,
@@ -369,7 +370,7 @@ impl IncludesExcludes {
 
     /// `ShouldInclude`: not matched by an exclude, and the includes are empty, contain `*`, or
     /// match.
-    fn should_include(&self, item: &str) -> bool {
+    pub fn should_include(&self, item: &str) -> bool {
         if self.excludes.matches(item) {
             return false;
         }
@@ -377,7 +378,7 @@ impl IncludesExcludes {
     }
 
     /// `IncludeEverything`: no excludes, and the includes are empty or exactly `["*"]`.
-    fn include_everything(&self) -> bool {
+    pub fn include_everything(&self) -> bool {
         self.excludes.is_empty()
             && (self.includes.is_empty()
                 || (self.includes.len() == 1 && self.includes.contains("*")))

@@ -602,6 +602,27 @@ fn entry<'a>(preview: &'a RestorePreview, kind: &str, name: &str) -> &'a Preview
         .unwrap_or_else(|| panic!("no {kind} {name}"))
 }
 
+/// What an entry of a preview must say: its action, its reason, or both.
+#[derive(Clone, Copy, Debug)]
+enum Expected {
+    Action(RestoreAction),
+    Reason(RestoreReason),
+    Both(RestoreAction, RestoreReason),
+}
+use Expected::{Action, Both, Reason};
+
+fn expect_entries(preview: &RestorePreview, expected: &[(&str, &str, Expected)]) {
+    for &(kind, name, want) in expected {
+        let found = entry(preview, kind, name);
+        let (action, reason) = (found.action, found.reason);
+        match want {
+            Action(a) => assert_eq!(action, a, "{kind} {name}"),
+            Reason(r) => assert_eq!(reason, r, "{kind} {name}"),
+            Both(a, r) => assert_eq!((action, reason), (a, r), "{kind} {name}"),
+        }
+    }
+}
+
 async fn restore_label(c: &Client, namespace: &str, name: &str) -> Option<String> {
     Api::<ConfigMap>::namespaced(c.clone(), namespace)
         .get(name)
@@ -653,40 +674,28 @@ async fn restore_preview_matches_what_the_restore_does() {
     // a warning, what is the same is skipped silently.
     let spec = json!({"backupName": "shop-nightly", "existingResourcePolicy": "none"});
     let none = preview(&e, &items, "shop-nightly", "shop-none", spec.clone()).await;
-    assert_eq!(
-        entry(&none, "Namespace", "shop").reason,
-        RestoreReason::NamespaceExists
+    expect_entries(
+        &none,
+        &[
+            ("Namespace", "shop", Reason(RestoreReason::NamespaceExists)),
+            ("ConfigMap", "feature-flags", Action(RestoreAction::Create)),
+            ("Deployment", "web", Action(RestoreAction::Create)),
+            ("Widget", "a-leaf", Action(RestoreAction::Create)),
+            ("Pod", "web-7c9f-abcde", Action(RestoreAction::Create)),
+            ("Pod", "migrate-1", Reason(RestoreReason::Completed)),
+            (
+                "ConfigMap",
+                "web-config",
+                Both(RestoreAction::Skip, RestoreReason::AlreadyExists),
+            ),
+            (
+                "Secret",
+                "web-credentials",
+                Reason(RestoreReason::Identical),
+            ),
+        ],
     );
-    assert_eq!(
-        entry(&none, "ConfigMap", "feature-flags").action,
-        RestoreAction::Create
-    );
-    assert_eq!(
-        entry(&none, "Deployment", "web").action,
-        RestoreAction::Create
-    );
-    assert_eq!(
-        entry(&none, "Widget", "a-leaf").action,
-        RestoreAction::Create
-    );
-    assert_eq!(
-        entry(&none, "Pod", "web-7c9f-abcde").action,
-        RestoreAction::Create
-    );
-    assert_eq!(
-        entry(&none, "Pod", "migrate-1").reason,
-        RestoreReason::Completed
-    );
-    let edited = entry(&none, "ConfigMap", "web-config");
-    assert_eq!(
-        (edited.action, edited.reason),
-        (RestoreAction::Skip, RestoreReason::AlreadyExists)
-    );
-    assert!(edited.warning);
-    assert_eq!(
-        entry(&none, "Secret", "web-credentials").reason,
-        RestoreReason::Identical
-    );
+    assert!(entry(&none, "ConfigMap", "web-config").warning);
     // Velero's priorities: pods before their deployment (an alphabetical type); within the
     // widgets' rank, owners before dependents.
     let position = |kind: &str, name: &str| {
@@ -718,18 +727,21 @@ async fn restore_preview_matches_what_the_restore_does() {
         .unwrap();
     let spec = json!({"backupName": "shop-nightly", "existingResourcePolicy": "update"});
     let update = preview(&e, &items, "shop-nightly", "shop-update", spec.clone()).await;
-    let edited = entry(&update, "ConfigMap", "web-config");
-    assert_eq!(
-        (edited.action, edited.reason),
-        (RestoreAction::Update, RestoreReason::PolicyUpdate)
-    );
-    assert_eq!(
-        entry(&update, "ConfigMap", "feature-flags").reason,
-        RestoreReason::RestoreLabels
-    );
-    assert_eq!(
-        entry(&update, "Secret", "web-credentials").action,
-        RestoreAction::Create
+    expect_entries(
+        &update,
+        &[
+            (
+                "ConfigMap",
+                "web-config",
+                Both(RestoreAction::Update, RestoreReason::PolicyUpdate),
+            ),
+            (
+                "ConfigMap",
+                "feature-flags",
+                Reason(RestoreReason::RestoreLabels),
+            ),
+            ("Secret", "web-credentials", Action(RestoreAction::Create)),
+        ],
     );
     assert_eq!(update.counts.warnings, 0);
     restore_as_previewed(&e, "shop-update", spec, &update).await;
@@ -748,22 +760,29 @@ async fn restore_preview_matches_what_the_restore_does() {
     let spec = json!({"backupName": "shop-nightly", "namespaceMapping": {"shop": "shop-copy"},
                       "excludedResources": ["pods"]});
     let copy = preview(&e, &items, "shop-nightly", "shop-copy", spec.clone()).await;
-    let namespace = entry(&copy, "Namespace", "shop-copy");
-    assert_eq!(
-        (namespace.action, namespace.reason),
-        (RestoreAction::Create, RestoreReason::Absent)
+    // All created but the `default` service account, which the new namespace already has.
+    expect_entries(
+        &copy,
+        &[
+            (
+                "Namespace",
+                "shop-copy",
+                Both(RestoreAction::Create, RestoreReason::Absent),
+            ),
+            (
+                "ServiceAccount",
+                "default",
+                Reason(RestoreReason::Identical),
+            ),
+            (
+                "Pod",
+                "web-7c9f-abcde",
+                Reason(RestoreReason::ResourceExcluded),
+            ),
+        ],
     );
     assert_eq!(copy.counts.namespaces_created, 1);
-    // All created but the `default` service account, which the new namespace already has.
     assert_eq!(copy.counts.create + 1, copy.counts.total);
-    assert_eq!(
-        entry(&copy, "ServiceAccount", "default").reason,
-        RestoreReason::Identical
-    );
-    assert_eq!(
-        entry(&copy, "Pod", "web-7c9f-abcde").reason,
-        RestoreReason::ResourceExcluded
-    );
     restore_as_previewed(&e, "shop-copy", spec, &copy).await;
     let created = Api::<Namespace>::all(e.admin.clone())
         .get("shop-copy")

@@ -285,44 +285,27 @@ async fn keys_that_do_not_match_their_operation_store_nothing(store: SharedHisto
     restore.kind = Some(OperationKind::Restore);
     record(&store, vec![op.clone(), restore.clone()]).await;
 
-    // No such operation.
+    // No such operation; another tenant's operation (a key naming team-b cannot attach to
+    // team-a's operation); another Velero backup than the operation's; a restore (it has no
+    // manifest of its own).
     let mut ghost = op.clone();
     ghost.id = "op-ghost".into();
-    assert_eq!(
-        store
-            .put_manifest(manifest_of(&ghost, three_items(), T0))
-            .await
-            .unwrap(),
-        ManifestPut::UnknownOperation
-    );
-    // Another tenant's operation: a key naming team-b cannot attach to team-a's operation.
     let mut foreign = op.clone();
     foreign.namespace = "team-b".into();
-    assert_eq!(
-        store
-            .put_manifest(manifest_of(&foreign, three_items(), T0))
-            .await
-            .unwrap(),
-        ManifestPut::UnknownOperation
-    );
-    // Another Velero backup than the operation's.
     let mut other_backup = op.clone();
     other_backup.velero_name = Some("vb-someone-else".into());
-    assert_eq!(
-        store
-            .put_manifest(manifest_of(&other_backup, three_items(), T0))
+    for (case, key) in [
+        ("ghost", &ghost),
+        ("foreign", &foreign),
+        ("other backup", &other_backup),
+        ("restore", &restore),
+    ] {
+        let put = store
+            .put_manifest(manifest_of(key, three_items(), T0))
             .await
-            .unwrap(),
-        ManifestPut::UnknownOperation
-    );
-    // A restore has no manifest of its own.
-    assert_eq!(
-        store
-            .put_manifest(manifest_of(&restore, three_items(), T0))
-            .await
-            .unwrap(),
-        ManifestPut::UnknownOperation
-    );
+            .unwrap();
+        assert_eq!(put, ManifestPut::UnknownOperation, "{case}");
+    }
     for namespace in ["team-a", "team-b"] {
         assert!(
             store

@@ -4,7 +4,10 @@
 //! location stored under their namespace's prefix in the right bucket, tenant locations on pool
 //! buckets refused, a bucket with entries kept when deleted, the grace-period purge after a
 //! namespace is deleted (with a sped-up clock) through DeleteBackupRequests, force delete, and
-//! entries rebuilt after the API lost them.
+//! entries rebuilt after the API lost them. NonAdminSchedules are routed like NonAdminBackups
+//! (waiting while every bucket is full, then running on their entry), and after the tenant
+//! objects are lost the backup sync brings pool backups back into their own namespace only,
+//! never into a namespace re-created under the same name.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -21,13 +24,13 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::nonadmin::{
     BackupBucket, BackupEntry, BackupEntryPhase, NonAdminBackup, NonAdminBackupStorageLocation,
-    POOL_LOCATION_LABEL, TenantStorageState,
+    NonAdminSchedule, POOL_LOCATION_LABEL, TenantStorageState,
 };
-use nac::api::velero::{Backup, BackupStorageLocation, DeleteBackupRequest};
+use nac::api::velero::{Backup, BackupStorageLocation, DeleteBackupRequest, Schedule};
 use nac::controllers::bucket::PoolConfig;
 use nac::controllers::bucket_store::ObjectStoreLister;
 use nac::controllers::clock::ManualClock;
-use nac::controllers::{self, Context};
+use nac::controllers::{self, Context, gc, sync};
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
@@ -784,4 +787,379 @@ async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets() {
             .len(),
         2
     );
+}
+
+// --- NonAdminSchedules on the pool, and the backup sync of pool backups ---
+
+async fn create_nas(client: &Client, namespace: &str, name: &str) {
+    // A daily cron: Velero runs it once at once (no skipImmediately), then not again in the test.
+    let nas: NonAdminSchedule = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
+        "metadata": {"name": name},
+        "spec": {"schedule": "0 3 * * *", "template": {"backupSpec": {}}}
+    }))
+    .unwrap();
+    Api::<NonAdminSchedule>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &nas)
+        .await
+        .unwrap();
+}
+
+async fn nas_value(admin: &Client, namespace: &str, name: &str) -> Value {
+    serde_json::to_value(
+        Api::<NonAdminSchedule>::namespaced(admin.clone(), namespace)
+            .get(name)
+            .await
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+/// The Velero Schedules made for a NonAdminSchedule of `namespace`.
+async fn velero_schedules_for(admin: &Client, namespace: &str) -> Vec<Schedule> {
+    Api::<Schedule>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|s| {
+            s.metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("openshift.io/oadp-nas-origin-namespace"))
+                .map(String::as_str)
+                == Some(namespace)
+        })
+        .collect()
+}
+
+/// The Velero Backups whose labels or annotations mention `namespace` as their origin.
+async fn velero_backups_for(admin: &Client, namespace: &str) -> Vec<Backup> {
+    Api::<Backup>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|b| {
+            let a = b.metadata.annotations.clone().unwrap_or_default();
+            a.get("openshift.io/oadp-nab-origin-namespace")
+                .map(String::as_str)
+                == Some(namespace)
+                || a.get("openshift.io/oadp-nas-origin-namespace")
+                    .map(String::as_str)
+                    == Some(namespace)
+                || b.spec
+                    .included_namespaces
+                    .as_ref()
+                    .is_some_and(|n| n.iter().any(|x| x == namespace))
+        })
+        .collect()
+}
+
+/// The child NAB of the schedule's first run, once that run completed: (child, its Velero
+/// Backup's name).
+async fn first_scheduled_child(e: &Env, namespace: &str, schedule: &str) -> (Value, String) {
+    let child = eventually(&format!("{namespace}/{schedule} ran"), 60, || async {
+        let v = nas_value(&e.admin, namespace, schedule).await;
+        v.pointer("/status/recentBackups/0/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+    .await;
+    let done = e.completed_nab(namespace, &child).await;
+    let velero_name = s(&done, "/status/veleroBackup/name").to_string();
+    (done, velero_name)
+}
+
+/// Removes a tenant object's finalizers and deletes it, as when a cluster is rebuilt without it.
+async fn wipe<K>(api: &Api<K>, name: &str)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    let _ = api.delete(name, &DeleteParams::default()).await;
+    eventually(&format!("{name} wiped"), 30, || async {
+        api.get_opt(name).await.unwrap().is_none().then_some(())
+    })
+    .await;
+}
+
+/// Waits until Velero's own sync has a finished Backup `name` in the cluster again.
+async fn velero_has(admin: &Client, name: &str) -> Backup {
+    eventually(
+        &format!("Velero Backup {name} synced from its bucket"),
+        30,
+        || async {
+            Api::<Backup>::namespaced(admin.clone(), OADP_NAMESPACE)
+                .get_opt(name)
+                .await
+                .unwrap()
+                .filter(|b| {
+                    b.metadata.deletion_timestamp.is_none()
+                        && b.status
+                            .as_ref()
+                            .and_then(|s| s.phase.as_ref())
+                            .is_some_and(|p| p.is_terminal())
+                })
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
+    let e = Env::new().await;
+    e.add_bucket("pool-1", Some(1)).await;
+    // team-b takes pool-1's only place.
+    e.create_nab(&e.admin, "team-b", "first").await;
+    e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+
+    // team-a has a schedule and nothing else: the schedule alone makes it use the pool.
+    create_nas(&e.alice, "team-a", "nightly").await;
+    e.entry_in_phase("team-a", BackupEntryPhase::WaitingForBucket)
+        .await;
+    let waiting = eventually("team-a's schedule waiting for storage", 30, || async {
+        let v = nas_value(&e.alice, "team-a", "nightly").await;
+        let queued = condition(&v, "Queued");
+        (queued["reason"] == "WaitingForBackupStorage"
+            && s(queued, "/message").contains("every shared backup bucket is full"))
+        .then_some(v)
+    })
+    .await;
+    assert_eq!(condition(&waiting, "Queued")["status"], "False");
+    assert_eq!(condition(&waiting, "Accepted")["status"], "True");
+    assert_eq!(s(&waiting, "/status/phase"), "New");
+    // The message names no bucket and no other namespace.
+    let text = condition(&waiting, "Queued").to_string();
+    assert!(
+        !text.contains("pool-1") && !text.contains("team-b"),
+        "{text}"
+    );
+    // Nothing runs meanwhile: no Velero Schedule, so no backup either (not even to Velero's
+    // default location).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(velero_schedules_for(&e.admin, "team-a").await.is_empty());
+    assert!(velero_backups_for(&e.admin, "team-a").await.is_empty());
+
+    // The admin adds a bucket: team-a's entry takes it, and the schedule runs there.
+    e.add_bucket("pool-2", Some(1)).await;
+    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    assert_eq!(a.spec.bucket_name.as_deref(), Some("pool-2"));
+    let location = entry_location(&a);
+    let schedule = eventually("team-a's Velero Schedule", 30, || async {
+        velero_schedules_for(&e.admin, "team-a")
+            .await
+            .into_iter()
+            .next()
+    })
+    .await;
+    assert_eq!(
+        schedule.spec.template.storage_location.as_deref(),
+        Some(location.as_str())
+    );
+    assert_eq!(
+        schedule.spec.template.included_namespaces,
+        Some(vec!["team-a".to_string()])
+    );
+    let (child, velero_name) = first_scheduled_child(&e, "team-a", "nightly").await;
+    assert_eq!(
+        s(&child, "/status/veleroBackup/spec/storageLocation"),
+        location.as_str()
+    );
+    assert_eq!(
+        stored_backups(&e.bucket_dir("shared-pool-2"), &a.spec.prefix),
+        BTreeSet::from([velero_name.clone()])
+    );
+    assert!(
+        !e.bucket_dir("velero")
+            .join("velero/backups")
+            .join(&velero_name)
+            .exists()
+    );
+    // Every backup of team-a is on its entry's location.
+    for b in velero_backups_for(&e.admin, "team-a").await {
+        assert_eq!(
+            b.spec.storage_location.as_deref(),
+            Some(location.as_str()),
+            "{:?}",
+            b.metadata.name
+        );
+    }
+    // The tenant sees that the wait is over.
+    let ready = eventually("team-a's schedule no longer waiting", 30, || async {
+        let v = nas_value(&e.alice, "team-a", "nightly").await;
+        (condition(&v, "Queued")["status"] == "True").then_some(v)
+    })
+    .await;
+    assert_eq!(condition(&ready, "Queued")["reason"], "BackupStorageReady");
+    assert_eq!(s(&ready, "/status/phase"), "Created");
+}
+
+#[tokio::test]
+async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_recreated_one() {
+    let mut e = Env::new().await;
+    e.add_bucket("pool-1", None).await;
+    create_nas(&e.alice, "team-a", "nightly").await;
+    e.create_nab(&e.admin, "team-b", "first").await;
+    let (_, a_backup) = first_scheduled_child(&e, "team-a", "nightly").await;
+    let child = s(
+        &nas_value(&e.admin, "team-a", "nightly").await,
+        "/status/recentBackups/0/name",
+    )
+    .to_string();
+    let b_done = e.completed_nab("team-b", "first").await;
+    let b_backup = s(&b_done, "/status/veleroBackup/name").to_string();
+    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    let b = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    let (a_location, b_location) = (entry_location(&a), entry_location(&b));
+    // What Velero keeps in the bucket names the backup's tenant (so a sync can find it).
+    let stored: Value = serde_json::from_slice(
+        &std::fs::read(
+            e.bucket_dir("shared-pool-1")
+                .join(&a.spec.prefix)
+                .join("backups")
+                .join(&a_backup)
+                .join("velero-backup.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        s(
+            &stored,
+            "/metadata/annotations/openshift.io~1oadp-nab-origin-namespace"
+        ),
+        "team-a"
+    );
+
+    // State loss: the controller is down and the tenant objects are gone (the schedule, its
+    // child, team-b's backup), with the Velero objects; Velero syncs the backups back from
+    // the entries' prefixes.
+    e.stop_controllers();
+    wipe(
+        &Api::<NonAdminSchedule>::namespaced(e.admin.clone(), "team-a"),
+        "nightly",
+    )
+    .await;
+    wipe(
+        &Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-a"),
+        &child,
+    )
+    .await;
+    wipe(
+        &Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-b"),
+        "first",
+    )
+    .await;
+    let schedules = Api::<Schedule>::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    for schedule in velero_schedules_for(&e.admin, "team-a").await {
+        schedules
+            .delete(
+                schedule.metadata.name.as_deref().unwrap(),
+                &DeleteParams::default(),
+            )
+            .await
+            .unwrap();
+    }
+    let backups = Api::<Backup>::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    for name in [&a_backup, &b_backup] {
+        backups
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        velero_has(&e.admin, &a_backup).await.spec.storage_location,
+        Some(a_location.clone())
+    );
+    assert_eq!(
+        velero_has(&e.admin, &b_backup).await.spec.storage_location,
+        Some(b_location.clone())
+    );
+
+    e.start_controllers();
+    let ctx = Context::new(e.controller_client.clone(), OADP_NAMESPACE);
+    let mut created = sync::sync_once(&ctx).await.unwrap();
+    created.sort();
+    assert_eq!(
+        created,
+        [
+            ("team-a".to_string(), child.clone()),
+            ("team-b".to_string(), "first".to_string())
+        ]
+    );
+    // Each is adopted again, mirroring its backup on its own entry's location, and names no
+    // location itself (a NAB without one belongs to its namespace's entry).
+    for (namespace, name, velero_name, location) in [
+        ("team-a", child.as_str(), &a_backup, &a_location),
+        ("team-b", "first", &b_backup, &b_location),
+    ] {
+        let back = e.completed_nab(namespace, name).await;
+        assert_eq!(s(&back, "/status/veleroBackup/name"), velero_name.as_str());
+        assert_eq!(
+            s(&back, "/status/veleroBackup/spec/storageLocation"),
+            location.as_str()
+        );
+        assert!(back.pointer("/spec/backupSpec/storageLocation").is_none());
+        // Nothing else was planted in the namespace.
+        let names: Vec<String> = Api::<NonAdminBackup>::namespaced(e.admin.clone(), namespace)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        assert_eq!(names, [name.to_string()], "{namespace}");
+    }
+    assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
+
+    // team-a is deleted and created again under the same name: a new UID. Its entry keeps the
+    // old backups for the grace period, and Velero keeps syncing them from its prefix...
+    let old_uid = namespace_uid(&e.admin, "team-a").await;
+    e.delete_namespace("team-a").await;
+    e.namespace_gone("team-a").await;
+    e.entry_in_phase("team-a", BackupEntryPhase::NamespaceDeleted)
+        .await;
+    e.create_namespace("team-a").await;
+    assert_ne!(namespace_uid(&e.admin, "team-a").await, old_uid);
+    let resynced = velero_has(&e.admin, &a_backup).await;
+    assert_eq!(
+        resynced.metadata.annotations.as_ref().unwrap()["openshift.io/oadp-nab-origin-namespace"],
+        "team-a"
+    );
+    // ...but none of them is synced into the new namespace.
+    assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
+    assert!(
+        Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    // GC leaves the retained entry's location and backups to the pool controller.
+    let deleted = gc::collect_once(&ctx).await.unwrap();
+    assert!(
+        !deleted
+            .iter()
+            .any(|(kind, name)| kind == "BackupStorageLocation" || name == &a_backup),
+        "{deleted:?}"
+    );
+    assert!(
+        e.locations()
+            .await
+            .iter()
+            .any(|l| l.metadata.name.as_deref() == Some(a_location.as_str()))
+    );
+    assert!(backups.get_opt(&a_backup).await.unwrap().is_some());
+    assert!(stored_backups(&e.bucket_dir("shared-pool-1"), &a.spec.prefix).contains(&a_backup));
 }

@@ -12,6 +12,8 @@
 //!
 //! Also here, for the other reconcilers: [`pool_route`] (where a NonAdminBackup without a
 //! storage location goes) and [`pool_bucket_refs`] (the buckets tenants may not use).
+//! NonAdminSchedules without a storage location make their namespace use the pool as such
+//! NonAdminBackups do (their runs go there).
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -153,6 +155,11 @@ pub async fn run(context: Arc<Context>) {
             Api::<BackupEntry>::all(client.clone()),
             watcher::Config::default(),
         ),
+        // A schedule without a storage location makes its namespace a pool user too.
+        changes(
+            Api::<crate::api::nonadmin::NonAdminSchedule>::all(client.clone()),
+            watcher::Config::default(),
+        ),
         changes(
             Api::<Namespace>::all(client.clone()),
             watcher::Config::default(),
@@ -255,11 +262,21 @@ pub async fn pass(
     nabs: &Store<NonAdminBackup>,
     scan: bool,
 ) -> Result<(bool, Option<Duration>), ControllerError> {
-    let pool_users = nabs
+    let mut pool_users: BTreeSet<String> = nabs
         .state()
         .iter()
         .filter_map(|nab| bucket_decision::pool_user(nab).map(str::to_owned))
         .collect();
+    // Schedules are few: read fresh each pass rather than cached.
+    let schedules = Api::<crate::api::nonadmin::NonAdminSchedule>::all(context.client.clone())
+        .list(&ListParams::default())
+        .await?
+        .items;
+    pool_users.extend(
+        schedules
+            .iter()
+            .filter_map(|nas| bucket_decision::schedule_pool_user(nas).map(str::to_owned)),
+    );
     let observed = observe(context, pool_users, scan).await?;
     let settings = PoolSettings {
         oadp_namespace: context.oadp_namespace.clone(),

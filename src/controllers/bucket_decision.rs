@@ -1485,6 +1485,23 @@ pub fn pool_user(nab: &crate::api::nonadmin::NonAdminBackup) -> Option<&str> {
         .flatten()
 }
 
+/// The namespace of a NonAdminSchedule that makes its namespace use the pool, if it does: its
+/// backup template has no storage location of its own and it is not being deleted (its runs
+/// go to the namespace's entry, so the entry is made before the first run).
+pub fn schedule_pool_user(nas: &crate::api::nonadmin::NonAdminSchedule) -> Option<&str> {
+    let uses_pool = nas
+        .spec
+        .template
+        .backup_spec
+        .storage_location
+        .as_deref()
+        .is_none_or(str::is_empty)
+        && nas.metadata.deletion_timestamp.is_none();
+    uses_pool
+        .then_some(nas.metadata.namespace.as_deref())
+        .flatten()
+}
+
 /// The grace period label of a namespace's labels.
 pub fn grace_label(labels: Option<&BTreeMap<String, String>>) -> Option<String> {
     labels.and_then(|l| l.get(GRACE_PERIOD_LABEL)).cloned()
@@ -2433,5 +2450,32 @@ mod tests {
             b.status = Some(bucket_status(&plan, &name));
         }
         assert_eq!(f.decide().actions, Vec::new());
+    }
+
+    #[test]
+    fn a_schedule_without_a_storage_location_makes_its_namespace_a_pool_user() {
+        let schedule = |location: Value, deleting: bool| {
+            let mut meta = json!({"name": "nightly", "namespace": "team-a"});
+            if deleting {
+                meta["deletionTimestamp"] = json!("2030-01-01T00:00:00Z");
+            }
+            serde_json::from_value::<crate::api::nonadmin::NonAdminSchedule>(json!({
+                "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
+                "metadata": meta,
+                "spec": {"schedule": "0 3 * * *",
+                         "template": {"backupSpec": {"storageLocation": location}}}
+            }))
+            .unwrap()
+        };
+        assert_eq!(
+            schedule_pool_user(&schedule(Value::Null, false)),
+            Some("team-a")
+        );
+        assert_eq!(
+            schedule_pool_user(&schedule(json!(""), false)),
+            Some("team-a")
+        );
+        assert_eq!(schedule_pool_user(&schedule(json!("mine"), false)), None);
+        assert_eq!(schedule_pool_user(&schedule(Value::Null, true)), None);
     }
 }

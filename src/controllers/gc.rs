@@ -2,6 +2,11 @@
 //! BSLs, DeleteBackupRequests, DownloadRequests, Schedules, approval requests and copied
 //! Secrets) whose tenant object no longer exists. Objects without both NAC labels are never
 //! touched, and a Velero Backup the backup sync would recreate a NonAdminBackup for is kept.
+//!
+//! The shared backup pool (seed 001) is the pool controller's alone: its BSLs have no tenant
+//! origin, so they are never candidates, and a backup stored on one of them outlives its
+//! NonAdminBackup (and its namespace) until the entry's grace period ends and the pool
+//! controller deletes it through a DeleteBackupRequest — GC never deletes it.
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,6 +79,25 @@ fn tenant_resource(kind: OriginKind) -> ApiResource {
     }
 }
 
+/// Names of the Velero Backups GC keeps whatever their origin: those the sync recreates a NAB
+/// for, those of a live schedule (whose controller makes their child NABs), and every backup
+/// stored on a BSL of the shared backup pool (the pool controller's, see the module
+/// documentation).
+pub fn kept_backups(backups: &[Backup], view: &super::sync::SyncView) -> HashSet<String> {
+    backups
+        .iter()
+        .filter(|b| {
+            super::sync::sync_origin(b, view).is_some()
+                || super::sync::owned_by_live_schedule(b, view)
+                || matches!(
+                    super::sync::location_of(b, &view.locations),
+                    super::sync::Location::Pool { .. } | super::sync::Location::UnclaimedPool
+                )
+        })
+        .filter_map(|b| b.metadata.name.clone())
+        .collect()
+}
+
 /// The resources GC looks at in the OADP namespace, by kind name.
 fn admin_resources() -> Vec<(&'static str, ApiResource)> {
     vec![
@@ -141,18 +165,11 @@ pub async fn collect_once(context: &Context) -> Result<Vec<(String, String)>, Co
             exists.insert(key);
         }
     }
-    // Backups the sync recreates a NonAdminBackup for, and those of a live schedule (whose
-    // controller makes their child NABs), are not orphans.
+    // Backups the sync recreates a NonAdminBackup for, those of a live schedule and those on
+    // the shared pool's locations are not orphans.
     let backups = super::sync::nac_backups(context).await?;
     let view = super::sync::observe(context, &backups).await?;
-    let syncing: HashSet<String> = backups
-        .iter()
-        .filter(|b| {
-            super::sync::sync_origin(b, &view).is_some()
-                || super::sync::owned_by_live_schedule(b, &view)
-        })
-        .filter_map(|b| b.metadata.name.clone())
-        .collect();
+    let syncing = kept_backups(&backups, &view);
     let mut deleted = Vec::new();
     for orphan in orphans(candidates, &exists, &syncing) {
         let Some(api) = apis.get(orphan.kind) else {
@@ -259,6 +276,91 @@ mod tests {
             .map(|c| c.name)
             .collect();
         assert_eq!(names, ["u2", "u4", "u5"]);
+    }
+
+    /// The pool controller's BSL of team-a's entry, and the entry.
+    fn pool_location() -> (crate::api::nonadmin::BackupEntry, BackupStorageLocation) {
+        let entry: crate::api::nonadmin::BackupEntry = serde_json::from_value(serde_json::json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "BackupEntry",
+            "metadata": {"name": "team-a--aaaaa"},
+            "spec": {"namespace": "team-a", "namespaceUID": "aaaaaaaa-1111-2222-3333-444444444444",
+                     "bucketName": "pool-1", "prefix": "team-a--aaaaa"}
+        }))
+        .unwrap();
+        let bucket: crate::api::nonadmin::BackupBucket =
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "BackupBucket",
+                "metadata": {"name": "pool-1"},
+                "spec": {"provider": "aws", "bucket": "shared-1"}
+            }))
+            .unwrap();
+        let bsl = super::super::bucket_decision::location_for(
+            "team-a--aaaaa",
+            &entry.spec,
+            &bucket,
+            "openshift-adp",
+        );
+        (entry, bsl)
+    }
+
+    fn pool_backup(ns: &str, name: &str, uuid: &str, location: &str) -> Backup {
+        let mut m = meta(OriginKind::NonAdminBackup, ns, name, uuid);
+        m.namespace = Some("openshift-adp".into());
+        Backup {
+            metadata: m,
+            spec: crate::api::velero::BackupSpec {
+                storage_location: Some(location.into()),
+                ..Default::default()
+            },
+            status: serde_json::from_value(serde_json::json!({"phase": "Completed"})).unwrap(),
+        }
+    }
+
+    #[test]
+    fn pool_locations_are_listed_by_gc_but_never_candidates() {
+        let (_, bsl) = pool_location();
+        let l = bsl.metadata.labels.clone().unwrap();
+        // GC's list selector picks it up (NAC's labels)...
+        assert_eq!(l[labels::OADP], labels::OADP_VALUE);
+        assert_eq!(l[labels::MANAGED_BY], labels::MANAGED_BY_VALUE);
+        // ...but it has no tenant origin, so it is never deleted, entry or not.
+        assert_eq!(candidate("BackupStorageLocation", &bsl.metadata), None);
+        let none_exists = HashSet::new();
+        let candidates: Vec<Candidate> = candidate("BackupStorageLocation", &bsl.metadata)
+            .into_iter()
+            .collect();
+        assert!(orphans(candidates, &none_exists, &HashSet::new()).is_empty());
+    }
+
+    #[test]
+    fn backups_on_pool_locations_are_left_to_the_pool_controller() {
+        let (entry, bsl) = pool_location();
+        let on_pool = bsl.metadata.name.clone().unwrap();
+        // team-a was deleted: its entry keeps the backups for the grace period.
+        let mut view = crate::controllers::sync::SyncView::default();
+        view.namespaces.insert(
+            "team-b".into(),
+            "bbbbbbbb-1111-2222-3333-444444444444".into(),
+        );
+        let backups = vec![
+            pool_backup("team-a", "nightly", "u1", &on_pool),
+            pool_backup("team-a", "old", "u2", "default"),
+        ];
+        for entries in [vec![entry], vec![]] {
+            view.locations =
+                crate::controllers::sync::classify_locations(std::slice::from_ref(&bsl), &entries);
+            let kept = kept_backups(&backups, &view);
+            assert_eq!(kept, HashSet::from(["u1".to_string()]));
+            let candidates: Vec<Candidate> = backups
+                .iter()
+                .filter_map(|b| candidate("Backup", &b.metadata))
+                .collect();
+            let names: Vec<String> = orphans(candidates, &HashSet::new(), &kept)
+                .into_iter()
+                .map(|c| c.name)
+                .collect();
+            assert_eq!(names, ["u2"], "only the default location's orphan goes");
+        }
     }
 
     #[test]

@@ -148,8 +148,9 @@ pub async fn verdict(
 
 /// Shared backup pool (seed 001): a backup without a storage location of its own goes to
 /// its namespace's BackupEntry when the pool is configured (else to Velero's default location,
-/// as without the pool), and waits, with the reason, while the entry is not ready.
-async fn routed_to_pool(
+/// as without the pool), and waits, with the reason, while the entry is not ready. The
+/// NonAdminSchedule controller routes its backup template through here too.
+pub(super) async fn routed_to_pool(
     context: &Context,
     nab: &NonAdminBackup,
     verdict: Result<BackupSpec, String>,

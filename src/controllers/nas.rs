@@ -1,7 +1,7 @@
 //! The NonAdminSchedule controller: observes a NAS (read fresh), its Velero Schedule (name =
 //! NACUUID, OADP namespace), the Velero Backups that schedule made (`velero.io/schedule-name`)
 //! and the NABs of the tenant namespace, asks [`nas_decision::decide`] for the next step, and
-//! applies it.
+//! applies it. The template is routed to the shared backup pool as a NAB's spec is.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,11 +70,13 @@ fn error_policy(
     Action::requeue(wait)
 }
 
-/// The policy's verdict on the template: validated and built exactly like a NAB's spec.
+/// The policy's verdict on the template, validated, built and routed to the shared backup
+/// pool exactly like a NAB's spec: the Velero spec (or the refusal), and while the
+/// namespace's place in the pool is not ready, the message saying why the schedule waits.
 async fn verdict(
     context: &Context,
     nas: &NonAdminSchedule,
-) -> Result<Result<BackupSpec, String>, ControllerError> {
+) -> Result<(Result<BackupSpec, String>, Option<String>), ControllerError> {
     let mut as_nab = NonAdminBackup::new(
         nas.metadata.name.as_deref().unwrap_or_default(),
         NonAdminBackupSpec {
@@ -83,7 +85,8 @@ async fn verdict(
         },
     );
     as_nab.metadata.namespace = nas.metadata.namespace.clone();
-    super::nab::verdict(context, &as_nab).await
+    let built = super::nab::verdict(context, &as_nab).await?;
+    super::nab::routed_to_pool(context, &as_nab, built).await
 }
 
 /// One reconcile: observe, decide, apply (counted in the metrics).
@@ -132,10 +135,10 @@ async fn reconcile_once(
         }
         None => (None, Vec::new(), Vec::new()),
     };
-    let verdict = if nas.metadata.deletion_timestamp.is_none() {
+    let (verdict, storage_wait) = if nas.metadata.deletion_timestamp.is_none() {
         verdict(context, &nas).await?
     } else {
-        Ok(BackupSpec::default())
+        (Ok(BackupSpec::default()), None)
     };
     let observation = NasObservation {
         nas: &nas,
@@ -148,6 +151,7 @@ async fn reconcile_once(
         now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::now(),
         ),
+        storage_wait,
     };
     let step = nas_decision::decide(&observation);
     tracing::debug!(nas = %key(&nas), ?step, "reconcile step");

@@ -2,7 +2,10 @@
 //! the NACUUID), the Velero Backups that schedule made, the NABs of the tenant namespace and the
 //! policy's verdict on the template, to the ONE next step. Each scheduled Velero Backup gets the
 //! origin labels and a child NonAdminBackup whose status already names that backup, so the NAB
-//! controller adopts it instead of creating another.
+//! controller adopts it instead of creating another. A template without a storage location of
+//! its own goes, like a NAB's, to the namespace's place in the shared backup pool: while that is
+//! not ready the schedule waits (Queued=False, WaitingForBackupStorage) and no Velero Schedule
+//! is made; once ready, the Velero Schedule's template names the entry's location.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -31,6 +34,13 @@ pub const IDLE_POLL: Duration = Duration::from_secs(30);
 /// Message of the Deleting condition (the backups the schedule made are not deleted with it).
 pub const DELETING_MESSAGE: &str =
     "removing the Velero Schedule; the backups it already made are kept";
+/// How often a schedule waiting for its namespace's backup storage looks again (as a NAB does).
+pub const STORAGE_WAIT_POLL: Duration = super::nab_decision::STORAGE_WAIT_POLL;
+/// Reason of Queued=True once a schedule that waited for backup storage may run.
+pub const STORAGE_READY_REASON: &str = "BackupStorageReady";
+/// Message of Queued=True once a schedule that waited for backup storage may run.
+pub const STORAGE_READY_MESSAGE: &str =
+    "the namespace's backup storage is ready: the schedule's backups are stored there";
 
 /// Event reasons of the NAS controller.
 pub mod event_reasons {
@@ -63,6 +73,9 @@ pub struct NasObservation<'a> {
     pub fresh_uuid: Uuid,
     /// Now.
     pub now: Time,
+    /// Why the schedule waits for its namespace's place in the shared backup pool, if it does
+    /// (the verdict's template is then not routed yet).
+    pub storage_wait: Option<String>,
 }
 
 /// The one step to take next.
@@ -413,6 +426,31 @@ fn decide_delete(
     NasStep::AwaitChange
 }
 
+/// Says in the Queued condition whether the schedule waits for backup storage: False with the
+/// route's message while it does; True once it no longer does, for a schedule that waited
+/// (schedules that never waited do not get the condition).
+fn set_storage_condition(status: &mut NonAdminScheduleStatus, wait: Option<&str>, now: &Time) {
+    match wait {
+        Some(message) => set_condition(
+            &mut status.conditions,
+            types::QUEUED,
+            false,
+            crate::api::nonadmin::entry_conditions::REASON_WAITING_FOR_BACKUP_STORAGE,
+            message,
+            now,
+        ),
+        None if status.conditions.iter().any(|c| c.type_ == types::QUEUED) => set_condition(
+            &mut status.conditions,
+            types::QUEUED,
+            true,
+            STORAGE_READY_REASON,
+            STORAGE_READY_MESSAGE,
+            now,
+        ),
+        None => {}
+    }
+}
+
 fn accepted_refusal(status: Option<&NonAdminScheduleStatus>) -> Option<&str> {
     status?
         .conditions
@@ -569,7 +607,16 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
         }
         Ok(t) => t,
     };
+    let storage_wait = obs.storage_wait.as_deref();
     let Some(schedule) = obs.velero_schedule else {
+        if let Some(message) = storage_wait {
+            // Never Velero's default location instead: the pool is where these backups go.
+            set_storage_condition(&mut status, Some(message), &obs.now);
+            if status_changed(current.as_ref(), &status) {
+                return NasStep::WriteStatus(Box::new(status));
+            }
+            return NasStep::RequeueAfter(STORAGE_WAIT_POLL);
+        }
         return NasStep::CreateVeleroSchedule(Box::new(velero_schedule_for(
             nas,
             &id,
@@ -577,6 +624,14 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
             template,
         )));
     };
+    let mut template = template;
+    if storage_wait.is_some() {
+        // The existing Velero Schedule keeps its location until the entry is ready (a pause
+        // or a new cron still applies at once).
+        template
+            .storage_location
+            .clone_from(&schedule.spec.template.storage_location);
+    }
     let want = desired_spec(nas, template);
     if schedule.spec.template != want.template
         || schedule.spec.schedule != want.schedule
@@ -613,6 +668,7 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
         ACCEPTED_MESSAGE,
         &obs.now,
     );
+    set_storage_condition(&mut status, storage_wait, &obs.now);
     if let Some(related) = status.velero_schedule.as_mut() {
         related.status = schedule.status.clone();
     }
@@ -645,6 +701,8 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
     });
     if running {
         NasStep::RequeueAfter(RUNNING_POLL)
+    } else if storage_wait.is_some() {
+        NasStep::RequeueAfter(STORAGE_WAIT_POLL)
     } else if paused {
         NasStep::AwaitChange
     } else {
@@ -715,6 +773,7 @@ mod tests {
             oadp_namespace: "openshift-adp",
             fresh_uuid: Uuid::nil(),
             now: time(0),
+            storage_wait: None,
         }
     }
 
@@ -1166,6 +1225,138 @@ mod tests {
         assert_eq!(
             decide(&obs(&p, Some(&ps), &[], &[], valid())),
             NasStep::AwaitChange
+        );
+    }
+
+    const WAIT: &str = "waiting for backup storage: every shared backup bucket is full; backups without a storage location wait until the cluster administrator adds a bucket or raises a quota";
+
+    fn routed(location: &str) -> Result<BackupSpec, String> {
+        Ok(BackupSpec {
+            storage_location: Some(location.into()),
+            ..valid().unwrap()
+        })
+    }
+
+    fn waiting<'a>(o: NasObservation<'a>) -> NasObservation<'a> {
+        NasObservation {
+            storage_wait: Some(WAIT.into()),
+            ..o
+        }
+    }
+
+    fn queued(
+        st: &NonAdminScheduleStatus,
+    ) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        st.conditions
+            .iter()
+            .find(|c| c.type_ == types::QUEUED)
+            .expect("a Queued condition")
+    }
+
+    #[test]
+    fn a_schedule_waiting_for_the_pool_says_why_and_makes_no_velero_schedule_until_ready() {
+        let mut n = nas(json!({}), with_id(), true);
+        let st = status_of(decide(&waiting(obs(&n, None, &[], &[], valid()))));
+        let c = queued(&st);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            ("False", "WaitingForBackupStorage", WAIT)
+        );
+        assert_eq!(st.phase, Some(NonAdminPhase::New));
+        assert!(st.next_run.is_none());
+        n.status = Some(st);
+        // Written: it polls, and never makes a Velero Schedule to the default location.
+        assert_eq!(
+            decide(&waiting(obs(&n, None, &[], &[], valid()))),
+            NasStep::RequeueAfter(STORAGE_WAIT_POLL)
+        );
+        // The entry is ready: the Velero Schedule's template names its location.
+        let NasStep::CreateVeleroSchedule(created) =
+            decide(&obs(&n, None, &[], &[], routed("team-a--aaaaa")))
+        else {
+            panic!("expected the Velero Schedule")
+        };
+        assert_eq!(
+            created.spec.template.storage_location.as_deref(),
+            Some("team-a--aaaaa")
+        );
+        assert_eq!(
+            created.spec.template.included_namespaces,
+            Some(vec!["team-a".into()])
+        );
+        // Then Queued turns True: the tenant sees the wait is over.
+        let st = status_of(decide(&obs(
+            &n,
+            Some(&created),
+            &[],
+            &[],
+            routed("team-a--aaaaa"),
+        )));
+        let c = queued(&st);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("True", STORAGE_READY_REASON)
+        );
+        assert_eq!(st.phase, Some(NonAdminPhase::Created));
+    }
+
+    #[test]
+    fn schedules_that_never_waited_get_no_queued_condition() {
+        let n = nas(json!({}), with_id(), true);
+        let s = schedule_for(&n);
+        let st = status_of(decide(&obs(&n, Some(&s), &[], &[], valid())));
+        assert!(
+            st.conditions.iter().all(|c| c.type_ != types::QUEUED),
+            "{st:?}"
+        );
+    }
+
+    #[test]
+    fn an_existing_velero_schedule_keeps_its_location_while_the_entry_is_not_ready() {
+        let n = nas(json!({}), with_id(), true);
+        let mut s = schedule_for(&n);
+        s.spec.template.storage_location = Some("team-a--aaaaa".into());
+        // The entry became unready: the status says so, the Velero Schedule is not rewritten.
+        let st = status_of(decide(&waiting(obs(&n, Some(&s), &[], &[], valid()))));
+        assert_eq!(queued(&st).reason, "WaitingForBackupStorage");
+        let mut written = n.clone();
+        written.status = Some(st);
+        assert_eq!(
+            decide(&waiting(obs(&written, Some(&s), &[], &[], valid()))),
+            NasStep::RequeueAfter(STORAGE_WAIT_POLL)
+        );
+        // A pause still applies at once, without moving the schedule's backups elsewhere.
+        let paused = nas(json!({"paused": true}), with_id(), true);
+        let NasStep::UpdateVeleroSchedule(u) =
+            decide(&waiting(obs(&paused, Some(&s), &[], &[], valid())))
+        else {
+            panic!("expected the pause")
+        };
+        assert_eq!(u.spec.paused, Some(true));
+        assert_eq!(
+            u.spec.template.storage_location.as_deref(),
+            Some("team-a--aaaaa")
+        );
+    }
+
+    #[test]
+    fn a_schedule_made_before_the_pool_moves_to_its_entry_once_ready() {
+        let n = nas(json!({}), with_id(), true);
+        let s = schedule_for(&n);
+        assert_eq!(s.spec.template.storage_location, None);
+        // Waiting: still as it was.
+        assert!(matches!(
+            decide(&waiting(obs(&n, Some(&s), &[], &[], valid()))),
+            NasStep::WriteStatus(_)
+        ));
+        let NasStep::UpdateVeleroSchedule(u) =
+            decide(&obs(&n, Some(&s), &[], &[], routed("team-a--aaaaa")))
+        else {
+            panic!("expected the template to move to the entry")
+        };
+        assert_eq!(
+            u.spec.template.storage_location.as_deref(),
+            Some("team-a--aaaaa")
         );
     }
 

@@ -4,9 +4,11 @@
 //!
 //! A backup is synced when it is NAC's ([`origin_of_kind`] with the NonAdminBackup kind), it is
 //! finished (Completed or PartiallyFailed), its origin namespace exists, and it lives on the
-//! default BSL or on a BSL made for a NonAdminBackupStorageLocation that still exists **in the
+//! default BSL, on a BSL made for a NonAdminBackupStorageLocation that still exists **in the
 //! origin namespace** (a tenant's bucket can hold backups annotated for other namespaces; those
-//! are never planted there).
+//! are never planted there), or on the BSL of a shared backup pool entry (seed 001) made for
+//! **the origin namespace with the UID it has now** (a re-created namespace never inherits the
+//! old one's backups, and an entry's prefix never feeds another namespace).
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,10 +16,12 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams, PostParams};
 
+use super::bucket_decision::{location_name, uid_matches};
 use super::{Context, ControllerError};
 use crate::api::nonadmin::labels;
 use crate::api::nonadmin::{
-    NonAdminBackup, NonAdminBackupStatus, NonAdminBackupStorageLocation, NonAdminSchedule,
+    BackupEntry, ENTRY_ANNOTATION, ENTRY_NAMESPACE_ANNOTATION, NonAdminBackup,
+    NonAdminBackupStatus, NonAdminBackupStorageLocation, NonAdminSchedule, POOL_LOCATION_LABEL,
     RelatedVeleroBackup,
 };
 use crate::api::velero::{Backup, BackupPhase, BackupStorageLocation};
@@ -31,15 +35,32 @@ pub enum Location {
     Default,
     /// A BSL made for the NonAdminBackupStorageLocation `name` in `namespace`.
     Tenant { namespace: String, name: String },
+    /// The BSL of a shared backup pool entry: the entry of namespace `namespace` whose UID is
+    /// `namespace_uid` (in full, or its leading hex digits for an entry rebuilt from a bucket
+    /// listing).
+    Pool {
+        namespace: String,
+        namespace_uid: String,
+    },
+    /// A pool BSL (labelled [`POOL_LOCATION_LABEL`]) that no BackupEntry claims: nothing on it
+    /// is synced until the pool controller has rebuilt its entry.
+    UnclaimedPool,
     /// Any other BSL (an admin's non-default one, or one that does not exist).
     Other,
 }
 
-/// Classifies the Velero BSLs of the OADP namespace by name.
-pub fn classify_locations(bsls: &[BackupStorageLocation]) -> HashMap<String, Location> {
+/// Classifies the Velero BSLs of the OADP namespace by name; `entries` are the BackupEntries
+/// the pool's BSLs belong to.
+pub fn classify_locations(
+    bsls: &[BackupStorageLocation],
+    entries: &[BackupEntry],
+) -> HashMap<String, Location> {
     bsls.iter()
         .filter_map(|bsl| {
             let name = bsl.metadata.name.clone()?;
+            if let Some(pool) = pool_location(bsl, &name, entries) {
+                return Some((name, pool));
+            }
             let l = bsl.metadata.labels.clone().unwrap_or_default();
             let a = bsl.metadata.annotations.clone().unwrap_or_default();
             let location = match origin_of_kind(OriginKind::NonAdminBackupStorageLocation, &l, &a) {
@@ -53,6 +74,41 @@ pub fn classify_locations(bsls: &[BackupStorageLocation]) -> HashMap<String, Loc
             Some((name, location))
         })
         .collect()
+}
+
+/// The pool location `bsl` (named `name`) is, if it is one of the pool's. It belongs to the
+/// BackupEntry its annotation names only when that entry exists, is for the namespace the BSL
+/// names, and has this BSL as its location; else it is unclaimed.
+fn pool_location(
+    bsl: &BackupStorageLocation,
+    name: &str,
+    entries: &[BackupEntry],
+) -> Option<Location> {
+    let pool = bsl
+        .metadata
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(POOL_LOCATION_LABEL));
+    if !pool {
+        return None;
+    }
+    let annotations = bsl.metadata.annotations.clone().unwrap_or_default();
+    let claimed = annotations.get(ENTRY_ANNOTATION).and_then(|entry_name| {
+        entries.iter().find(|e| {
+            e.metadata.name.as_deref() == Some(entry_name.as_str())
+                && location_name(entry_name) == name
+                && annotations.get(ENTRY_NAMESPACE_ANNOTATION) == Some(&e.spec.namespace)
+                && !e.spec.namespace.is_empty()
+                && !e.spec.namespace_uid.is_empty()
+        })
+    });
+    Some(match claimed {
+        Some(entry) => Location::Pool {
+            namespace: entry.spec.namespace.clone(),
+            namespace_uid: entry.spec.namespace_uid.clone(),
+        },
+        None => Location::UnclaimedPool,
+    })
 }
 
 /// The location a backup is stored on: its `storageLocation` (empty means the default).
@@ -84,8 +140,8 @@ pub struct SyncedNab {
 /// What the sync knows about the cluster, read once per pass.
 #[derive(Clone, Debug, Default)]
 pub struct SyncView {
-    /// Names of existing namespaces.
-    pub namespaces: HashSet<String>,
+    /// Existing namespaces: name → UID.
+    pub namespaces: HashMap<String, String>,
     /// Existing NABSLs as (namespace, name).
     pub nabsls: HashSet<(String, String)>,
     /// Per namespace: names of existing NABs and the NACUUIDs in their status.
@@ -118,10 +174,8 @@ pub fn sync_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
         .as_ref()
         .and_then(|s| s.phase.as_ref())
         .is_some_and(|p| matches!(p, BackupPhase::Completed | BackupPhase::PartiallyFailed));
-    if !finished
-        || !view.namespaces.contains(&origin.namespace)
-        || owned_by_live_schedule(backup, view)
-    {
+    let live_uid = view.namespaces.get(&origin.namespace)?;
+    if !finished || owned_by_live_schedule(backup, view) {
         return None;
     }
     match location_of(backup, &view.locations) {
@@ -132,6 +186,11 @@ pub fn sync_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
         {
             Some(origin)
         }
+        // The namespace that exists now must be the entry's: same name and same UID.
+        Location::Pool {
+            namespace,
+            namespace_uid,
+        } if namespace == origin.namespace && uid_matches(&namespace_uid, live_uid) => Some(origin),
         _ => None,
     }
 }
@@ -157,6 +216,7 @@ pub fn plan(backups: &[Backup], view: &SyncView, oadp_namespace: &str) -> Vec<Sy
             continue;
         }
         let mut spec = backup.spec.clone();
+        // A pool backup's NAB names no location: that is what sends a NAB to its entry.
         spec.storage_location = match location_of(backup, &view.locations) {
             Location::Tenant { name, .. } => Some(name),
             _ => None,
@@ -206,12 +266,28 @@ pub async fn observe(context: &Context, backups: &[Backup]) -> Result<SyncView, 
             .await?
             .items
             .into_iter()
-            .filter_map(|n| n.metadata.name)
+            .filter_map(|n| Some((n.metadata.name?, n.metadata.uid.unwrap_or_default())))
             .collect(),
         ..Default::default()
     };
     let bsls: Api<BackupStorageLocation> = Api::namespaced(client.clone(), &context.oadp_namespace);
-    view.locations = classify_locations(&bsls.list(&ListParams::default()).await?.items);
+    let bsls = bsls.list(&ListParams::default()).await?.items;
+    // Entries matter only when the shared pool has locations.
+    let pool_in_use = bsls.iter().any(|b| {
+        b.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(POOL_LOCATION_LABEL))
+    });
+    let entries = if pool_in_use {
+        Api::<BackupEntry>::all(client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items
+    } else {
+        Vec::new()
+    };
+    view.locations = classify_locations(&bsls, &entries);
     let origins: HashSet<String> = backups
         .iter()
         .filter_map(|b| {
@@ -219,7 +295,7 @@ pub async fn observe(context: &Context, backups: &[Backup]) -> Result<SyncView, 
             let a = b.metadata.annotations.clone().unwrap_or_default();
             origin_of_kind(OriginKind::NonAdminBackup, &l, &a).map(|o| o.namespace)
         })
-        .filter(|ns| view.namespaces.contains(ns))
+        .filter(|ns| view.namespaces.contains_key(ns))
         .collect();
     for ns in origins {
         let nabs: Api<NonAdminBackup> = Api::namespaced(client.clone(), &ns);
@@ -382,9 +458,16 @@ mod tests {
         .unwrap()
     }
 
+    const UID_A: &str = "aaaaaaaa-1111-2222-3333-444444444444";
+    const UID_B: &str = "bbbbbbbb-1111-2222-3333-444444444444";
+
     fn view() -> SyncView {
         SyncView {
-            namespaces: ["team-a", "team-b"].map(String::from).into(),
+            namespaces: [
+                ("team-a".to_string(), UID_A.to_string()),
+                ("team-b".to_string(), UID_B.to_string()),
+            ]
+            .into(),
             nabsls: [("team-a".to_string(), "bucket".to_string())].into(),
             nabs: HashMap::new(),
             schedules: HashSet::new(),
@@ -462,6 +545,125 @@ mod tests {
         let mut v = view();
         assert_eq!(plan(std::slice::from_ref(&b), &v, "openshift-adp").len(), 1);
         v.schedules.insert(("team-a".into(), "nightly".into()));
+        assert!(plan(&[b], &v, "openshift-adp").is_empty());
+    }
+
+    /// A BackupEntry of the pool for `namespace` with UID `uid`, and the Velero BSL the pool
+    /// controller makes for it.
+    fn pool_entry(namespace: &str, uid: &str) -> (BackupEntry, BackupStorageLocation) {
+        let name = format!("{namespace}--{}", &uid[..5]);
+        let entry: BackupEntry = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "BackupEntry",
+            "metadata": {"name": name},
+            "spec": {"namespace": namespace, "namespaceUID": uid, "bucketName": "pool-1",
+                     "prefix": name}
+        }))
+        .unwrap();
+        let bucket: crate::api::nonadmin::BackupBucket = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "BackupBucket",
+            "metadata": {"name": "pool-1"},
+            "spec": {"provider": "aws", "bucket": "shared-1",
+                     "credential": {"name": "pool-credentials", "key": "cloud"}}
+        }))
+        .unwrap();
+        let bsl = super::super::bucket_decision::location_for(
+            &name,
+            &entry.spec,
+            &bucket,
+            "openshift-adp",
+        );
+        (entry, bsl)
+    }
+
+    #[test]
+    fn pool_locations_belong_to_the_entry_that_claims_them() {
+        let (entry, bsl) = pool_entry("team-a", UID_A);
+        let bsl_name = bsl.metadata.name.clone().unwrap();
+        let located = classify_locations(std::slice::from_ref(&bsl), std::slice::from_ref(&entry));
+        assert_eq!(
+            located[&bsl_name],
+            Location::Pool {
+                namespace: "team-a".into(),
+                namespace_uid: UID_A.into()
+            }
+        );
+        // Its entry lost (the pool controller rebuilds it): unclaimed meanwhile.
+        let located = classify_locations(std::slice::from_ref(&bsl), &[]);
+        assert_eq!(located[&bsl_name], Location::UnclaimedPool);
+        // An entry of another namespace with the annotated name claims nothing.
+        let mut other = entry.clone();
+        other.spec.namespace = "team-b".into();
+        let located = classify_locations(std::slice::from_ref(&bsl), &[other]);
+        assert_eq!(located[&bsl_name], Location::UnclaimedPool);
+        // Nor does the entry claim a BSL of another name carrying its annotation.
+        let mut renamed = bsl.clone();
+        renamed.metadata.name = Some("copied".into());
+        let located = classify_locations(&[renamed], std::slice::from_ref(&entry));
+        assert_eq!(located["copied"], Location::UnclaimedPool);
+    }
+
+    #[test]
+    fn pool_backups_sync_into_their_entrys_namespace_only_while_its_uid_is_the_same() {
+        let (entry_a, bsl_a) = pool_entry("team-a", UID_A);
+        let on_a = bsl_a.metadata.name.clone().unwrap();
+        let mut v = view();
+        v.locations = classify_locations(&[bsl_a], &[entry_a]);
+        let backups = vec![
+            backup("team-a", "nightly-1", "u1", Some(&on_a), "Completed"),
+            // Annotated for team-b but stored in team-a's prefix: never planted in team-b.
+            backup("team-b", "evil", "u2", Some(&on_a), "Completed"),
+            backup("team-a", "running", "u3", Some(&on_a), "InProgress"),
+        ];
+        let planned = plan(&backups, &v, "openshift-adp");
+        let names: Vec<_> = planned
+            .iter()
+            .map(|p| (p.origin.namespace.as_str(), p.origin.name.as_str()))
+            .collect();
+        assert_eq!(names, [("team-a", "nightly-1")]);
+        // Its NAB names no location: a NAB without one goes to its namespace's entry.
+        assert_eq!(planned[0].nab.spec.backup_spec.storage_location, None);
+        assert_eq!(
+            planned[0]
+                .status
+                .velero_backup
+                .as_ref()
+                .unwrap()
+                .name
+                .as_deref(),
+            Some("u1")
+        );
+
+        // team-a deleted and created again: a new UID, so none of the old backups.
+        v.namespaces.insert(
+            "team-a".into(),
+            "cccccccc-1111-2222-3333-444444444444".into(),
+        );
+        assert!(plan(&backups, &v, "openshift-adp").is_empty());
+        // Gone altogether: nothing either.
+        v.namespaces.remove("team-a");
+        assert!(plan(&backups, &v, "openshift-adp").is_empty());
+    }
+
+    #[test]
+    fn an_entry_rebuilt_from_a_listing_matches_the_namespace_by_its_uid_digits() {
+        let (mut entry, bsl) = pool_entry("team-a", UID_A);
+        entry.spec.namespace_uid = "aaaaa".into();
+        let on_a = bsl.metadata.name.clone().unwrap();
+        let mut v = view();
+        v.locations = classify_locations(&[bsl], &[entry]);
+        let b = backup("team-a", "one", "u1", Some(&on_a), "Completed");
+        assert_eq!(plan(std::slice::from_ref(&b), &v, "openshift-adp").len(), 1);
+        v.namespaces.insert("team-a".into(), UID_B.into());
+        assert!(plan(&[b], &v, "openshift-adp").is_empty());
+    }
+
+    #[test]
+    fn nothing_on_an_unclaimed_pool_location_is_synced() {
+        let (_, bsl) = pool_entry("team-a", UID_A);
+        let on_a = bsl.metadata.name.clone().unwrap();
+        let mut v = view();
+        v.locations = classify_locations(&[bsl], &[]);
+        let b = backup("team-a", "one", "u1", Some(&on_a), "Completed");
         assert!(plan(&[b], &v, "openshift-adp").is_empty());
     }
 

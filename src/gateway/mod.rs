@@ -19,8 +19,12 @@
 //! - [`operations`]: the operation history (from [`crate::history`]) — reads authorized like
 //!   listing backups, requesters noted on creates, queue ETAs; [`idempotency`] keeps
 //!   Idempotency-Key answers in the same store so replicas agree.
+//! - [`shared_storage`]: a namespace's place in the administrator's shared backup pool as its
+//!   tenants may see it, and the pool's buckets a tenant location may not use (read with the
+//!   gateway's own identity, after the caller's access check).
 //!
-//! The gateway's own identity only reads (watches) and runs TokenReview/SubjectAccessReview.
+//! The gateway's own identity only reads (watches, and lists the shared backup pool) and runs
+//! TokenReview/SubjectAccessReview.
 
 pub mod artifacts;
 pub mod auth;
@@ -42,6 +46,7 @@ pub mod resources;
 pub mod rest;
 pub mod selector;
 pub mod service;
+pub mod shared_storage;
 pub mod store;
 
 use std::sync::Arc;
@@ -181,6 +186,7 @@ impl Gateway {
             pages,
             history.clone(),
             config.service.clone(),
+            reader.clone(),
         ));
         let oauth = config.session.oauth.clone().and_then(|oauth| {
             OAuthClient::new(oauth)

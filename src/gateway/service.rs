@@ -360,6 +360,8 @@ pub struct GatewayService {
     history: SharedHistory,
     history_counters: HistoryCounters,
     manifests: crate::gateway::manifests::ManifestState,
+    /// The gateway's own client: reads what tenants may not (the shared backup pool).
+    reader: kube::Client,
     /// Whether the cluster serves OpenShift projects (found by discovery at start).
     openshift_projects: std::sync::atomic::AtomicBool,
 }
@@ -584,9 +586,17 @@ impl Creatable for NonAdminBackupStorageLocation {
                 }
                 _ => true,
             };
-            Ok(validate_bsl_spec(namespace, spec, &policy, secret_exists)
+            let mut violations = validate_bsl_spec(namespace, spec, &policy, secret_exists)
                 .err()
-                .unwrap_or_default())
+                .unwrap_or_default();
+            // A bucket of the shared backup pool is never a tenant's (seed 001): refused here,
+            // before anything is created (the controller refuses it too). The pool is read
+            // as the gateway; the refusal names only the caller's own field.
+            let pool = service.pool_buckets().await?;
+            if let Err(violation) = crate::policy::bsl::check_not_pool_bucket(spec, &pool) {
+                violations.push(violation);
+            }
+            Ok(violations)
         })
     }
 }
@@ -775,7 +785,7 @@ pub fn object_from_body<K: Creatable>(namespace: &str, body: &Value) -> Result<K
 impl GatewayService {
     /// A service over `caches`, checking tokens with `authn` and access with `authz`, writing
     /// through `users`, downloading artifacts with `fetcher`, reading and noting operations in
-    /// `history`.
+    /// `history`, reading what tenants may not (the shared backup pool) with `reader`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         caches: Arc<WatchCaches>,
@@ -786,6 +796,7 @@ impl GatewayService {
         pages: PageTokens,
         history: SharedHistory,
         config: ServiceConfig,
+        reader: kube::Client,
     ) -> Self {
         GatewayService {
             caches,
@@ -798,6 +809,7 @@ impl GatewayService {
             history,
             history_counters: HistoryCounters::default(),
             manifests: crate::gateway::manifests::ManifestState::default(),
+            reader,
             openshift_projects: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -838,6 +850,11 @@ impl GatewayService {
                 None
             }
         }
+    }
+
+    /// The gateway's own client (reads only, after the caller's access check).
+    pub fn reader(&self) -> &kube::Client {
+        &self.reader
     }
 
     /// The watch caches.
@@ -887,7 +904,7 @@ impl GatewayService {
         self.authn.authenticate(token, client).await
     }
 
-    fn ready(&self) -> Result<(), GatewayError> {
+    pub(crate) fn ready(&self) -> Result<(), GatewayError> {
         if self.caches.is_synced() {
             Ok(())
         } else {

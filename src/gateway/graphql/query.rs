@@ -1,7 +1,8 @@
 //! Queries: the namespaces the caller may use, connections of backups, restores, storage
 //! locations and schedules, single objects, describe, queue views, policy, the dashboard's
 //! counts by phase, the operation history (`history`, `operation`, `stats`, `coverage`), and
-//! backup manifests with the backup dry-run and restore preview ([`super::manifests`]).
+//! backup manifests with the backup dry-run and restore preview ([`super::manifests`]), and the
+//! namespace's place in the shared backup pool (`sharedStorage`).
 //! Each resolver calls one service operation with the caller.
 
 use std::collections::BTreeMap;
@@ -24,7 +25,8 @@ use super::manifests::{
 };
 use super::types::{
     Backup, ClusterQueue, DescriptionView, NamespacePhaseCounts, NamespaceQueue, PhaseCount,
-    Policy, Queue, ResourcePermissions, Restore, Schedule, StorageLocation, Viewer, display_phase,
+    Policy, Queue, ResourcePermissions, Restore, Schedule, SharedStorage, StorageLocation, Viewer,
+    display_phase,
 };
 use super::{RequestCaller, caller_of, check_name, check_namespace, service_of};
 use crate::api::nonadmin::{
@@ -635,6 +637,22 @@ impl QueryRoot {
         check_namespace(&namespace).gql()?;
         Ok(service_of(ctx)?
             .policy(caller_of(ctx)?, &namespace)
+            .await
+            .gql()?
+            .into())
+    }
+
+    /// The namespace's place in the administrator's shared backup pool (authorized like
+    /// listing its backups): whether the cluster has a pool and the state of the namespace's
+    /// storage in it; never a bucket, provider, prefix or another namespace's name.
+    async fn shared_storage(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+    ) -> async_graphql::Result<SharedStorage> {
+        check_namespace(&namespace).gql()?;
+        Ok(service_of(ctx)?
+            .shared_storage(caller_of(ctx)?, &namespace)
             .await
             .gql()?
             .into())

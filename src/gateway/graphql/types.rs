@@ -795,3 +795,60 @@ pub struct Viewer {
     /// Groups.
     pub groups: Vec<String>,
 }
+
+/// The state of a namespace's place in the shared backup pool, as its tenants see it.
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedStorageState {
+    /// Being set up (no bucket assigned yet, or the location is not validated yet).
+    Provisioning,
+    /// Every shared bucket is full; backups wait until an administrator adds room.
+    WaitingForCapacity,
+    /// Backups without a storage location of their own go here.
+    Ready,
+    /// The shared storage cannot be reached right now; backups wait.
+    Unavailable,
+    /// The namespace was deleted; its backups are kept until `purgeAfter`.
+    Retained,
+    /// The backups are being deleted.
+    Purging,
+}
+
+impl From<crate::gateway::shared_storage::SharedStorageState> for SharedStorageState {
+    fn from(state: crate::gateway::shared_storage::SharedStorageState) -> Self {
+        use crate::gateway::shared_storage::SharedStorageState as S;
+        match state {
+            S::Provisioning => SharedStorageState::Provisioning,
+            S::WaitingForCapacity => SharedStorageState::WaitingForCapacity,
+            S::Ready => SharedStorageState::Ready,
+            S::Unavailable => SharedStorageState::Unavailable,
+            S::Retained => SharedStorageState::Retained,
+            S::Purging => SharedStorageState::Purging,
+        }
+    }
+}
+
+/// A namespace's place in the administrator's shared backup pool: `configured` false (and
+/// nothing else) when the cluster has no pool. Never names a bucket, provider, prefix or
+/// another namespace.
+#[derive(SimpleObject, Clone, Debug, PartialEq, Eq)]
+pub struct SharedStorage {
+    /// Whether the cluster has a shared backup pool (at least one BackupBucket).
+    pub configured: bool,
+    /// The state of the namespace's place in the pool (when configured).
+    pub state: Option<SharedStorageState>,
+    /// What the state means for the namespace's backups (when configured).
+    pub message: Option<String>,
+    /// When the backups of a deleted namespace will be deleted (RFC 3339).
+    pub purge_after: Option<String>,
+}
+
+impl From<crate::gateway::shared_storage::SharedStorage> for SharedStorage {
+    fn from(view: crate::gateway::shared_storage::SharedStorage) -> Self {
+        SharedStorage {
+            configured: view.configured,
+            state: view.state.map(Into::into),
+            message: view.message,
+            purge_after: view.purge_after,
+        }
+    }
+}

@@ -31,6 +31,7 @@ use crate::gateway::service::{
     ArtifactKind, ClusterQueue, Creatable, DeleteOutcome, Description, GatewayService, ListQuery,
     NamespaceList, NamespaceQueue, PolicyView, Terminal,
 };
+use crate::gateway::shared_storage::SharedStorage;
 use crate::gateway::store::{Cached, present};
 
 /// `{namespace}`.
@@ -741,6 +742,28 @@ pub async fn cluster_queue(
         StatusCode::OK,
         &serde_json::to_value(queue).unwrap_or_default(),
     ))
+}
+
+/// My namespace's place in the administrator's shared backup pool: whether the cluster has a
+/// pool and, if so, the state of the namespace's storage in it (never a bucket, provider,
+/// prefix or other namespace's name). Authorized like listing backups in the namespace.
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/sharedstorage", tag = "shared-storage",
+    params(("namespace" = String, Path, description = "Namespace")),
+    responses((status = 200, description = "`configured=false` alone when the cluster has no shared backup pool; else the state of the namespace's place in it", body = SharedStorage), ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn shared_storage(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<NamespacePath>,
+) -> Result<Response, Problem> {
+    check_namespace(&path.namespace)?;
+    let storage = gateway
+        .service
+        .shared_storage(&caller.0, &path.namespace)
+        .await?;
+    Ok(json_response(StatusCode::OK, &to_json(&storage)?))
 }
 
 /// The administrator's policy in force in my namespace.

@@ -226,6 +226,10 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
             get(namespace_policy),
         )
         .route(
+            "/api/v1/namespaces/{namespace}/sharedstorage",
+            get(shared_storage),
+        )
+        .route(
             "/api/v1/namespaces/{namespace}/events",
             get(namespace_events),
         )

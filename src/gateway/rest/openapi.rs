@@ -27,6 +27,7 @@ use crate::gateway::service::{
     ArtifactKind, ClusterQueue, DeleteOutcome, DeletionView, Description, NamespaceAccess,
     NamespaceList, NamespaceQueue, PolicyView, QueueCounts, QueueItem, RulesView,
 };
+use crate::gateway::shared_storage::{SharedStorage, SharedStorageState};
 use crate::manifest::export::ManifestDocument;
 use crate::manifest::graph::OwnerGraphView;
 
@@ -255,6 +256,7 @@ impl Modify for BearerSecurity {
         handlers::patch_schedule, handlers::delete_schedule,
         handlers::namespace_queue, handlers::cluster_queue,
         handlers::namespace_policy,
+        handlers::shared_storage,
         history::namespace_history, history::history_operation, history::namespace_stats,
         history::namespace_coverage,
         handlers::namespace_events, handlers::all_events,
@@ -270,6 +272,7 @@ impl Modify for BearerSecurity {
         OperationDetail, TimelineEntry, NamespaceStatistics, KindStatistics, NamespaceCoverage,
         SessionInfo, session::SignIn, session::SessionSettings,
         BackupDryRun, RestorePreviewView, ContentsPage, BackupDiff, ManifestDocument, OwnerGraphView,
+        SharedStorage, SharedStorageState,
     )),
     modifiers(&BearerSecurity),
     tags(
@@ -280,6 +283,7 @@ impl Modify for BearerSecurity {
         (name = "schedules", description = "NonAdminSchedules"),
         (name = "queue", description = "Velero queue positions"),
         (name = "policy", description = "The administrator's policy in force"),
+        (name = "shared-storage", description = "The namespace's place in the administrator's shared backup pool"),
         (name = "history", description = "Operation history, statistics and coverage (kept after the custom resources are gone)"),
         (name = "events", description = "Live changes (Server-Sent Events)"),
         (name = "session", description = "Web console sign-in: a session cookie instead of a bearer token"),

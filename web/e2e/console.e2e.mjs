@@ -1,6 +1,7 @@
 // Browser end-to-end tests of the console against a real `nac demo` in Debian's Chromium:
-// sign-in (good and bad tokens), alice backs up team-a and watches it complete live, reads its
-// logs, restores it and deletes it; bob sees nothing of team-a. Screenshots of the main pages
+// sign-in (good and bad tokens), alice previews a backup of team-a (dry run: nothing created),
+// backs it up and watches it complete live, reads its logs, browses its contents (filtering by
+// kind), previews the restore and restores it, and deletes it; bob sees nothing of team-a. Screenshots of the main pages
 // go to test-output/screenshots (also at phone width).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -39,6 +40,21 @@ async function signIn(page, token) {
   await page.goto('/');
   await page.getByLabel('Token').fill(token);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+/** GETs an API path from inside the page (the session cookie authenticates it, as the console's own calls). */
+async function apiGet(page, path) {
+  return page.evaluate(async (url) => {
+    const response = await fetch(url, { credentials: 'same-origin' });
+    const body = await response.text();
+    let json = null;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      // not JSON
+    }
+    return { status: response.status, disposition: response.headers.get('content-disposition'), json };
+  }, path);
 }
 
 /** Waits until `locator`'s text matches `pattern`. */
@@ -105,6 +121,18 @@ describe('the console against nac demo', () => {
     await page.getByTestId('field-name').fill(BACKUP);
     await page.getByTestId('field-includedResources').fill('configmaps,secrets,deployments');
     await screenshot(page, '04-create-backup');
+
+    // Dry run first: what the backup would take, and nothing is created.
+    await page.getByTestId('create-preview').click();
+    await page.getByTestId('dry-run-result').waitFor();
+    const previewed = await page.getByTestId('dry-run-item').evaluateAll((rows) => rows.map((row) => `${row.dataset.kind}/${row.dataset.name}`));
+    assert.ok(previewed.includes('ConfigMap/web-config') && previewed.includes('Deployment/web'), `dry-run items: ${previewed}`);
+    assert.ok(previewed.every((item) => /^(ConfigMap|Secret|Deployment)\//.test(item)), `only the included resources: ${previewed}`);
+    assert.match(await page.getByTestId('dry-run-total').textContent(), new RegExp(`^${previewed.length} items in \\d+ kinds$`));
+    await screenshot(page, '04b-create-backup-dry-run');
+    assert.equal((await apiGet(page, `/api/v1/namespaces/team-a/backups/${BACKUP}`)).status, 404, 'the dry run created no backup');
+    assert.equal(page.url().endsWith('/ns/team-a/backups/new'), true, 'still on the form');
+
     await page.getByTestId('create-submit').click();
     await page.waitForURL(`**/ns/team-a/backups/${BACKUP}`);
     await page.getByTestId('backup-detail').waitFor();
@@ -123,6 +151,29 @@ describe('the console against nac demo', () => {
     await page.getByTestId('log-search').fill('Backed up');
     await waitForText(page.getByTestId('log-match-count'), /\d+/, 10_000);
     await screenshot(page, '06-backup-logs');
+
+    // Contents: the manifest's items (NAC builds it just after completion), narrowed by kind.
+    await page.getByTestId('tab-contents').click();
+    await page.getByTestId('contents-item').first().waitFor({ timeout: LIVE });
+    const allItems = await page.getByTestId('contents-item').evaluateAll((rows) => rows.map((row) => `${row.dataset.kind}/${row.dataset.name}`));
+    assert.deepEqual(allItems.slice().sort(), previewed.slice().sort(), 'the backup holds what the dry run said');
+    assert.equal(await page.getByTestId('manifest-download').getAttribute('href'), `/api/v1/namespaces/team-a/backups/${BACKUP}/manifest?download=true`);
+    await page.getByTestId('contents-kind').selectOption('configmaps');
+    const deadlineKind = Date.now() + 10_000;
+    let narrowed = [];
+    for (;;) {
+      narrowed = await page.getByTestId('contents-item').evaluateAll((rows) => rows.map((row) => `${row.dataset.kind}/${row.dataset.name}`));
+      if ((narrowed.length > 0 && narrowed.length < allItems.length) || Date.now() > deadlineKind) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(narrowed.length > 0 && narrowed.length < allItems.length, `filtering by kind narrows ${allItems} to ${narrowed}`);
+    assert.ok(narrowed.every((item) => item.startsWith('ConfigMap/')), `only ConfigMaps: ${narrowed}`);
+    assert.match(await page.getByTestId('contents-total').textContent(), new RegExp(`${narrowed.length} of ${allItems.length} items match`));
+    await screenshot(page, '06b-backup-contents');
+    const manifest = await apiGet(page, `/api/v1/namespaces/team-a/backups/${BACKUP}/manifest?download=true`);
+    assert.equal(manifest.status, 200);
+    assert.match(manifest.disposition ?? '', new RegExp(`attachment; filename="${BACKUP}-manifest\\.json"`));
+    assert.equal(manifest.json.items.length, allItems.length);
 
     // The list shows it Completed too.
     await page.goto('/ns/team-a/backups');
@@ -143,6 +194,15 @@ describe('the console against nac demo', () => {
     await page.getByTestId('restore-name').fill(RESTORE);
     await page.getByTestId('restore-included').fill('configmaps');
     await screenshot(page, '08-restore-wizard');
+    await page.getByTestId('wizard-next').click();
+    // The preview: what the restore would do with each object, before anything is created.
+    await page.getByTestId('preview-entry').first().waitFor({ timeout: 30_000 });
+    const entries = await page.getByTestId('preview-entry').evaluateAll((rows) => rows.map((row) => `${row.dataset.action} ${row.dataset.name}`));
+    assert.ok(entries.some((entry) => /^(Skip|Update|Create) web-config$/.test(entry)), `preview entries: ${entries}`);
+    assert.ok(entries.every((entry) => /^(Create|Update|Skip|Fail|Undetermined) /.test(entry)), `actions: ${entries}`);
+    await page.getByTestId('preview-counts').waitFor();
+    await screenshot(page, '08a-restore-preview');
+    assert.equal((await apiGet(page, `/api/v1/namespaces/team-a/restores/${RESTORE}`)).status, 404, 'the preview created no restore');
     await page.getByTestId('wizard-next').click();
     await page.getByTestId('restore-review').waitFor();
     await screenshot(page, '08b-restore-review');

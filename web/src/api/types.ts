@@ -279,3 +279,158 @@ export interface ChangeEvent {
   name: string;
   object: unknown;
 }
+
+// Backup manifests (seed 002): `…/backups/{name}/manifest|contents|graph|diff`, the backup
+// dry-run (`POST …/backups?dryRun=true`) and the restore preview (`POST …/restores?dryRun=true`).
+
+/** One object of a backup, reduced to its selectable fields. */
+export interface ManifestItem {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  namespace?: string | null;
+  name: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  owners?: string[];
+  uid?: string | null;
+}
+
+/** How many items of one kind a manifest holds. */
+export interface KindCount {
+  group: string;
+  kind: string;
+  resource: string;
+  count: number;
+}
+
+/** Which backup a manifest describes. */
+export interface ManifestBackup {
+  namespace: string;
+  name: string;
+  veleroBackup: string;
+  completedAt?: string | null;
+}
+
+/** One page of a backup's contents (`GET …/contents`). */
+export interface ContentsPage {
+  backup: ManifestBackup;
+  counts: KindCount[];
+  total: number;
+  matched: number;
+  items: ManifestItem[];
+  continue?: string | null;
+}
+
+/** The owner graph (`GET …/graph`): item keys `<resource>[.<group>]/<namespace>/<version>/<name>`. */
+export interface OwnerGraph {
+  nodes: string[];
+  edges: { owner: string; dependent: string }[];
+  missingOwners?: { dependent: string; ownerUid: string }[];
+}
+
+/** Which object an item is, whatever version it was stored at. */
+export interface ItemIdentity {
+  groupResource: string;
+  namespace?: string | null;
+  name: string;
+}
+
+export type ChangedField = 'version' | 'labels' | 'annotations' | 'owners';
+
+export interface ChangedItem {
+  identity: ItemIdentity;
+  fields: ChangedField[];
+  before: ManifestItem;
+  after: ManifestItem;
+}
+
+/** The changes from backup `from` (`against`) to backup `to` (`GET …/diff?against=`). */
+export interface BackupDiff {
+  from: ManifestBackup;
+  to: ManifestBackup;
+  added: ManifestItem[];
+  removed: ManifestItem[];
+  changed: ChangedItem[];
+  unchanged: number;
+}
+
+/** The objects a new operation shares with one running operation ("backup X", "restore Y"). */
+export interface OperationOverlap {
+  operation: string;
+  total: number;
+  items: ItemIdentity[];
+  truncated: boolean;
+}
+
+/** A list the caller could not read: its objects are missing from a dry-run. */
+export interface UnreadableList {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  namespace?: string | null;
+  reason: 'Forbidden' | 'Failed' | string;
+  message: string;
+}
+
+/** What a backup would take (`POST …/backups?dryRun=true`). */
+export interface BackupDryRun {
+  apiVersion: string;
+  kind: string;
+  backup: Record<string, unknown>;
+  counts: KindCount[];
+  totalItems: number;
+  items: ManifestItem[];
+  unreadable: UnreadableList[];
+  overlaps: OperationOverlap[];
+}
+
+export type RestoreAction = 'Create' | 'Update' | 'Skip' | 'Fail' | 'Undetermined';
+
+/** One line of a restore preview. */
+export interface PreviewEntry {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  namespace?: string | null;
+  targetNamespace?: string | null;
+  name: string;
+  action: RestoreAction | string;
+  reason: string;
+  message: string;
+  warning?: boolean;
+}
+
+export interface PreviewCounts {
+  total: number;
+  create: number;
+  update: number;
+  skip: number;
+  fail: number;
+  undetermined: number;
+  excluded: number;
+  warnings: number;
+  namespacesCreated: number;
+}
+
+/** What a restore would do (`POST …/restores?dryRun=true`). */
+export interface RestorePreview {
+  apiVersion: string;
+  kind: string;
+  restore: Record<string, unknown>;
+  backupName: string;
+  entries: PreviewEntry[];
+  counts: PreviewCounts;
+  overlaps: OperationOverlap[];
+}
+
+/** The namespace's place in the shared backup pool (`GET …/sharedstorage`, seed 001). */
+export interface SharedStorage {
+  configured: boolean;
+  state?: 'Provisioning' | 'WaitingForCapacity' | 'Ready' | 'Unavailable' | 'Retained' | 'Purging' | string;
+  message?: string | null;
+  purgeAfter?: string | null;
+}

@@ -8,6 +8,7 @@ import { openPolicy, SIGNED_IN_AS_ALICE } from '../testing/accessAnswers';
 import { locationList } from '../testing/objectAnswers';
 import { fakeGateway, invalid } from '../testing/gateway';
 import { renderPage } from '../testing/render';
+import { READY_STORAGE } from '../testing/manifestAnswers';
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -48,6 +49,39 @@ describe('StorageLocations', () => {
     expect(calls.some((call) => call.method === 'DELETE')).toBe(false);
     fireEvent.click(screen.getByTestId('confirm-delete-button'));
     await waitFor(() => expect(calls.some((call) => call.method === 'DELETE' && call.url === '/api/v1/namespaces/team-a/storage-locations/loc-probe')).toBe(true));
+  });
+
+  it('shows the namespace’s shared backup storage above its own locations', async () => {
+    fakeGateway(SIGNED_IN_AS_ALICE, ({ url }) => {
+      if (url.startsWith('/api/v1/namespaces/team-a/storage-locations?')) return { body: locationList };
+      if (url === '/api/v1/namespaces/team-a/sharedstorage') return { body: READY_STORAGE };
+      return undefined;
+    });
+    renderPage('/ns/team-a/storage-locations', { '/ns/:namespace/storage-locations': <StorageLocations /> });
+    const panel = await screen.findByTestId('shared-storage');
+    expect(panel.getAttribute('data-state')).toBe('Ready');
+    expect(panel.textContent).toContain('Shared backup storage');
+    expect(within(panel).getByTestId('shared-storage-message').textContent).toBe(READY_STORAGE.message);
+    expect(within(panel).queryByTestId('shared-storage-purge')).toBeNull();
+  });
+
+  it('says that backups go to the shared pool when there is no location of its own', async () => {
+    fakeGateway(SIGNED_IN_AS_ALICE, ({ url }) => {
+      if (url.startsWith('/api/v1/namespaces/team-a/storage-locations?')) return { body: { ...locationList, items: [], approvals: {} } };
+      if (url === '/api/v1/namespaces/team-a/sharedstorage') return { body: READY_STORAGE };
+      return undefined;
+    });
+    renderPage('/ns/team-a/storage-locations', { '/ns/:namespace/storage-locations': <StorageLocations /> });
+    await screen.findByTestId('shared-storage');
+    expect((await screen.findByTestId('locations-empty')).textContent).toContain('Backups without a storage location go to this namespace’s space in the cluster’s shared backup pool.');
+  });
+
+  it('shows no shared storage when the gateway does not have the endpoint', async () => {
+    const { calls } = fakeGateway(SIGNED_IN_AS_ALICE, ({ url }) => (url.startsWith('/api/v1/namespaces/team-a/storage-locations?') ? { body: locationList } : undefined));
+    renderPage('/ns/team-a/storage-locations', { '/ns/:namespace/storage-locations': <StorageLocations /> });
+    await screen.findAllByTestId('location-row');
+    await waitFor(() => expect(calls.some((call) => call.path === '/api/v1/namespaces/team-a/sharedstorage')).toBe(true));
+    expect(screen.queryByTestId('shared-storage')).toBeNull();
   });
 });
 

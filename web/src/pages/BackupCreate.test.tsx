@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fireEvent, screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import BackupCreate from './BackupCreate';
 import { aliceNamespaces, openPolicy } from '../testing/accessAnswers';
 import { completedBackup, STORAGE_LOCATIONS, STRICT_POLICY } from '../testing/backupAnswers';
 import { FakeEventSource, fakeGateway, invalid, problem, type FakeRoute } from '../testing/gateway';
 import { renderPage, WhereAmI } from '../testing/render';
+import { DRY_RUN, READY_STORAGE } from '../testing/manifestAnswers';
 
 const BACKUPS = '/api/v1/namespaces/team-a/backups';
 
@@ -150,5 +151,65 @@ describe('BackupCreate', () => {
     const keys = calls.filter((call) => call.method === 'POST').map((call) => call.headers['Idempotency-Key']);
     expect(keys[0]).toBe(keys[1]);
     expect(keys[2]).not.toBe(keys[0]);
+  });
+
+  it('previews what the backup would take with dryRun=true and creates nothing', async () => {
+    const { calls } = fakeGateway(
+      routes({
+        'GET /api/v1/namespaces/team-a/policy': { body: openPolicy },
+        [`POST ${BACKUPS}`]: (call) => (call.query.get('dryRun') === 'true' ? { body: DRY_RUN } : { status: 500, body: problem(500, 'Boom', 'boom', 'not a dry run') }),
+      }),
+    );
+    open();
+    await screen.findByTestId('policy-panel');
+    type('name', 'nightly-1');
+    type('includedResources', 'configmaps,secrets,deployments');
+    fireEvent.click(screen.getByTestId('create-preview'));
+    const result = await screen.findByTestId('dry-run-result');
+    const posts = calls.filter((call) => call.method === 'POST');
+    expect(posts).toHaveLength(1);
+    expect(posts[0].url).toBe(`${BACKUPS}?dryRun=true`);
+    // The same body a create would send.
+    expect(posts[0].body).toEqual({ name: 'nightly-1', spec: { backupSpec: { includedResources: ['configmaps', 'secrets', 'deployments'] } } });
+    expect(within(result).getByTestId('dry-run-total').textContent).toBe('3 items in 3 kinds');
+    expect(within(result).getAllByTestId('dry-run-count').map((row) => row.textContent)).toEqual(['ConfigMap1', 'Secret1', 'Deployment (apps)1']);
+    expect(within(result).getAllByTestId('dry-run-item').map((row) => row.getAttribute('data-name'))).toEqual(['web-config', 'web', 'web-credentials']);
+    expect(within(result).getByTestId('dry-run-unreadable').textContent).toContain('secrets: Forbidden — secrets is forbidden');
+    const overlap = within(result).getByTestId('overlap');
+    expect(overlap.textContent).toContain('Would wait on backup b1: 2 overlapping items');
+    fireEvent.click(within(overlap).getByRole('button', { name: 'Would wait on backup b1: 2 overlapping items' }));
+    expect(within(overlap).getAllByTestId('overlap-item').map((item) => item.textContent)).toEqual(['configmaps team-a/web-config', 'deployments.apps team-a/web']);
+    // Nothing was created and the form stays; changing it marks the preview as old.
+    expect(screen.queryByTestId('location')).toBeNull();
+    expect(screen.queryByTestId('dry-run-stale')).toBeNull();
+    type('includedResources', 'configmaps');
+    expect(screen.getByTestId('dry-run-stale').textContent).toContain('The form changed since this preview');
+  });
+
+  it('shows a refused dry run at the fields, like a create', async () => {
+    fakeGateway(
+      routes({
+        'GET /api/v1/namespaces/team-a/policy': { body: openPolicy },
+        [`POST ${BACKUPS}`]: invalid('the NonAdminBackup is refused by policy', [
+          { field: 'spec.backupSpec.ttl', message: 'NonAdminBackup spec.backupSpec.ttl 9000h exceeds the maximum 720h0m0s', reason: 'maximum' },
+        ]),
+      }),
+    );
+    open();
+    await screen.findByTestId('policy-panel');
+    type('name', 'nightly');
+    type('ttl', '9000h');
+    fireEvent.click(screen.getByTestId('create-preview'));
+    expect((await screen.findByTestId('server-error-ttl')).textContent).toContain('exceeds the maximum 720h0m0s');
+    expect(screen.queryByTestId('dry-run-result')).toBeNull();
+  });
+
+  it('says where a backup without a storage location goes when the namespace uses the shared pool', async () => {
+    fakeGateway(routes({ 'GET /api/v1/namespaces/team-a/sharedstorage': { body: READY_STORAGE } }));
+    open();
+    expect(await screen.findByText('Without a storage location, the backup goes to this namespace’s shared pool storage (Ready).')).toBeTruthy();
+    expect((screen.getByTestId('field-storageLocation') as HTMLSelectElement).options[0].textContent).toBe('This namespace’s shared pool storage');
+    // Choosing a location of its own makes the pool irrelevant.
+    expect(screen.queryByText('This namespace has no storage locations of its own; backups go to the administrator’s default.')).toBeNull();
   });
 });

@@ -2,13 +2,17 @@
 //! what the administrator enforces (enforced values read-only, defaults as placeholders, maxima as
 //! limits), validates as the user types, sends one Idempotency-Key per distinct request (double
 //! clicks never create two backups), shows the server's 422 field errors at their inputs, and
-//! opens the new backup on 201.
+//! opens the new backup on 201. "Preview (dry run)" posts the same body with `?dryRun=true` and
+//! shows what the backup would take (counts by kind, items, unreadable lists, running operations
+//! it would wait on) without creating anything. Without a storage location, the help says where
+//! the backup goes when the namespace uses the shared backup pool.
 //!
 //! data-testids: backup-create, policy-panel, policy-rules, policy-restrictions, field-<field>
 //! (inputs: field-name, field-includedResources, field-excludedResources, field-labelSelector,
 //! field-ttl, field-storageLocation, field-snapshotVolumes, field-defaultVolumesToFsBackup),
 //! error-<field> (as-you-type error), server-error-<field> (422 error at the field),
-//! enforced-<field> (enforced hint), cluster-resources, create-submit, create-cancel,
+//! enforced-<field> (enforced hint), cluster-resources, create-submit, create-preview,
+//! dry-run-result (see DryRunResult), create-cancel,
 //! create-server-errors (422 errors without a field), error-alert, copy-as.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
@@ -41,7 +45,7 @@ import {
 } from '@patternfly/react-core';
 import LockIcon from '@patternfly/react-icons/dist/esm/icons/lock-icon';
 import { api, ApiError, nsPath } from '../api/client';
-import type { FieldError, NonAdminBackup, NonAdminBackupStorageLocation, ObjectList, PolicyView, RulesView } from '../api/types';
+import type { BackupDryRun, FieldError, NonAdminBackup, NonAdminBackupStorageLocation, ObjectList, PolicyView, RulesView } from '../api/types';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { usePolicy } from '../components/useCreateForm';
@@ -49,6 +53,8 @@ import { useLoad } from '../hooks';
 import { newIdempotencyKey } from '../lib/fields';
 import { fmt, t } from '../strings';
 import { createAction } from '../backups/actions';
+import { sharedStorageView, useSharedStorage } from '../locations/sharedStorage';
+import { DryRunResult } from '../manifests/DryRunResult';
 import {
   buildCreateBody,
   EMPTY_FORM,
@@ -160,6 +166,7 @@ export default function BackupCreate() {
     `${namespace}/storage-locations`,
   );
   const rules: RulesView | undefined = policy.data?.backup;
+  const sharedStorage = sharedStorageView(useSharedStorage(namespace).data);
 
   const [form, setForm] = useState<BackupForm>(EMPTY_FORM);
   const [touched, setTouched] = useState<Partial<Record<FormField, boolean>>>({});
@@ -168,6 +175,8 @@ export default function BackupCreate() {
   const [unmatched, setUnmatched] = useState<FieldError[]>([]);
   const [failure, setFailure] = useState<unknown>();
   const [submitting, setSubmitting] = useState(false);
+  const [previewing, setPreviewing] = useState(false);
+  const [dryRun, setDryRun] = useState<{ body: string; result: BackupDryRun }>();
   const submittingRef = useRef(false);
 
   // Enforced values are filled in once the policy is known (without overwriting what was typed).
@@ -200,8 +209,8 @@ export default function BackupCreate() {
   const validated = (field: FormField) => (visibleError(field) || serverErrors[field]?.length ? 'error' : 'default');
   const describedBy = (field: FormField) => `${inputId(field)}-help`;
 
-  const submit = async (event?: FormEvent) => {
-    event?.preventDefault();
+  /** Sends the body (created, or with `dryRun` only previewed); 422 field errors go to their inputs. */
+  const send = async (dryRunOnly: boolean) => {
     if (submittingRef.current) return;
     setShowAll(true);
     if (hasErrors(errors)) {
@@ -210,13 +219,18 @@ export default function BackupCreate() {
       return;
     }
     submittingRef.current = true;
-    setSubmitting(true);
+    (dryRunOnly ? setPreviewing : setSubmitting)(true);
     setFailure(undefined);
     setUnmatched([]);
     setServerErrors({});
     try {
-      const created = await api.post<NonAdminBackup>(nsPath(namespace, 'backups'), body, { idempotencyKey });
-      navigate(`/ns/${encodeURIComponent(namespace)}/backups/${encodeURIComponent(created?.metadata?.name ?? body.name)}`);
+      if (dryRunOnly) {
+        const result = await api.post<BackupDryRun>(nsPath(namespace, 'backups'), body, { query: { dryRun: true } });
+        setDryRun({ body: bodyText, result });
+      } else {
+        const created = await api.post<NonAdminBackup>(nsPath(namespace, 'backups'), body, { idempotencyKey });
+        navigate(`/ns/${encodeURIComponent(namespace)}/backups/${encodeURIComponent(created?.metadata?.name ?? body.name)}`);
+      }
     } catch (error) {
       if (error instanceof ApiError && error.status === 422) {
         const mapped = mapFieldErrors(error.problem?.errors);
@@ -230,8 +244,12 @@ export default function BackupCreate() {
       }
     } finally {
       submittingRef.current = false;
-      setSubmitting(false);
+      (dryRunOnly ? setPreviewing : setSubmitting)(false);
     }
+  };
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    return send(false);
   };
 
   const r = (field: SpecField) => fieldRules(rules, field);
@@ -301,7 +319,7 @@ export default function BackupCreate() {
           aria-describedby={describedBy('storageLocation')}
           data-testid={inputId('storageLocation')}
         >
-          <FormSelectOption value="" label={placeholderOf('storageLocation') ?? c.storageLocationDefault} />
+          <FormSelectOption value="" label={placeholderOf('storageLocation') ?? (sharedStorage ? t.manifests.sharedStorage.defaultOption : c.storageLocationDefault)} />
           {locationItems.map((location) => {
             const phase = location.status?.veleroBackupStorageLocation?.status?.phase ?? location.status?.phase;
             return (
@@ -316,7 +334,15 @@ export default function BackupCreate() {
       )}
       <FieldHelp
         field="storageLocation"
-        help={locations.error ? c.storageLocationsUnavailable : locations.data && locations.data.items.length === 0 ? c.storageLocationNone : undefined}
+        help={
+          sharedStorage && !form.storageLocation
+            ? fmt(t.manifests.sharedStorage.createHelp, { state: sharedStorage.stateLabel })
+            : locations.error
+              ? c.storageLocationsUnavailable
+              : locations.data && locations.data.items.length === 0
+                ? c.storageLocationNone
+                : undefined
+        }
         error={visibleError('storageLocation')}
         serverErrors={serverErrors.storageLocation}
         rules={locationRule}
@@ -384,8 +410,11 @@ export default function BackupCreate() {
           <ErrorAlert error={failure} />
           {showAll && hasErrors(errors) && <Alert variant="danger" isInline isPlain title={c.fixFirst} />}
           <ActionGroup>
-            <Button type="submit" variant="primary" isLoading={submitting} isDisabled={submitting} data-testid="create-submit">
+            <Button type="submit" variant="primary" isLoading={submitting} isDisabled={submitting || previewing} data-testid="create-submit">
               {submitting ? c.submitting : c.submit}
+            </Button>
+            <Button variant="secondary" onClick={() => void send(true)} isLoading={previewing} isDisabled={submitting || previewing} data-testid="create-preview">
+              {previewing ? t.manifests.dryRun.running : t.manifests.dryRun.button}
             </Button>
             <Button variant="link" component={(props: object) => <Link {...props} to={`/ns/${encodeURIComponent(namespace)}/backups`} />} data-testid="create-cancel">
               {c.cancel}
@@ -393,6 +422,11 @@ export default function BackupCreate() {
           </ActionGroup>
         </Form>
       </PageSection>
+      {dryRun && (
+        <PageSection>
+          <DryRunResult result={dryRun.result} namespace={namespace} stale={dryRun.body !== bodyText} />
+        </PageSection>
+      )}
       <PageSection>
         <CopyAs title={c.copyAs} action={createAction(namespace, body)} />
       </PageSection>

@@ -1,11 +1,15 @@
 //! One backup (`/ns/:namespace/backups/:name`): live status over SSE, "why did this fail" at the
 //! top of a failed backup, conditions in plain words, progress, the history timeline, the log
-//! viewer, results, resource list, effective spec, restore and permanent deletion.
+//! viewer, results, resource list, the manifest's contents, owner graph and comparison with
+//! another backup, effective spec, restore and permanent deletion (with its deletion actions),
+//! and a wait for the shared backup storage.
 //!
 //! data-testids: backup-detail, backup-title, request-phase, velero-phase, stream-state,
 //! restore-button, delete-button, delete-requested, backup-gone, failure-summary (failure-reason,
 //! failure-refusal, failure-validation, failure-error-groups, failure-group, failure-warning-groups),
-//! detail-tabs (tab-overview, tab-timeline, tab-logs, tab-results, tab-resources, tab-spec),
+//! detail-tabs (tab-overview, tab-timeline, tab-logs, tab-results, tab-resources, tab-contents,
+//! tab-graph, tab-compare, tab-spec), compare-button, storage-wait, deletion-waiting,
+//! deletion-actions (deletion-action), contents-view, graph-view, compare-view (see src/manifests),
 //! conditions (condition), backup-progress, backup-facts, timeline (timeline-entry, timeline-empty),
 //! log-viewer (log-search, log-match-count, log-previous, log-next, log-follow, log-refresh,
 //! log-download, log-text, logs-not-yet, logs-no-permission), results-view (results-errors,
@@ -67,6 +71,12 @@ import { needsFailureSummary, summarizeFailure, type VeleroResults } from '../li
 import { LogViewer } from '../backups/LogViewer';
 import { ResourceListView } from '../backups/ResourceListView';
 import { ResultsView } from '../backups/ResultsView';
+import { deletionActionsOf, isDeletionActionCondition } from '../backups/deletionActions';
+import { DeletionActionsView, DeletionWaiting } from '../backups/DeletionActionsView';
+import { storageWaitMessage } from '../locations/sharedStorage';
+import { CompareView } from '../manifests/CompareView';
+import { ContentsView } from '../manifests/ContentsView';
+import { OwnerGraphView } from '../manifests/OwnerGraphView';
 
 const TONE_ICON: Record<Tone, ReactNode> = {
   success: <CheckCircleIcon color="var(--pf-t--global--icon--color--status--success--default)" />,
@@ -76,7 +86,7 @@ const TONE_ICON: Record<Tone, ReactNode> = {
   custom: <InfoCircleIcon />,
 };
 
-type TabKey = 'overview' | 'timeline' | 'logs' | 'results' | 'resources' | 'spec';
+type TabKey = 'overview' | 'timeline' | 'logs' | 'results' | 'resources' | 'contents' | 'graph' | 'compare' | 'spec';
 
 export default function BackupDetail() {
   const { namespace = '', name = '' } = useParams();
@@ -162,14 +172,19 @@ export default function BackupDetail() {
   }
 
   const progress = backupProgress(backup);
-  const conditions = backup.status?.conditions ?? description.data?.conditions ?? [];
+  const allConditions = backup.status?.conditions ?? description.data?.conditions ?? [];
+  // Deletion actions have their own list; the rest are read as sentences.
+  const conditions = allConditions.filter((condition) => !isDeletionActionCondition(condition));
+  const deletionActions = deletionActionsOf(allConditions);
+  const storageWait = storageWaitMessage(backup);
+  const hasContents = isRestorable(veleroPhase);
   const deletionRequested = !!backup.spec.deleteBackup || requestPhase === 'Deleting' || !!description.data?.deletion?.requested || !!deleted;
   const mayRestore = may(access, 'restores', 'create');
   const mayDelete = may(access, 'backups', 'delete');
   const restorable = isRestorable(veleroPhase, requestPhase) && !deletionRequested;
   const summaryInput = description.data
-    ? { ...description.data, requestPhase, veleroPhase, conditions }
-    : { requestPhase, veleroPhase, conditions, failureReason: backup.status?.veleroBackup?.status?.failureReason, validationErrors: backup.status?.veleroBackup?.status?.validationErrors ?? [], errors: backup.status?.veleroBackup?.status?.errors ?? 0, warnings: backup.status?.veleroBackup?.status?.warnings ?? 0 };
+    ? { ...description.data, requestPhase, veleroPhase, conditions: allConditions }
+    : { requestPhase, veleroPhase, conditions: allConditions, failureReason: backup.status?.veleroBackup?.status?.failureReason, validationErrors: backup.status?.veleroBackup?.status?.validationErrors ?? [], errors: backup.status?.veleroBackup?.status?.errors ?? 0, warnings: backup.status?.veleroBackup?.status?.warnings ?? 0 };
   const showSummary = needsFailureSummary(summaryInput);
   const summary = showSummary ? summarizeFailure(results.data ?? null, summaryInput) : null;
   const resultsNote = canDownload === false ? 'notAllowed' : results.error && artifactNotReady(results.error) ? 'missing' : null;
@@ -224,6 +239,11 @@ export default function BackupDetail() {
           <FlexItem align={{ default: 'alignRight' }}>
             <Flex gap={{ default: 'gapSm' }}>
               <WhyNot reason={!mayRestore ? d.restoreForbidden : !restorable && d.restoreNotReady}>{restoreButton}</WhyNot>
+              <WhyNot reason={!hasContents && d.compareNotReady}>
+                <Button variant="secondary" isAriaDisabled={!hasContents} onClick={() => setTab('compare')} data-testid="compare-button">
+                  {d.compare}
+                </Button>
+              </WhyNot>
               <WhyNot reason={!mayDelete && d.deleteForbidden}>{deleteButton}</WhyNot>
             </Flex>
           </FlexItem>
@@ -234,8 +254,13 @@ export default function BackupDetail() {
         </Flex>
       </PageSection>
 
-      {(gone || deletionRequested || deleted || summary) && (
+      {(gone || deletionRequested || deleted || summary || storageWait) && (
         <PageSection>
+          {!gone && storageWait && (
+            <Alert variant="warning" isInline title={t.manifests.storageWait.title} data-testid="storage-wait">
+              {storageWait}
+            </Alert>
+          )}
           {gone && (
             <Alert variant="info" isInline title={d.gone} data-testid="backup-gone">
               {d.goneBody} <Link to={`/ns/${encodeURIComponent(namespace)}/backups`}>{d.backToList}</Link>
@@ -250,6 +275,7 @@ export default function BackupDetail() {
               actionClose={deleted ? <AlertActionCloseButton onClose={() => setDeleted(undefined)} /> : undefined}
             >
               <p>{deleted?.message ?? d.deletionRequestedBody}</p>
+              <DeletionWaiting actions={deletionActions} />
               {(description.data?.deletion?.errors ?? []).length > 0 && (
                 <>
                   <p>{d.deletionErrors}</p>
@@ -312,6 +338,7 @@ export default function BackupDetail() {
                   })}
                 </List>
               )}
+              <DeletionActionsView name={name} actions={deletionActions} />
               <CopyAs title={d.copyDescribe} action={describeAction(namespace, name)} />
             </PageSection>
           </Tab>
@@ -342,6 +369,21 @@ export default function BackupDetail() {
           <Tab eventKey="resources" title={<TabTitleText>{d.tabResources}</TabTitleText>} data-testid="tab-resources">
             <PageSection padding={{ default: 'noPadding' }} style={{ paddingTop: 'var(--pf-t--global--spacer--md)' }}>
               <ResourceListView namespace={namespace} name={name} canDownload={canDownload} running={running} />
+            </PageSection>
+          </Tab>
+          <Tab eventKey="contents" title={<TabTitleText>{d.tabContents}</TabTitleText>} data-testid="tab-contents">
+            <PageSection padding={{ default: 'noPadding' }} style={{ paddingTop: 'var(--pf-t--global--spacer--md)' }}>
+              <ContentsView namespace={namespace} name={name} running={running} completed={hasContents} />
+            </PageSection>
+          </Tab>
+          <Tab eventKey="graph" title={<TabTitleText>{d.tabGraph}</TabTitleText>} data-testid="tab-graph">
+            <PageSection padding={{ default: 'noPadding' }} style={{ paddingTop: 'var(--pf-t--global--spacer--md)' }}>
+              <OwnerGraphView namespace={namespace} name={name} running={running} completed={hasContents} />
+            </PageSection>
+          </Tab>
+          <Tab eventKey="compare" title={<TabTitleText>{d.tabCompare}</TabTitleText>} data-testid="tab-compare">
+            <PageSection padding={{ default: 'noPadding' }} style={{ paddingTop: 'var(--pf-t--global--spacer--md)' }}>
+              {hasContents ? <CompareView namespace={namespace} backup={backup} /> : <Alert variant="info" isInline title={t.manifests.manifest.notYet} />}
             </PageSection>
           </Tab>
           <Tab eventKey="spec" title={<TabTitleText>{d.tabSpec}</TabTitleText>} data-testid="tab-spec">

@@ -131,4 +131,20 @@ describe('BackupList', () => {
     open();
     expect((await screen.findByTestId('backups-empty')).textContent).toContain('No backups yet');
   });
+
+  it('says under the request phase when a backup waits for the shared backup storage', async () => {
+    const waiting = completedBackup('nightly', { phase: 'New' });
+    delete waiting.status!.veleroBackup;
+    waiting.status!.conditions = [
+      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted' },
+      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full' },
+    ];
+    fakeGateway(routes({ [`GET ${BACKUPS}`]: { body: list([completedBackup('probe-1'), waiting]) } }));
+    open();
+    await waitFor(() => expect(rowNames()).toHaveLength(2));
+    const note = within(row('nightly')!).getByTestId('row-storage-wait');
+    expect(note.textContent).toBe('waiting for storage');
+    expect(note.getAttribute('title')).toBe('waiting for backup storage: every shared backup bucket is full');
+    expect(within(row('probe-1')!).queryByTestId('row-storage-wait')).toBeNull();
+  });
 });

@@ -1,10 +1,11 @@
 //! The backups of a namespace (`/ns/:namespace/backups`), live: phases, progress, queue position
 //! and ETA, age and expiry update without reload. Filters (phase, label selector) go to the server
-//! and into the URL; more pages load on demand; restore and delete from each row.
+//! and into the URL; more pages load on demand; restore and delete from each row. A backup
+//! waiting for the shared backup storage says so under its request phase.
 //!
 //! data-testids: backup-list, stream-state, create-backup, filter-phase, filter-selector,
 //! filter-apply, filter-clear, backups-table, backup-row (with data-backup=NAME), backup-link,
-//! row-progress, row-queue, row-eta, row-age, row-expires, row-restore, row-delete, load-more,
+//! row-storage-wait, row-progress, row-queue, row-eta, row-age, row-expires, row-restore, row-delete, load-more,
 //! backups-empty, backups-empty-filtered, delete-outcome, delete-modal (delete-confirm-input,
 //! delete-confirm-button), error-alert.
 import { useEffect, useRef, useState } from 'react';
@@ -62,6 +63,7 @@ import {
   veleroPhaseOf,
 } from '../backups/backupStatus';
 import { parseLabelSelector } from '../lib/labelSelector';
+import { storageWaitMessage } from '../locations/sharedStorage';
 
 /** Backups fetched per page (the server's default). */
 export const PAGE_SIZE = 100;
@@ -294,6 +296,7 @@ export default function BackupList() {
                 const expiration = backup.status?.veleroBackup?.status?.expiration;
                 const deleting = requestPhase === 'Deleting' || !!backup.spec.deleteBackup;
                 const restorable = isRestorable(veleroPhase, requestPhase) && !deleting;
+                const storageWait = storageWaitMessage(backup);
                 const restoreButton = (
                   <Button
                     variant="secondary"
@@ -328,6 +331,11 @@ export default function BackupList() {
                     </Td>
                     <Td dataLabel={l.columnRequest}>
                       <PhaseLabel phase={requestPhase} />
+                      {storageWait && (
+                        <div title={storageWait} data-testid="row-storage-wait">
+                          <small>{t.manifests.storageWait.row}</small>
+                        </div>
+                      )}
                     </Td>
                     <Td dataLabel={l.columnVelero}>
                       <PhaseLabel phase={veleroPhase} />

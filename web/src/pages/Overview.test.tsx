@@ -7,6 +7,7 @@ import { aliceNamespaces, ciBotNamespaces } from '../testing/accessAnswers';
 import { eventually, FakeEventSource, fakeGateway, type FakeRoute } from '../testing/gateway';
 import { coverage, namespaceQueue, schedules, stats7d, uncovered } from '../testing/historyAnswers';
 import { renderPage } from '../testing/render';
+import { RETAINED_STORAGE } from '../testing/manifestAnswers';
 
 const renderOverview = (namespace = 'team-a') => renderPage(`/ns/${namespace}`, { '/ns/:namespace': <Overview /> });
 
@@ -142,5 +143,22 @@ describe('Overview dashboard', () => {
     routes();
     renderOverview('team-b');
     expect((await screen.findByTestId('overview-no-access')).textContent).toContain('You may not use backups in team-b.');
+  });
+
+  it('shows the shared backup storage with its purge date, and nothing without a shared pool', async () => {
+    routes({ 'GET /api/v1/namespaces/team-a/sharedstorage': { body: RETAINED_STORAGE } });
+    const view = renderOverview();
+    const card = await screen.findByTestId('shared-storage');
+    expect(card.getAttribute('data-state')).toBe('Retained');
+    expect(within(card).getByTestId('shared-storage-state').textContent).toBe('Retained');
+    expect(within(card).getByTestId('shared-storage-message').textContent).toBe(RETAINED_STORAGE.message);
+    expect(within(card).getByTestId('shared-storage-purge').textContent).toContain('(in 7d 5h)');
+    view.unmount();
+
+    const api = routes({ 'GET /api/v1/namespaces/team-a/sharedstorage': { body: { configured: false } } });
+    renderOverview();
+    await screen.findByTestId('protection-status');
+    await eventually(() => expect(api.callsTo('/api/v1/namespaces/team-a/sharedstorage')).toHaveLength(1));
+    expect(screen.queryByTestId('shared-storage')).toBeNull();
   });
 });

@@ -2,15 +2,16 @@
 //! yet / last backup N ago, coloured past 26 h and 7 d, failing schedules), quick actions
 //! (create backup, restore, schedule — disabled with the missing permission when not
 //! allowed), the last successful backup, running and queued work with ETAs, failure rates
-//! over 7 and 30 days, and schedules with their health. Live: reloads on the namespace's
-//! change events; the queue also every 5 seconds.
+//! over 7 and 30 days, schedules with their health, and the namespace's shared backup storage
+//! (when the cluster has a shared pool). Live: reloads on the namespace's change events; the
+//! queue also every 5 seconds.
 //!
 //! data-testids: overview-page, overview-no-access, protection-status (data-level),
 //! action-create-backup, action-restore, action-create-schedule, action-history, last-backup,
 //! last-backup-link, dashboard-queue, dashboard-queue-empty, queue-table, queue-item,
 //! failure-rates, failure-rate-row (data-kind), failure-rate-7d, failure-rate-30d,
 //! failure-rates-empty, dashboard-schedules, schedule-health (data-name, data-health),
-//! schedules-empty, schedules-forbidden, live-indicator.
+//! schedules-empty, schedules-forbidden, live-indicator, shared-storage (see SharedStorageView).
 import { Link, useParams } from 'react-router';
 import {
   Alert,
@@ -46,6 +47,8 @@ import { lastDays } from '../overview/rates';
 import { QueueTable } from '../queue/QueueTable';
 import { useDebounced, useReceivedAt, useReloadOnChanges } from '../queue/live';
 import { useNamespaceQueue } from '../queue/useQueue';
+import { sharedStorageView, useSharedStorage } from '../locations/sharedStorage';
+import { SharedStorageCard } from '../locations/SharedStorageView';
 
 export default function Overview() {
   const { namespace = '' } = useParams();
@@ -59,6 +62,7 @@ export default function Overview() {
   const coverage = useLoad((signal) => api.get<NamespaceCoverage>(nsPath(namespace, 'coverage'), { signal }), `${namespace}/coverage`);
   const coverageAt = useReceivedAt(coverage.data);
   const { queue, reload: reloadQueue } = useNamespaceQueue(namespace);
+  const sharedStorage = useSharedStorage(namespace);
   const stats7 = useLoad(
     (signal) => api.get<NamespaceStatistics>(nsPath(namespace, 'stats'), { query: lastDays(7, Date.now()), signal }),
     `${namespace}/stats7`,
@@ -87,6 +91,7 @@ export default function Overview() {
       reloadQueue();
       coverage.reload();
       schedules.reload();
+      sharedStorage.reload();
       reloadStats();
     },
     400,
@@ -245,6 +250,11 @@ export default function Overview() {
               </CardFooter>
             </Card>
           </GridItem>
+          {sharedStorageView(sharedStorage.data) && (
+            <GridItem md={6}>
+              <SharedStorageCard storage={sharedStorage.data} now={now} />
+            </GridItem>
+          )}
         </Grid>
       </PageSection>
     </>

@@ -1,11 +1,13 @@
 // The restore wizard: 1. the backup (fixed from /backups/:name/restore, else picked among the
 // Completed/PartiallyFailed ones), 2. what to restore within what the administrator allows,
-// 3. review with copy-as, then create (Idempotency-Key) and go to the new restore. Fields are
+// 3. a preview of what the restore would do (`?dryRun=true`: each object created, updated or
+// skipped and why, in restore order, and running operations it would wait on), 4. review with
+// copy-as, then create (Idempotency-Key) and go to the new restore. Fields are
 // validated as typed; the server's 422 field errors appear on their step's fields.
 //! data-testids: restore-wizard-page, restore-wizard, backup-picker, backup-option (data-name),
 //! backup-facts, backup-picker-empty, restore-name, restore-included, restore-excluded,
 //! restore-selector, restore-pvs, existing-policy-none, existing-policy-update, mapping-note,
-//! policy-panel, restore-review, restore-submit-error, restore-unplaced-errors, copy-as,
+//! policy-panel, restore-preview (see RestorePreviewPanel), restore-review, restore-submit-error, restore-unplaced-errors, copy-as,
 //! wizard-next (Next / "Create restore"), wizard-back; field errors: FIELDID-error
 //! (restore-name-error, restore-included-error, restore-excluded-error, restore-selector-error,
 //! restore-pvs-error, existing-policy-error, backup-error).
@@ -46,6 +48,7 @@ import { generatedName, parseNameList } from '../lib/fields';
 import { listAll } from '../lib/listAll';
 import { allowedChoices, ruleFor, ruleHint } from '../lib/specRules';
 import { restoreCreateAction } from '../restores/actions';
+import { RestorePreviewPanel } from '../manifests/RestorePreviewPanel';
 import {
   EXISTING_RESOURCE_POLICIES,
   STEP_OF_FIELD,
@@ -373,6 +376,14 @@ export default function RestoreWizard() {
           footer={{ isNextDisabled: Object.keys(optionStepErrors).length > 0, nextButtonProps: nextProps, backButtonProps: backProps, cancelButtonText: w.cancel }}
         >
           {optionsStep}
+        </WizardStep>
+        <WizardStep
+          id="preview"
+          name={t.manifests.preview.step}
+          isDisabled={Object.keys(clientErrors).length > 0}
+          footer={{ isNextDisabled: Object.keys(clientErrors).length > 0, nextButtonProps: nextProps, backButtonProps: backProps, cancelButtonText: w.cancel }}
+        >
+          <RestorePreviewPanel namespace={namespace} request={request} />
         </WizardStep>
         <WizardStep
           id="review"

@@ -1,6 +1,7 @@
 // The namespace's own storage locations, live: provider, bucket/prefix, the Velero location's
-// phase and the administrator's approval (Pending explained), with deletion.
-//! data-testids: locations-page, location-create (link to the form), locations-empty,
+// phase and the administrator's approval (Pending explained), with deletion; and the namespace's
+// place in the cluster's shared backup pool, when there is one.
+//! data-testids: locations-page, shared-storage (see SharedStorageView), location-create (link to the form), locations-empty,
 //! locations-pending (alert when some wait for approval), location-table, location-row
 //! (data-name=NAME), location-where, location-approval, location-phase, location-problem, location-delete,
 //! live-state, confirm-delete, confirm-delete-button.
@@ -28,6 +29,8 @@ import {
 } from '../locations/locationStatus';
 import { may, useNamespaceAccess } from '../namespaces';
 import { locationDeleteAction } from '../restores/actions';
+import { sharedStorageView, useSharedStorage } from '../locations/sharedStorage';
+import { SharedStorageAlert } from '../locations/SharedStorageView';
 import { listAll } from '../lib/listAll';
 import { fmt, t } from '../strings';
 
@@ -48,6 +51,7 @@ export default function StorageLocations() {
     }),
   );
   const now = useNow();
+  const sharedStorage = useSharedStorage(namespace);
   const deletion = useDeleteDialog(t.locations.delete, (name) => locationDeleteAction(namespace, name), live.reload);
   const base = `/ns/${encodeURIComponent(namespace)}`;
   const rows = useMemo(() => [...(live.data ?? [])].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)), [live.data]);
@@ -77,7 +81,8 @@ export default function StorageLocations() {
   return (
     <PageSection data-testid="locations-page">
       <ListHeading title={l.title} stream={live.stream} intro={l.intro} action={createButton} />
-      <ListBody list={live} isEmpty={rows.length === 0} loadingLabel={l.loading} empty={{ title: l.empty, body: l.emptyBody, testId: 'locations-empty', action: createButton }}>
+      <SharedStorageAlert storage={sharedStorage.data} now={now} />
+      <ListBody list={live} isEmpty={rows.length === 0} loadingLabel={l.loading} empty={{ title: l.empty, body: sharedStorageView(sharedStorage.data) ? t.manifests.sharedStorage.locationsEmptyBody : l.emptyBody, testId: 'locations-empty', action: createButton }}>
         {pendingNames.length > 0 && (
           <Alert variant="info" isInline title={fmt(l.pendingExplain, { count: pendingNames.length })} data-testid="locations-pending" />
         )}

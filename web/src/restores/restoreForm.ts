@@ -20,8 +20,8 @@ export interface RestoreForm extends ResourceSelection {
 export type RestoreField = keyof RestoreForm;
 export type RestoreErrors = Partial<Record<RestoreField, string>>;
 
-/** The wizard's steps, and the fields each one holds. */
-export type RestoreStep = 'backup' | 'options' | 'review';
+/** The wizard's steps, and the fields each one holds (the preview holds none). */
+export type RestoreStep = 'backup' | 'options' | 'preview' | 'review';
 export const STEP_OF_FIELD: Record<RestoreField, RestoreStep> = {
   backupName: 'backup',
   name: 'options',

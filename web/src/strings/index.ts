@@ -8,8 +8,9 @@ import { schedules } from './schedules';
 import { overview } from './overview';
 import { history } from './history';
 import { queue } from './queue';
+import { manifests } from './manifests';
 
-export const t = { ...common, backups, restores, locations, schedules, overview, history, queue } as const;
+export const t = { ...common, backups, restores, locations, schedules, overview, history, queue, manifests } as const;
 
 /** Fills `{name}` placeholders of a string from `t`. */
 export function fmt(template: string, values: Record<string, string | number>): string {

@@ -49,6 +49,8 @@ pub enum CliError {
     User(String),
     #[error("demo set-up failed: {0}")]
     Demo(#[from] demo::DemoError),
+    #[error(transparent)]
+    DeletionReceiver(#[from] crate::sim::deletion_receiver::ReceiverError),
     #[error("invalid --outcome {0:?}: expected succeed, fail, partially-fail, hang or slow")]
     Outcome(String),
     #[error("cannot connect to the cluster: {0}")]
@@ -735,6 +737,16 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let admin = served.server.client(&served.server.admin_token());
     demo::install(&admin).await?;
     demo::install_backup_pool(&admin).await?;
+    // The admin's DeletionAction (seed 003) and the HTTPS webhook it calls, on a free port; its
+    // CA and read token stay in the data directory across restarts.
+    let receiver_dir = data_dir.join("deletion-receiver");
+    let receiver = crate::sim::deletion_receiver::start(
+        &receiver_dir,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        crate::sim::deletion_receiver::DEFAULT_CAPACITY,
+    )
+    .await?;
+    demo::install_deletion_action(&admin, &receiver.hook_url, &receiver.ca_pem).await?;
     let mut lines = Vec::new();
     let mut tokens = Vec::new();
     for tenant in demo::TENANTS {
@@ -825,6 +837,16 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     )
     .await?;
     served.server.save()?;
+    // The sample backups of team-a (taken once, as alice, in the background: a backup takes
+    // seconds and the banner should not wait for them).
+    if let Some((_, alice_token)) = tokens.first() {
+        let (admin, tenant) = (admin.clone(), served.server.client(alice_token));
+        tokio::spawn(async move {
+            if let Err(error) = demo::seed_sample_backups(&admin, &tenant).await {
+                tracing::warn!(error = %error, "the demo's sample backups were not taken");
+            }
+        });
+    }
 
     println!("NAC demo is running:");
     println!("  Kubernetes API (emulated)   {}", served.url);
@@ -853,6 +875,18 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
             Some(url) => crate::history::redact_url(url),
             None => format!("SQLite {}", data_dir.join("history.db").display()),
         }
+    );
+    println!(
+        "  deletion-action receiver    {}  (DeletionAction {}, failurePolicy Ignore; CA {}, read token {})",
+        receiver.base_url,
+        demo::DELETION_ACTION,
+        receiver.ca_file.display(),
+        receiver.token_file.display()
+    );
+    println!(
+        "  sample backups              {} of {} (taken in the background; the second after a change)",
+        demo::SAMPLE_BACKUPS.join(", "),
+        demo::SAMPLE_NAMESPACE
     );
     println!("Users:");
     println!(
@@ -898,6 +932,40 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
             "  curl -H 'Authorization: Bearer {token}' http://{gateway_addr}/api/v1/namespaces/team-a/history"
         );
     }
+    if let Some((_, token)) = tokens.first() {
+        let [first, second] = demo::SAMPLE_BACKUPS;
+        let backups = format!(
+            "http://{gateway_addr}/api/v1/namespaces/{}",
+            demo::SAMPLE_NAMESPACE
+        );
+        println!("  curl -H 'Authorization: Bearer {token}' {backups}/backups/{first}/manifest");
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' '{backups}/backups/{second}/diff?against={first}'"
+        );
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' -d '{{\"name\":\"next\",\"spec\":{{\"backupSpec\":{{}}}}}}' '{backups}/backups?dryRun=true'"
+        );
+        println!(
+            "  curl -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' -d '{{\"name\":\"undo\",\"spec\":{{\"restoreSpec\":{{\"backupName\":\"{first}\"}}}}}}' '{backups}/restores?dryRun=true'"
+        );
+    }
+    println!(
+        "  kubectl --kubeconfig {} get deletionactions",
+        data_dir.join("kubeconfig-admin").display()
+    );
+    println!(
+        "  kubectl --kubeconfig {} -n {} patch nab {} --type merge -p '{{\"spec\":{{\"deleteBackup\":true}}}}'",
+        data_dir.join("kubeconfig-alice").display(),
+        demo::SAMPLE_NAMESPACE,
+        demo::SAMPLE_BACKUPS[0]
+    );
+    println!(
+        "  curl --cacert {} -H \"Authorization: Bearer $(cat {})\" {}{}",
+        receiver.ca_file.display(),
+        receiver.token_file.display(),
+        receiver.base_url,
+        crate::sim::deletion_receiver::CALLS_PATH
+    );
     if let Some((_, token)) = tokens.iter().find(|(user, _)| *user == demo::CI_BOT.user) {
         println!(
             "  NAC_SERVER=http://{gateway_addr} NAC_TOKEN={token} nac backup create ci-1 -n team-a --wait"

@@ -1,7 +1,9 @@
 //! Demo seeding: what `nac demo` installs into a fresh emulated cluster — NAC's and Velero's CRDs,
 //! the tenant RBAC of `deploy/rbac/`, the OADP namespace with Velero's service account and a
 //! default BackupStorageLocation on the local object store, tenant namespaces with their owners'
-//! bindings, a CI service account, and sample workloads to back up.
+//! bindings, a CI service account, and sample workloads to back up; then the shared backup pool,
+//! the admin's DeletionAction pointing to the demo's receiver, and two sample backups of team-a
+//! whose contents differ (so manifests, diffs and previews have something to show).
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount,
@@ -117,6 +119,10 @@ pub async fn apply_manifests(
 pub enum DemoError {
     #[error("creating {what}: {source}")]
     Create { what: String, source: kube::Error },
+    #[error("{what}: {source}")]
+    Api { what: String, source: kube::Error },
+    #[error("timed out waiting for {0}")]
+    Timeout(String),
     #[error("building {what}: {source}")]
     Build {
         what: String,
@@ -340,4 +346,268 @@ async fn seed_workload(client: &kube::Client, ns: &str) -> Result<(), DemoError>
     )
     .await?;
     Ok(())
+}
+
+/// The DeletionAction `nac demo` registers (seed 003): every item of a permanently deleted
+/// backup goes to the demo's receiver ([`crate::sim::deletion_receiver`]).
+pub const DELETION_ACTION: &str = "audit-deleted-items";
+
+/// Registers [`DELETION_ACTION`] for the receiver at `hook_url` (verified by `ca_pem`), with
+/// `failurePolicy: Ignore` so a stopped receiver never holds a tenant's deletion. The receiver
+/// listens on a free port chosen at each start, so an existing action's webhook is pointed at
+/// the current one; the rest of its spec (an admin may have narrowed `appliesTo`) is kept.
+pub async fn install_deletion_action(
+    admin: &kube::Client,
+    hook_url: &str,
+    ca_pem: &str,
+) -> Result<(), DemoError> {
+    use base64::Engine as _;
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let webhook = json!({"url": hook_url, "caBundle": ca_bundle, "timeoutSeconds": 5});
+    let action: crate::api::nonadmin::DeletionAction = build(
+        "deletion action",
+        json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DeletionAction",
+            "metadata": {"name": DELETION_ACTION},
+            "spec": {"webhook": webhook, "failurePolicy": "Ignore"}
+        }),
+    )?;
+    let api: Api<crate::api::nonadmin::DeletionAction> = Api::all(admin.clone());
+    let what = format!("deletion action {DELETION_ACTION}");
+    match api.create(&PostParams::default(), &action).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => api
+            .patch(
+                DELETION_ACTION,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"spec": {"webhook": webhook}})),
+            )
+            .await
+            .map(|_| ())
+            .map_err(|source| DemoError::Api { what, source }),
+        Err(source) => Err(DemoError::Create { what, source }),
+    }
+}
+
+/// The tenant namespace that gets sample backups.
+pub const SAMPLE_NAMESPACE: &str = "team-a";
+/// The sample NonAdminBackups, in the order they are taken; the workload changes in between.
+pub const SAMPLE_BACKUPS: [&str; 2] = ["sample-1", "sample-2"];
+/// The ConfigMap added between the two samples (the diff's added item).
+pub const SAMPLE_ADDED_CONFIGMAP: &str = "web-feature-flags";
+/// ConfigMap in the OADP namespace recording that both samples were requested, so a later start
+/// does not take them again after the user deleted them. It lives in the admin's namespace, not
+/// in the tenant's: a marker there would itself be a difference between the two samples.
+pub const SAMPLES_MARKER: &str = "nac-demo-sample-backups";
+/// How long the sample seeding waits for the first sample to finish.
+const SAMPLE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(300);
+const SAMPLE_POLL: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The next step of the sample seeding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleStep {
+    /// Nothing left to do.
+    Done,
+    /// Both samples exist: record that ([`SAMPLES_MARKER`]).
+    Mark,
+    /// Back the namespace up as the first sample.
+    CreateFirst,
+    /// The first sample has not finished yet.
+    WaitForFirst,
+    /// Change the workload (a label, a new ConfigMap), then take the second sample.
+    ChangeThenCreateSecond,
+}
+
+/// What the sample seeding does next, from the marker and the samples that exist.
+/// The second sample is taken once the first has settled (Velero finished it, or NAC refused
+/// it), so the change made in between lies between the two backups' contents.
+pub fn sample_step(
+    marked: bool,
+    first: Option<&crate::api::nonadmin::NonAdminBackup>,
+    second_exists: bool,
+) -> SampleStep {
+    if marked {
+        return SampleStep::Done;
+    }
+    if second_exists {
+        return SampleStep::Mark;
+    }
+    let Some(first) = first else {
+        return SampleStep::CreateFirst;
+    };
+    let status = first.status.as_ref();
+    let velero_done = status
+        .and_then(|s| s.velero_backup.as_ref())
+        .and_then(|v| v.status.as_ref())
+        .and_then(|s| s.phase.as_ref())
+        .is_some_and(crate::api::velero::BackupPhase::is_terminal);
+    let refused =
+        status.and_then(|s| s.phase) == Some(crate::api::nonadmin::NonAdminPhase::BackingOff);
+    if velero_done || refused {
+        SampleStep::ChangeThenCreateSecond
+    } else {
+        SampleStep::WaitForFirst
+    }
+}
+
+/// Takes the demo's two sample backups of [`SAMPLE_NAMESPACE`] as its owner `tenant` (once per
+/// demo; resumed after a restart), with a change of the workload in between, so their manifests
+/// differ: `web-config` gains a label and [`SAMPLE_ADDED_CONFIGMAP`] appears. `nac demo` runs
+/// it in the background after its banner (a backup takes seconds).
+pub async fn seed_sample_backups(
+    admin: &kube::Client,
+    tenant: &kube::Client,
+) -> Result<(), DemoError> {
+    use crate::api::nonadmin::NonAdminBackup;
+    let markers: Api<ConfigMap> = Api::namespaced(admin.clone(), OADP_NAMESPACE);
+    let nabs: Api<NonAdminBackup> = Api::namespaced(tenant.clone(), SAMPLE_NAMESPACE);
+    let api_error = |what: &str| {
+        let what = what.to_string();
+        move |source| DemoError::Api { what, source }
+    };
+    let [first_name, second_name] = SAMPLE_BACKUPS;
+    let deadline = tokio::time::Instant::now() + SAMPLE_DEADLINE;
+    loop {
+        let marked = markers
+            .get_opt(SAMPLES_MARKER)
+            .await
+            .map_err(api_error("reading the sample backups' marker"))?
+            .is_some();
+        let first = nabs
+            .get_opt(first_name)
+            .await
+            .map_err(api_error("reading the first sample backup"))?;
+        let second_exists = nabs
+            .get_opt(second_name)
+            .await
+            .map_err(api_error("reading the second sample backup"))?
+            .is_some();
+        match sample_step(marked, first.as_ref(), second_exists) {
+            SampleStep::Done => return Ok(()),
+            SampleStep::Mark => {
+                ensure_namespaced::<ConfigMap>(
+                    admin,
+                    OADP_NAMESPACE,
+                    "sample backups' marker",
+                    json!({"metadata": {"name": SAMPLES_MARKER, "namespace": OADP_NAMESPACE},
+                           "data": {"namespace": SAMPLE_NAMESPACE,
+                                    "backups": SAMPLE_BACKUPS.join(",")}}),
+                )
+                .await?;
+            }
+            SampleStep::CreateFirst => create_sample(&nabs, first_name).await?,
+            SampleStep::WaitForFirst => {
+                if tokio::time::Instant::now() > deadline {
+                    return Err(DemoError::Timeout(format!(
+                        "the sample backup {SAMPLE_NAMESPACE}/{first_name}"
+                    )));
+                }
+                tokio::time::sleep(SAMPLE_POLL).await;
+            }
+            SampleStep::ChangeThenCreateSecond => {
+                change_sample_workload(tenant).await?;
+                create_sample(&nabs, second_name).await?;
+            }
+        }
+    }
+}
+
+async fn create_sample(
+    nabs: &Api<crate::api::nonadmin::NonAdminBackup>,
+    name: &str,
+) -> Result<(), DemoError> {
+    let nab = build(
+        "sample backup",
+        json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": name, "labels": {"demo.nac.openshift.io/sample": "true"}},
+            "spec": {"backupSpec": {}}
+        }),
+    )?;
+    ensure(nabs, &format!("sample backup {name}"), &nab).await
+}
+
+/// The change between the samples (idempotent: a resumed seeding may make it twice).
+async fn change_sample_workload(tenant: &kube::Client) -> Result<(), DemoError> {
+    ensure_namespaced::<ConfigMap>(
+        tenant,
+        SAMPLE_NAMESPACE,
+        "sample configmap",
+        json!({"metadata": {"name": SAMPLE_ADDED_CONFIGMAP, "namespace": SAMPLE_NAMESPACE,
+                            "labels": {"app": "web"}},
+               "data": {"new-checkout": "on"}}),
+    )
+    .await?;
+    Api::<ConfigMap>::namespaced(tenant.clone(), SAMPLE_NAMESPACE)
+        .patch(
+            "web-config",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"labels": {"tier": "front"}},
+                                            "data": {"greeting": "hello again"}})),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|source| DemoError::Api {
+            what: "changing the sample workload".to_string(),
+            source,
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::api::nonadmin::NonAdminBackup;
+
+    fn nab(status: serde_json::Value) -> NonAdminBackup {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": "sample-1", "namespace": SAMPLE_NAMESPACE},
+            "spec": {"backupSpec": {}},
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_samples_are_taken_in_order_with_the_change_after_the_first_settles() {
+        assert_eq!(sample_step(false, None, false), SampleStep::CreateFirst);
+        let running = nab(json!({"phase": "Created",
+                                 "veleroBackup": {"status": {"phase": "InProgress"}}}));
+        assert_eq!(
+            sample_step(false, Some(&running), false),
+            SampleStep::WaitForFirst
+        );
+        let queued = nab(json!({"phase": "New"}));
+        assert_eq!(
+            sample_step(false, Some(&queued), false),
+            SampleStep::WaitForFirst
+        );
+        for phase in ["Completed", "PartiallyFailed", "Failed"] {
+            let done = nab(json!({"phase": "Created",
+                                  "veleroBackup": {"status": {"phase": phase}}}));
+            assert_eq!(
+                sample_step(false, Some(&done), false),
+                SampleStep::ChangeThenCreateSecond,
+                "{phase}"
+            );
+        }
+        // Refused by NAC: it will not complete, the second is taken anyway.
+        let refused = nab(json!({"phase": "BackingOff"}));
+        assert_eq!(
+            sample_step(false, Some(&refused), false),
+            SampleStep::ChangeThenCreateSecond
+        );
+    }
+
+    #[test]
+    fn the_samples_are_taken_once() {
+        let done = nab(json!({"phase": "Created",
+                              "veleroBackup": {"status": {"phase": "Completed"}}}));
+        assert_eq!(sample_step(false, Some(&done), true), SampleStep::Mark);
+        // The first may be gone (deleted by the user) once the second exists.
+        assert_eq!(sample_step(false, None, true), SampleStep::Mark);
+        // Marked: deleted samples do not come back on the next start.
+        assert_eq!(sample_step(true, None, false), SampleStep::Done);
+    }
 }

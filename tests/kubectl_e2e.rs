@@ -833,6 +833,60 @@ fn tenant_manages_nonadminbackups_with_kubectl() {
     assert_eq!(out.ok().trim(), "");
 }
 
+/// Condition columns (`.status.conditions[?(@.type=='Valid')].status`) print the matching
+/// condition's status, as kube-apiserver's table convertor does.
+#[test]
+fn condition_printer_columns_show_the_matching_condition() {
+    if !kubectl_available() {
+        return;
+    }
+    let emu = Emulator::start();
+    emu.install_crds();
+    let action = "apiVersion: oadp.openshift.io/v1alpha1\nkind: DeletionAction\nmetadata:\n  name: audit\nspec:\n  failurePolicy: Ignore\n  webhook:\n    url: https://audit.example.com/hook\n";
+    let out = emu.kubectl_stdin("admin", &["apply", "-f", "-"], action);
+    assert_eq!(
+        out.ok().trim(),
+        "deletionaction.oadp.openshift.io/audit created"
+    );
+    let columns = |emu: &Emulator| -> Vec<String> {
+        emu.kubectl(
+            "admin",
+            &["get", "deletionactions", "audit", "--no-headers"],
+        )
+        .ok()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+    };
+    // No status yet: the cell is empty (kube-apiserver sends a null cell, kubectl prints
+    // nothing), so the age comes third.
+    let before = columns(&emu);
+    assert_eq!(before.len(), 3, "{before:?}");
+    assert_eq!(before[..2], ["audit", "Ignore"]);
+    let status = r#"{"status":{"conditions":[
+        {"type":"Ready","status":"False","reason":"Waiting","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"},
+        {"type":"Valid","status":"True","reason":"Validated","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}"#;
+    let out = emu.kubectl(
+        "admin",
+        &[
+            "patch",
+            "deletionaction",
+            "audit",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            status,
+        ],
+    );
+    assert_eq!(
+        out.ok().trim(),
+        "deletionaction.oadp.openshift.io/audit patched"
+    );
+    let after = columns(&emu);
+    assert_eq!(after.len(), 4, "{after:?}");
+    assert_eq!(after[..3], ["audit", "Ignore", "True"]);
+}
+
 #[test]
 fn auth_can_i_and_whoami() {
     if !kubectl_available() {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::api::Api;
+use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 
 use super::Context;
@@ -37,10 +38,20 @@ where
     F: Fn(&K) -> Result<Entry, E>,
     E: std::fmt::Display,
 {
-    let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
+    // Backoff on errors: a failing API server (or a client shutting down) must not turn the
+    // loop into a busy spin.
+    let mut stream = watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
     let mut initial = Vec::new();
     while let Some(event) = stream.next().await {
-        let Ok(event) = event else { continue };
+        let event = match event {
+            Ok(event) => event,
+            Err(error) => {
+                tracing::debug!(%error, "queue watch failed; retrying with backoff");
+                continue;
+            }
+        };
         let Ok(mut index) = context.queue.write() else {
             return;
         };

@@ -213,14 +213,20 @@ fn computed_cell(path: &str, object: &Value) -> Option<Value> {
     Some(json!(names.join(", ")))
 }
 
-/// Evaluates the simple JSONPath forms printer columns use (`.a.b`, `.a[0].b`, `.a['x.y']`).
+/// Evaluates the JSONPath forms printer columns use (`.a.b`, `.a[0].b`, `.a['x.y']`, and the
+/// filter `.a[?(@.type=="Ready")].b` condition columns use). A filter takes the first element
+/// that matches and resolves the rest of the path, as kube-apiserver's table convertor shows
+/// the first result.
 pub fn simple_json_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut current = object;
-    let mut rest = path
+    let rest = path
         .trim()
         .trim_start_matches('{')
         .trim_end_matches('}')
         .trim_start_matches('$');
+    resolve_path(object, rest)
+}
+
+fn resolve_path<'a>(mut current: &'a Value, mut rest: &str) -> Option<&'a Value> {
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
@@ -229,6 +235,22 @@ pub fn simple_json_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> 
                 current = current.get(key)?;
             }
             rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix("[?(") {
+            let end = r.find(")]")?;
+            let (field, wanted) = r[..end].split_once("==")?;
+            let field = field.trim().strip_prefix('@')?;
+            let wanted = wanted.trim().trim_matches(|c| c == '\'' || c == '"');
+            let after = &r[end + 2..];
+            return current.as_array()?.iter().find_map(|element| {
+                let value = resolve_path(element, field)?;
+                let text = match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                (text == wanted)
+                    .then(|| resolve_path(element, after))
+                    .flatten()
+            });
         } else if let Some(r) = rest.strip_prefix('[') {
             let end = r.find(']')?;
             let inner = r[..end].trim_matches(|c| c == '\'' || c == '"');
@@ -434,6 +456,35 @@ mod tests {
             Some(&json!("v"))
         );
         assert_eq!(simple_json_path(&o, ".status.missing"), None);
+        let conditions = json!({"status": {"conditions": [
+            {"type": "Available", "status": "False"},
+            {"type": "Valid", "status": "True", "observedGeneration": 2},
+        ]}});
+        assert_eq!(
+            simple_json_path(
+                &conditions,
+                r#".status.conditions[?(@.type=="Valid")].status"#
+            ),
+            Some(&json!("True"))
+        );
+        assert_eq!(
+            simple_json_path(
+                &conditions,
+                ".status.conditions[?(@.type=='Available')].status"
+            ),
+            Some(&json!("False"))
+        );
+        assert_eq!(
+            simple_json_path(
+                &conditions,
+                ".status.conditions[?(@.observedGeneration==2)].type"
+            ),
+            Some(&json!("Valid"))
+        );
+        assert_eq!(
+            simple_json_path(&conditions, ".status.conditions[?(@.type=='Ready')].status"),
+            None
+        );
     }
 
     #[test]

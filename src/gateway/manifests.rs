@@ -1,11 +1,13 @@
 //! Backup manifests through the gateway (seed 002): a backup's stored manifest (`manifest.json`,
 //! the contents browser with filters and paging, the owner graph), the diff of two backups, the
 //! backup dry-run (the backup's filters evaluated against the namespace's live objects, read
-//! with the caller's own token), the restore preview, and overlaps with running operations.
+//! with the caller's own token), the restore preview, and overlaps with running operations:
+//! those a dry-run or preview would wait on, and those a created backup or restore that has not
+//! started yet waits on (`GET …/overlaps`, computed by the same collection and planning paths).
 //!
 //! Reads of a stored manifest are authorized like getting the NonAdminBackup (the manifest
 //! outlives it in the history store); a dry-run or preview like creating the object it
-//! previews. Overlaps are computed only against operations of the same namespace: a tenant is
+//! previews; a created operation's overlaps like getting it. Overlaps are computed only against operations of the same namespace: a tenant is
 //! never told about another namespace's operations.
 
 use std::collections::VecDeque;
@@ -18,7 +20,7 @@ use kube::api::Api;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::api::nonadmin::{NonAdminBackup, NonAdminRestore};
+use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore};
 use crate::api::velero::{BackupPhase, RestorePhase};
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
@@ -158,6 +160,132 @@ pub struct RestorePreviewView {
     pub counts: PreviewCounts,
     /// Running operations of this namespace sharing items with this restore.
     pub overlaps: Vec<OperationOverlap>,
+}
+
+/// Whether a created backup or restore is waiting on running operations of its namespace
+/// (`GET …/backups/{name}/overlaps`, `GET …/restores/{name}/overlaps`).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationOverlaps {
+    /// The operation asked about (`backup <name>` or `restore <name>`).
+    pub operation: String,
+    /// Whether it has not started yet (new or queued).
+    pub pending: bool,
+    /// Whether it is pending and shares items with a running operation: it waits on them.
+    pub waiting: bool,
+    /// Running operations of this namespace sharing items with it; empty once it runs or has
+    /// finished.
+    pub overlaps: Vec<OperationOverlap>,
+}
+
+impl OperationOverlaps {
+    /// The answer for an operation that is running or finished: nothing to wait on.
+    fn not_pending(operation: String) -> Self {
+        Self {
+            operation,
+            pending: false,
+            waiting: false,
+            overlaps: Vec::new(),
+        }
+    }
+
+    /// The answer for a pending operation sharing items with `overlaps`.
+    fn pending(operation: String, overlaps: Vec<OperationOverlap>) -> Self {
+        Self {
+            operation,
+            pending: true,
+            waiting: !overlaps.is_empty(),
+            overlaps,
+        }
+    }
+}
+
+/// A running operation an overlap check leaves out: the operation asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Skip<'a> {
+    /// Consider every running operation.
+    Nothing,
+    /// Leave out backup `name`.
+    Backup(&'a str),
+    /// Leave out restore `name`.
+    Restore(&'a str),
+}
+
+/// The objects of an operation compared with the running ones: their identities, the full
+/// objects (label checks of running backups' filters), discovery and the Namespace objects.
+struct OverlapInput<'a> {
+    identities: IdentitySet,
+    items: &'a [BackupItem],
+    infos: &'a [ApiResourceInfo],
+    namespace_objects: &'a [Value],
+}
+
+/// What a backup spec would take now, with what the overlap check needs.
+struct CollectedBackup {
+    collection: crate::manifest::collect::Collection,
+    manifest: crate::manifest::item::Manifest,
+    infos: Vec<ApiResourceInfo>,
+    namespace_object: Value,
+}
+
+impl CollectedBackup {
+    fn overlap_input(&self) -> OverlapInput<'_> {
+        OverlapInput {
+            identities: IdentitySet::of_manifest(&self.manifest),
+            items: &self.collection.items,
+            infos: &self.infos,
+            namespace_objects: std::slice::from_ref(&self.namespace_object),
+        }
+    }
+}
+
+/// A restore planned against its backup's contents.
+struct PlannedRestore {
+    plan: RestorePlan,
+    served: Arc<Vec<ServedResource>>,
+    infos: Vec<ApiResourceInfo>,
+    client: kube::Client,
+    backup_name: String,
+}
+
+/// Whether backup `backup` has not started yet: accepted (not invalid, not being deleted) and
+/// its Velero backup not created yet, new, queued or about to start (pure).
+pub fn is_pending_backup(backup: &NonAdminBackup) -> bool {
+    if backup.metadata.deletion_timestamp.is_some() {
+        return false;
+    }
+    let status = backup.status.as_ref();
+    let accepted = status
+        .and_then(|s| s.phase.as_ref())
+        .is_none_or(|phase| matches!(phase, NonAdminPhase::New | NonAdminPhase::Created));
+    let phase = status
+        .and_then(|s| s.velero_backup.as_ref())
+        .and_then(|velero| velero.status.as_ref())
+        .and_then(|status| status.phase.as_ref());
+    accepted
+        && phase.is_none_or(|phase| {
+            matches!(
+                phase,
+                BackupPhase::New | BackupPhase::Queued | BackupPhase::ReadyToStart
+            )
+        })
+}
+
+/// Whether restore `restore` has not started yet: accepted and its Velero restore not created
+/// yet or new (pure).
+pub fn is_pending_restore(restore: &NonAdminRestore) -> bool {
+    if restore.metadata.deletion_timestamp.is_some() {
+        return false;
+    }
+    let status = restore.status.as_ref();
+    let accepted = status
+        .and_then(|s| s.phase.as_ref())
+        .is_none_or(|phase| matches!(phase, NonAdminPhase::New | NonAdminPhase::Created));
+    let phase = status
+        .and_then(|s| s.velero_restore.as_ref())
+        .and_then(|velero| velero.status.as_ref())
+        .and_then(|status| status.phase.as_ref());
+    accepted && phase.is_none_or(|phase| matches!(phase, RestorePhase::New))
 }
 
 /// `limit` of the contents browser, checked.
@@ -483,45 +611,15 @@ impl GatewayService {
         let policy = self.caches().effective_policy(namespace);
         let spec = build_velero_backup_spec(namespace, &backup.spec.backup_spec, &policy, None)
             .map_err(|violation| GatewayError::from_violations("NonAdminBackup", &[violation]))?;
-        let client = self.user_client(caller)?;
-        let served = self
-            .manifest_state()
-            .discovery
-            .served(&client)
-            .await
-            .map_err(upstream)?;
-        let (discovered, infos) = served_infos(&served);
-        let namespace_object = namespace_object(self, &client, namespace).await;
-        let plan = CollectPlan::new(&spec, &discovered, std::slice::from_ref(&namespace_object))
-            .map_err(|error| invalid_spec("spec.backupSpec", error))?;
-        let reads = plan
-            .requests()
-            .iter()
-            .filter_map(|request| {
-                live::find(&served, &request.resource).map(|resource| Read {
-                    resource: resource.clone(),
-                    namespace: request.namespace.clone(),
-                    name: None,
-                })
-            })
-            .collect::<Vec<_>>();
-        if reads.len() != plan.requests().len() {
-            return Err(GatewayError::Upstream);
-        }
-        let outcomes = live::read_all(&client, reads).await;
-        let collection = plan.finish(outcomes).map_err(|_| GatewayError::Upstream)?;
-        let manifest = manifest_of_items(&collection.items);
-        let identities = IdentitySet::of_manifest(&manifest);
+        let collected = self.collect_backup(caller, namespace, &spec).await?;
         let overlaps = self
-            .running_overlaps(
-                namespace,
-                &identities,
-                &collection.items,
-                &infos,
-                std::slice::from_ref(&namespace_object),
-                None,
-            )
+            .running_overlaps(namespace, &collected.overlap_input(), Skip::Nothing)
             .await;
+        let CollectedBackup {
+            manifest,
+            collection,
+            ..
+        } = collected;
         Ok(BackupDryRun {
             api_version: MANIFEST_API_VERSION.into(),
             kind: "BackupDryRun".into(),
@@ -546,6 +644,115 @@ impl GatewayService {
         let restore = self
             .create::<NonAdminRestore>(caller, namespace, body, true)
             .await?;
+        let PlannedRestore {
+            plan,
+            served,
+            infos,
+            client,
+            backup_name,
+        } = self.plan_restore(caller, namespace, &restore).await?;
+        let live_reads = plan.live_reads(&infos);
+        let reads = live_reads
+            .iter()
+            .filter_map(|read| {
+                live::find(&served, &read.resource).map(|resource| Read {
+                    resource: resource.clone(),
+                    namespace: read.namespace.clone(),
+                    name: read.name.clone(),
+                })
+            })
+            .collect::<Vec<_>>();
+        if reads.len() != live_reads.len() {
+            return Err(GatewayError::Upstream);
+        }
+        let outcomes = live::read_all(&client, reads).await;
+        let mut live = LiveObjects::new();
+        for (read, outcome) in live_reads.iter().zip(outcomes) {
+            // A tenant may not be allowed to read its own Namespace object; the gateway knows
+            // it exists.
+            if read.resource.is_namespaces()
+                && read.name.as_deref() == Some(namespace)
+                && matches!(outcome, ListOutcome::Forbidden(_))
+                && self.caches().namespaces.get("", namespace).is_some()
+            {
+                live.record_object(
+                    "namespaces",
+                    None,
+                    namespace,
+                    Some(namespace_object(self, &client, namespace).await),
+                );
+                continue;
+            }
+            live.record(read, outcome);
+        }
+        let preview = preview_restore(&plan, &live);
+        let restore_name = restore.metadata.name.clone().unwrap_or_default();
+        let overlaps = self
+            .restore_overlaps(namespace, &client, &plan, &infos, &restore_name)
+            .await;
+        Ok(RestorePreviewView {
+            api_version: MANIFEST_API_VERSION.into(),
+            kind: "RestorePreview".into(),
+            restore: present(&restore),
+            backup_name,
+            entries: preview.entries,
+            counts: preview.counts,
+            overlaps,
+        })
+    }
+
+    /// Velero's collection of `spec` run against `namespace`'s live objects as the caller can
+    /// read them (the dry-run's and a pending backup's items).
+    async fn collect_backup(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        spec: &crate::api::velero::BackupSpec,
+    ) -> Result<CollectedBackup, GatewayError> {
+        let client = self.user_client(caller)?;
+        let served = self
+            .manifest_state()
+            .discovery
+            .served(&client)
+            .await
+            .map_err(upstream)?;
+        let (discovered, infos) = served_infos(&served);
+        let namespace_object = namespace_object(self, &client, namespace).await;
+        let plan = CollectPlan::new(spec, &discovered, std::slice::from_ref(&namespace_object))
+            .map_err(|error| invalid_spec("spec.backupSpec", error))?;
+        let reads = plan
+            .requests()
+            .iter()
+            .filter_map(|request| {
+                live::find(&served, &request.resource).map(|resource| Read {
+                    resource: resource.clone(),
+                    namespace: request.namespace.clone(),
+                    name: None,
+                })
+            })
+            .collect::<Vec<_>>();
+        if reads.len() != plan.requests().len() {
+            return Err(GatewayError::Upstream);
+        }
+        let outcomes = live::read_all(&client, reads).await;
+        let collection = plan.finish(outcomes).map_err(|_| GatewayError::Upstream)?;
+        let manifest = manifest_of_items(&collection.items);
+        Ok(CollectedBackup {
+            collection,
+            manifest,
+            infos,
+            namespace_object,
+        })
+    }
+
+    /// `restore` planned by Velero's restore rules against its backup's contents (downloaded
+    /// with the caller's token): the preview's and a pending restore's items.
+    async fn plan_restore(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        restore: &NonAdminRestore,
+    ) -> Result<PlannedRestore, GatewayError> {
         let backup_name = restore
             .spec
             .restore_spec
@@ -596,41 +803,25 @@ impl GatewayService {
         let restore_name = restore.metadata.name.clone().unwrap_or_default();
         let plan = RestorePlan::new(items, &spec, &infos, &velero_backup, &restore_name)
             .map_err(|error| invalid_spec("spec.restoreSpec", error))?;
-        let live_reads = plan.live_reads(&infos);
-        let reads = live_reads
-            .iter()
-            .filter_map(|read| {
-                live::find(&served, &read.resource).map(|resource| Read {
-                    resource: resource.clone(),
-                    namespace: read.namespace.clone(),
-                    name: read.name.clone(),
-                })
-            })
-            .collect::<Vec<_>>();
-        if reads.len() != live_reads.len() {
-            return Err(GatewayError::Upstream);
-        }
-        let outcomes = live::read_all(&client, reads).await;
-        let mut live = LiveObjects::new();
-        for (read, outcome) in live_reads.iter().zip(outcomes) {
-            // A tenant may not be allowed to read its own Namespace object; the gateway knows
-            // it exists.
-            if read.resource.is_namespaces()
-                && read.name.as_deref() == Some(namespace)
-                && matches!(outcome, ListOutcome::Forbidden(_))
-                && self.caches().namespaces.get("", namespace).is_some()
-            {
-                live.record_object(
-                    "namespaces",
-                    None,
-                    namespace,
-                    Some(namespace_object(self, &client, namespace).await),
-                );
-                continue;
-            }
-            live.record(read, outcome);
-        }
-        let preview = preview_restore(&plan, &live);
+        Ok(PlannedRestore {
+            plan,
+            served,
+            infos,
+            client,
+            backup_name,
+        })
+    }
+
+    /// Running operations of `namespace` (other than restore `restore_name`) sharing objects
+    /// with what `plan` writes.
+    async fn restore_overlaps(
+        &self,
+        namespace: &str,
+        client: &kube::Client,
+        plan: &RestorePlan,
+        infos: &[ApiResourceInfo],
+        restore_name: &str,
+    ) -> Vec<OperationOverlap> {
         // The objects the restore writes, in their target namespaces.
         let restored: Vec<BackupItem> = plan
             .restored_entries()
@@ -640,44 +831,102 @@ impl GatewayService {
                 item
             })
             .collect();
-        let identities = IdentitySet::of_manifest(&manifest_of_items(&restored));
-        let namespace_object = namespace_object(self, &client, namespace).await;
-        let overlaps = self
-            .running_overlaps(
-                namespace,
-                &identities,
-                &restored,
-                &infos,
-                std::slice::from_ref(&namespace_object),
-                Some(&restore_name),
-            )
-            .await;
-        Ok(RestorePreviewView {
-            api_version: MANIFEST_API_VERSION.into(),
-            kind: "RestorePreview".into(),
-            restore: present(&restore),
-            backup_name,
-            entries: preview.entries,
-            counts: preview.counts,
-            overlaps,
-        })
+        let namespace_object = namespace_object(self, client, namespace).await;
+        let input = OverlapInput {
+            identities: IdentitySet::of_manifest(&manifest_of_items(&restored)),
+            items: &restored,
+            infos,
+            namespace_objects: std::slice::from_ref(&namespace_object),
+        };
+        self.running_overlaps(namespace, &input, Skip::Restore(restore_name))
+            .await
     }
 
-    /// Running backups and restores of `namespace` sharing objects with a new operation whose
-    /// objects are `identities` (with their full objects in `items`, for label checks).
-    /// Another namespace's operations are never considered.
+    /// Whether backup `name`, created and not started yet, waits on running operations of its
+    /// namespace: its items are what its spec would take now (read with the caller's token).
+    /// Authorized like getting the backup; a running or finished backup answers at once.
+    pub async fn backup_overlaps(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+    ) -> Result<OperationOverlaps, GatewayError> {
+        let backup = self.get::<NonAdminBackup>(caller, namespace, name).await?;
+        let operation = backup_label(name);
+        if !is_pending_backup(&backup) {
+            return Ok(OperationOverlaps::not_pending(operation));
+        }
+        // The Velero backup's spec once the controller has created it; before, the one it
+        // will create.
+        let mirrored = backup
+            .status
+            .as_ref()
+            .and_then(|status| status.velero_backup.as_ref())
+            .and_then(|velero| velero.spec.clone());
+        let spec = match mirrored {
+            Some(spec) => spec,
+            None => {
+                let policy = self.caches().effective_policy(namespace);
+                build_velero_backup_spec(namespace, &backup.spec.backup_spec, &policy, None)
+                    .map_err(|violation| {
+                        GatewayError::from_violations("NonAdminBackup", &[violation])
+                    })?
+            }
+        };
+        let collected = self.collect_backup(caller, namespace, &spec).await?;
+        let overlaps = self
+            .running_overlaps(namespace, &collected.overlap_input(), Skip::Backup(name))
+            .await;
+        Ok(OperationOverlaps::pending(operation, overlaps))
+    }
+
+    /// Whether restore `name`, created and not started yet, waits on running operations of
+    /// its namespace: its items are what it would write, planned as the preview plans them.
+    /// Authorized like getting the restore; a running or finished restore answers at once.
+    pub async fn restore_overlaps_of(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        name: &str,
+    ) -> Result<OperationOverlaps, GatewayError> {
+        let restore = self.get::<NonAdminRestore>(caller, namespace, name).await?;
+        let operation = restore_label(name);
+        if !is_pending_restore(&restore) {
+            return Ok(OperationOverlaps::not_pending(operation));
+        }
+        let planned = self.plan_restore(caller, namespace, &restore).await?;
+        let overlaps = self
+            .restore_overlaps(
+                namespace,
+                &planned.client,
+                &planned.plan,
+                &planned.infos,
+                name,
+            )
+            .await;
+        Ok(OperationOverlaps::pending(operation, overlaps))
+    }
+
+    /// Running backups and restores of `namespace` sharing objects with an operation whose
+    /// objects are `input` (leaving out `skip`, the operation itself). Another namespace's
+    /// operations are never considered.
     async fn running_overlaps(
         &self,
         namespace: &str,
-        identities: &IdentitySet,
-        items: &[BackupItem],
-        infos: &[ApiResourceInfo],
-        namespace_objects: &[Value],
-        skip_restore: Option<&str>,
+        input: &OverlapInput<'_>,
+        skip: Skip<'_>,
     ) -> Vec<OperationOverlap> {
+        let OverlapInput {
+            identities,
+            items,
+            infos,
+            namespace_objects,
+        } = input;
+        let (items, infos, namespace_objects) = (*items, *infos, *namespace_objects);
         let mut running: Vec<(String, IdentitySet)> = Vec::new();
         for backup in self.caches().backups.all_in(namespace) {
-            if !is_running_backup(&backup) {
+            let name = backup.metadata.name.as_deref().unwrap_or_default();
+            if !is_running_backup(&backup) || skip == Skip::Backup(name) {
                 continue;
             }
             let Some(spec) = backup
@@ -704,14 +953,11 @@ impl GatewayService {
                 })
                 .map(|item| crate::manifest::build::manifest_item_of(item).identity())
                 .collect();
-            running.push((
-                backup_label(backup.metadata.name.as_deref().unwrap_or_default()),
-                taken,
-            ));
+            running.push((backup_label(name), taken));
         }
         for restore in self.caches().restores.all_in(namespace) {
             let name = restore.metadata.name.clone().unwrap_or_default();
-            if !is_running_restore(&restore) || skip_restore == Some(name.as_str()) {
+            if !is_running_restore(&restore) || skip == Skip::Restore(name.as_str()) {
                 continue;
             }
             let Some(source) = restore.spec.restore_spec.backup_name.clone() else {
@@ -758,5 +1004,88 @@ impl GatewayService {
             .map(|(operation, items)| RunningOperation { operation, items })
             .collect();
         overlaps(identities, &operations, OVERLAP_ITEMS_SHOWN)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn backup(status: Value) -> NonAdminBackup {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": "b", "namespace": "team-a"},
+            "spec": {"backupSpec": {}}, "status": status,
+        }))
+        .unwrap()
+    }
+
+    fn restore(status: Value) -> NonAdminRestore {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminRestore",
+            "metadata": {"name": "r", "namespace": "team-a"},
+            "spec": {"restoreSpec": {"backupName": "b"}}, "status": status,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_backup_is_pending_until_velero_starts_it() {
+        assert!(is_pending_backup(&backup(json!({}))));
+        assert!(is_pending_backup(&backup(json!({"phase": "New"}))));
+        for phase in ["New", "Queued", "ReadyToStart"] {
+            let b =
+                backup(json!({"phase": "Created", "veleroBackup": {"status": {"phase": phase}}}));
+            assert!(is_pending_backup(&b), "{phase}");
+        }
+        for phase in [
+            "InProgress",
+            "Completed",
+            "Failed",
+            "FailedValidation",
+            "Finalizing",
+        ] {
+            let b =
+                backup(json!({"phase": "Created", "veleroBackup": {"status": {"phase": phase}}}));
+            assert!(!is_pending_backup(&b), "{phase}");
+        }
+        // An invalid backup never runs; one being deleted will not.
+        assert!(!is_pending_backup(&backup(json!({"phase": "BackingOff"}))));
+        assert!(!is_pending_backup(&backup(json!({"phase": "Deleting"}))));
+        let mut deleted = backup(json!({}));
+        deleted.metadata.deletion_timestamp =
+            serde_json::from_value(json!("2026-01-01T00:00:00Z")).ok();
+        assert!(deleted.metadata.deletion_timestamp.is_some());
+        assert!(!is_pending_backup(&deleted));
+    }
+
+    #[test]
+    fn a_restore_is_pending_until_velero_starts_it() {
+        assert!(is_pending_restore(&restore(json!({}))));
+        let new =
+            restore(json!({"phase": "Created", "veleroRestore": {"status": {"phase": "New"}}}));
+        assert!(is_pending_restore(&new));
+        for phase in [
+            "InProgress",
+            "Completed",
+            "PartiallyFailed",
+            "FailedValidation",
+        ] {
+            let r =
+                restore(json!({"phase": "Created", "veleroRestore": {"status": {"phase": phase}}}));
+            assert!(!is_pending_restore(&r), "{phase}");
+        }
+        assert!(!is_pending_restore(&restore(
+            json!({"phase": "BackingOff"})
+        )));
+    }
+
+    #[test]
+    fn only_a_pending_operation_with_overlaps_waits() {
+        let running = OperationOverlaps::not_pending("backup a".into());
+        assert!(!running.pending && !running.waiting && running.overlaps.is_empty());
+        let alone = OperationOverlaps::pending("backup a".into(), Vec::new());
+        assert!(alone.pending && !alone.waiting);
     }
 }

@@ -1,6 +1,8 @@
 //! GraphQL types and resolvers of backup manifests (seed 002): `backupManifest` (the stored
 //! manifest's summary, counts by kind and a page of its items with the contents browser's
-//! filters), `backupOwnerGraph`, `backupDiff`, `backupDryRun` and `restorePreview` on `Query`.
+//! filters), `backupOwnerGraph`, `backupDiff`, `backupDryRun`, `restorePreview`, and
+//! `backupOverlaps` / `restoreOverlaps` (whether a pending operation waits on running ones) on
+//! `Query`.
 //!
 //! Each resolver calls the same [`GatewayService`] operation as REST, with the caller, so the
 //! access checks and answers are REST's: a stored manifest is read like getting the
@@ -27,7 +29,8 @@ use super::errors::GqlResult;
 use super::{caller_of, check_name, check_namespace, service_of};
 use crate::gateway::error::GatewayError;
 use crate::gateway::manifests::{
-    BackupDiff, BackupDryRun, ContentsPage, ContentsQuery, RestorePreviewView, contents_page,
+    BackupDiff, BackupDryRun, ContentsPage, ContentsQuery, OperationOverlaps, RestorePreviewView,
+    contents_page,
 };
 use crate::manifest::collect::{UnreadableList, UnreadableReason};
 use crate::manifest::diff::{ChangedField, ChangedItem};
@@ -815,6 +818,31 @@ impl RestorePreviewCounts<'_> {
     }
 }
 
+/// Whether a created backup or restore that has not started yet waits on running operations
+/// of its namespace.
+pub struct OperationOverlapsView(pub OperationOverlaps);
+
+#[Object(name = "OperationOverlaps")]
+impl OperationOverlapsView {
+    /// The operation asked about (`backup <name>` or `restore <name>`).
+    async fn operation(&self) -> &str {
+        &self.0.operation
+    }
+    /// Whether it has not started yet (new or queued).
+    async fn pending(&self) -> bool {
+        self.0.pending
+    }
+    /// Whether it is pending and shares items with a running operation: it waits on them.
+    async fn waiting(&self) -> bool {
+        self.0.waiting
+    }
+    /// Running operations of this namespace sharing items with it; empty once it runs or has
+    /// finished.
+    async fn overlaps(&self) -> Vec<OperationOverlapView<'_>> {
+        overlap_views(&self.0.overlaps)
+    }
+}
+
 // -------------------------------------------------------------------------------------------
 // Resolvers (called by `Query`)
 // -------------------------------------------------------------------------------------------
@@ -896,6 +924,36 @@ pub async fn restore_preview(
         .await
         .gql()?;
     Ok(RestorePreviewResult(answer))
+}
+
+/// `backupOverlaps(namespace, name)`.
+pub async fn backup_overlaps(
+    ctx: &Context<'_>,
+    namespace: &str,
+    name: &str,
+) -> async_graphql::Result<OperationOverlapsView> {
+    check_namespace(namespace).gql()?;
+    check_name(name).gql()?;
+    let answer = service_of(ctx)?
+        .backup_overlaps(caller_of(ctx)?, namespace, name)
+        .await
+        .gql()?;
+    Ok(OperationOverlapsView(answer))
+}
+
+/// `restoreOverlaps(namespace, name)`.
+pub async fn restore_overlaps(
+    ctx: &Context<'_>,
+    namespace: &str,
+    name: &str,
+) -> async_graphql::Result<OperationOverlapsView> {
+    check_namespace(namespace).gql()?;
+    check_name(name).gql()?;
+    let answer = service_of(ctx)?
+        .restore_overlaps_of(caller_of(ctx)?, namespace, name)
+        .await
+        .gql()?;
+    Ok(OperationOverlapsView(answer))
 }
 
 #[cfg(test)]

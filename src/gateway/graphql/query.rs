@@ -20,8 +20,8 @@ use super::history::{
 };
 use super::loaders::list_all;
 use super::manifests::{
-    self, BackupDiffView, BackupDryRunView, BackupManifestView, OwnerGraphResult,
-    RestorePreviewResult,
+    self, BackupDiffView, BackupDryRunView, BackupManifestView, OperationOverlapsView,
+    OwnerGraphResult, RestorePreviewResult,
 };
 use super::types::{
     Backup, ClusterQueue, DescriptionView, NamespacePhaseCounts, NamespaceQueue, PhaseCount,
@@ -630,6 +630,33 @@ impl QueryRoot {
         restore: Json<Value>,
     ) -> async_graphql::Result<RestorePreviewResult> {
         manifests::restore_preview(ctx, &namespace, &restore.0).await
+    }
+
+    /// Whether a created backup that has not started yet (new or queued) waits on running
+    /// operations of its namespace, and on which items: its items are what its spec would
+    /// take now, read with the caller's token (needs `get` on the backup). A running or
+    /// finished backup answers `waiting: false`; answers as REST's `GET …/overlaps`.
+    #[graphql(complexity = "50 + child_complexity")]
+    async fn backup_overlaps(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        name: String,
+    ) -> async_graphql::Result<OperationOverlapsView> {
+        manifests::backup_overlaps(ctx, &namespace, &name).await
+    }
+
+    /// Whether a created restore that has not started yet waits on running operations of its
+    /// namespace, and on which items it would write (needs `get` on the restore). A running
+    /// or finished restore answers `waiting: false`; answers as REST's `GET …/overlaps`.
+    #[graphql(complexity = "50 + child_complexity")]
+    async fn restore_overlaps(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+        name: String,
+    ) -> async_graphql::Result<OperationOverlapsView> {
+        manifests::restore_overlaps(ctx, &namespace, &name).await
     }
 
     /// The admin policy in force in a namespace.

@@ -1,5 +1,6 @@
 //! REST handlers of backup manifests (seed 002): `manifest.json`, the contents browser, the
-//! owner graph and the diff of two backups. (The backup dry-run and the restore preview answer
+//! owner graph, the diff of two backups, and whether a pending backup or restore waits on
+//! running ones (`…/overlaps`). (The backup dry-run and the restore preview answer
 //! `POST …/backups?dryRun=true` and `POST …/restores?dryRun=true`, in [`super::handlers`].)
 
 use axum::extract::State;
@@ -14,11 +15,11 @@ use super::openapi::ErrorResponses;
 use super::problem::Problem;
 use crate::gateway::Gateway;
 use crate::gateway::error::GatewayError;
-use crate::gateway::manifests::{BackupDiff, ContentsPage, ContentsQuery};
+use crate::gateway::manifests::{BackupDiff, ContentsPage, ContentsQuery, OperationOverlaps};
 use crate::manifest::export::ManifestDocument;
 use crate::manifest::graph::OwnerGraphView;
 
-/// `{namespace}/backups/{name}`.
+/// `{namespace}/backups/{name}` (or `{namespace}/restores/{name}`).
 #[derive(Debug, Deserialize)]
 pub struct BackupPath {
     namespace: String,
@@ -196,4 +197,54 @@ pub async fn backup_diff(
         .backup_diff(&caller.0, &path.namespace, &path.name, &against)
         .await?;
     Ok(ok_json(diff))
+}
+
+/// Whether a created backup that has not started yet (new or queued) waits on running
+/// operations of its namespace, and on which items: its items are what its spec would take
+/// now, read with the caller's token. A running or finished backup answers `waiting: false`.
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/backups/{name}/overlaps", tag = "backups",
+    params(("namespace" = String, Path, description = "Namespace"),
+           ("name" = String, Path, description = "NonAdminBackup name")),
+    responses(
+        (status = 200, description = "The running operations it waits on", body = OperationOverlaps),
+        ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn backup_overlaps(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<BackupPath>,
+) -> Result<Response, Problem> {
+    check(&path)?;
+    let answer = gateway
+        .service
+        .backup_overlaps(&caller.0, &path.namespace, &path.name)
+        .await?;
+    Ok(ok_json(answer))
+}
+
+/// Whether a created restore that has not started yet waits on running operations of its
+/// namespace, and on which items: its items are what it would write, planned as the preview
+/// plans them. A running or finished restore answers `waiting: false`.
+#[utoipa::path(
+    get, path = "/api/v1/namespaces/{namespace}/restores/{name}/overlaps", tag = "restores",
+    params(("namespace" = String, Path, description = "Namespace"),
+           ("name" = String, Path, description = "NonAdminRestore name")),
+    responses(
+        (status = 200, description = "The running operations it waits on", body = OperationOverlaps),
+        ErrorResponses),
+    security(("bearer" = []), ("session" = []))
+)]
+pub async fn restore_overlaps(
+    State(gateway): State<Gateway>,
+    caller: AuthCaller,
+    ApiPath(path): ApiPath<BackupPath>,
+) -> Result<Response, Problem> {
+    check(&path)?;
+    let answer = gateway
+        .service
+        .restore_overlaps_of(&caller.0, &path.namespace, &path.name)
+        .await?;
+    Ok(ok_json(answer))
 }

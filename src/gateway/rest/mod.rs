@@ -187,6 +187,14 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
             get(manifests::backup_diff),
         )
         .route(
+            "/api/v1/namespaces/{namespace}/backups/{name}/overlaps",
+            get(manifests::backup_overlaps),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/restores/{name}/overlaps",
+            get(manifests::restore_overlaps),
+        )
+        .route(
             "/api/v1/namespaces/{namespace}/restores",
             get(list_restores).post(create_restore),
         )

@@ -17,7 +17,9 @@ use crate::api::crds;
 use crate::gateway::auth::session::SessionInfo;
 use crate::gateway::error::FieldError;
 use crate::gateway::events::ChangeAction;
-use crate::gateway::manifests::{BackupDiff, BackupDryRun, ContentsPage, RestorePreviewView};
+use crate::gateway::manifests::{
+    BackupDiff, BackupDryRun, ContentsPage, OperationOverlaps, RestorePreviewView,
+};
 use crate::gateway::operations::{
     KindStatistics, NamespaceCoverage, NamespaceStatistics, Operation, OperationDetail,
     OperationPage, QueueEta, TimelineEntry,
@@ -247,7 +249,7 @@ impl Modify for BearerSecurity {
         handlers::list_backups, handlers::create_backup, handlers::get_backup, handlers::delete_backup,
         handlers::describe_backup, handlers::backup_logs,
         manifests::backup_manifest, manifests::backup_contents, manifests::backup_graph,
-        manifests::backup_diff,
+        manifests::backup_diff, manifests::backup_overlaps, manifests::restore_overlaps,
         handlers::list_restores, handlers::create_restore, handlers::get_restore, handlers::delete_restore,
         handlers::describe_restore, handlers::restore_logs,
         handlers::list_storage_locations, handlers::create_storage_location,
@@ -271,7 +273,7 @@ impl Modify for BearerSecurity {
         ArtifactKind, TenantResource, ChangeAction, QueueEta, Operation, OperationPage,
         OperationDetail, TimelineEntry, NamespaceStatistics, KindStatistics, NamespaceCoverage,
         SessionInfo, session::SignIn, session::SessionSettings,
-        BackupDryRun, RestorePreviewView, ContentsPage, BackupDiff, ManifestDocument, OwnerGraphView,
+        BackupDryRun, RestorePreviewView, OperationOverlaps, ContentsPage, BackupDiff, ManifestDocument, OwnerGraphView,
         SharedStorage, SharedStorageState,
     )),
     modifiers(&BearerSecurity),

@@ -364,6 +364,15 @@ export interface OperationOverlap {
   truncated: boolean;
 }
 
+/** Whether a created backup or restore that has not started waits on running operations
+ *  (`GET …/backups/{name}/overlaps`, `GET …/restores/{name}/overlaps`). */
+export interface OperationOverlaps {
+  operation: string;
+  pending: boolean;
+  waiting: boolean;
+  overlaps: OperationOverlap[];
+}
+
 /** A list the caller could not read: its objects are missing from a dry-run. */
 export interface UnreadableList {
   group: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { actionColor, entriesWith, overlapTitle, previewTotals, RESTORE_ACTIONS } from './preview';
+import { actionColor, entriesWith, isPendingOperation, overlapTitle, previewTotals, RESTORE_ACTIONS } from './preview';
 import { DRY_RUN, RESTORE_PREVIEW } from '../testing/manifestAnswers';
 
 describe('restore preview helpers', () => {
@@ -29,5 +29,19 @@ describe('restore preview helpers', () => {
   it('titles an overlap with the operation and how many items it shares', () => {
     expect(overlapTitle(DRY_RUN.overlaps[0])).toBe('Would wait on backup b1: 2 overlapping items');
     expect(overlapTitle(RESTORE_PREVIEW.overlaps[0])).toBe('Would wait on backup nightly: 1 overlapping item');
+    expect(overlapTitle(DRY_RUN.overlaps[0], true)).toBe('Waiting on backup b1: 2 overlapping items');
+    expect(overlapTitle(RESTORE_PREVIEW.overlaps[0], true)).toBe('Waiting on backup nightly: 1 overlapping item');
+  });
+
+  it('knows a created operation is pending until Velero starts it, as the gateway decides', () => {
+    expect(isPendingOperation('backups', undefined, undefined)).toBe(true);
+    expect(isPendingOperation('backups', 'New', null)).toBe(true);
+    for (const phase of ['New', 'Queued', 'ReadyToStart']) expect(isPendingOperation('backups', 'Created', phase)).toBe(true);
+    for (const phase of ['InProgress', 'Completed', 'Failed', 'FailedValidation', 'Finalizing']) expect(isPendingOperation('backups', 'Created', phase)).toBe(false);
+    expect(isPendingOperation('backups', 'BackingOff', undefined)).toBe(false);
+    expect(isPendingOperation('backups', 'Deleting', 'Queued')).toBe(false);
+    expect(isPendingOperation('restores', 'Created', 'New')).toBe(true);
+    expect(isPendingOperation('restores', 'Created', 'Queued')).toBe(false);
+    expect(isPendingOperation('restores', 'Created', 'InProgress')).toBe(false);
   });
 });

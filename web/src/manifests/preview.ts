@@ -48,8 +48,19 @@ export function previewTotals(counts: PreviewCounts): { key: string; label: stri
   return [...always, ...whenAny];
 }
 
-/** "Would wait on backup nightly: 3 overlapping items". */
-export function overlapTitle(overlap: OperationOverlap): string {
+/** "Would wait on backup nightly: 3 overlapping items" (for an operation not created yet), or
+ *  "Waiting on backup nightly: 3 overlapping items" (for a created one, `waiting`). */
+export function overlapTitle(overlap: OperationOverlap, waiting = false): string {
   const o = t.manifests.overlaps;
-  return overlap.total === 1 ? fmt(o.wouldWaitOne, { operation: overlap.operation }) : fmt(o.wouldWait, { operation: overlap.operation, count: overlap.total });
+  const [one, many] = waiting ? [o.waitingOnOne, o.waitingOn] : [o.wouldWaitOne, o.wouldWait];
+  return overlap.total === 1 ? fmt(one, { operation: overlap.operation }) : fmt(many, { operation: overlap.operation, count: overlap.total });
+}
+
+/** Whether a created backup (`kind` backups) or restore has not started yet, from NAC's phase
+ *  and Velero's: accepted (not invalid, not being deleted) and Velero's object not created yet
+ *  or still new (for a backup also queued or about to start). As the gateway's overlaps decide. */
+export function isPendingOperation(kind: 'backups' | 'restores', requestPhase: string | null | undefined, veleroPhase: string | null | undefined): boolean {
+  if (requestPhase === 'BackingOff' || requestPhase === 'Deleting') return false;
+  if (!veleroPhase) return true;
+  return kind === 'backups' ? ['New', 'Queued', 'ReadyToStart'].includes(veleroPhase) : veleroPhase === 'New';
 }

@@ -158,4 +158,70 @@ describe('BackupDetail', () => {
     expect((await screen.findByTestId('delete-requested')).textContent).toContain('this cannot be undone');
     expect(calls.filter((call) => call.method === 'DELETE').map((call) => call.path)).toEqual([BASE]);
   });
+
+  it('shows what a queued backup waits on, and stops once it runs', async () => {
+    const queued = completedBackup('probe-1', { veleroPhase: 'Queued', done: 0, total: 0, position: 1, resourceVersion: '150' });
+    let answers = 0;
+    const { calls } = fakeGateway(
+      routes({
+        [`GET ${BASE}`]: { body: queued },
+        [`GET ${BASE}/describe`]: { body: describeOf(queued) },
+        [`GET ${BASE}/overlaps`]: () => {
+          answers += 1;
+          return {
+            body: {
+              operation: 'backup probe-1',
+              pending: true,
+              waiting: true,
+              overlaps: [
+                {
+                  operation: 'backup long',
+                  total: answers === 1 ? 3 : 1,
+                  truncated: false,
+                  items: [
+                    { groupResource: 'configmaps', namespace: 'team-a', name: 'web-config' },
+                    ...(answers === 1
+                      ? [
+                          { groupResource: 'configmaps', namespace: 'team-a', name: 'filler-0' },
+                          { groupResource: 'secrets', namespace: 'team-a', name: 'web-credentials' },
+                        ]
+                      : []),
+                  ],
+                },
+              ],
+            },
+          };
+        },
+      }),
+    );
+    open();
+    const waiting = await screen.findByTestId('waiting-on');
+    const overlap = await within(waiting).findByTestId('overlap');
+    expect(overlap.getAttribute('data-operation')).toBe('backup long');
+    expect(overlap.textContent).toContain('Waiting on backup long: 3 overlapping items');
+    fireEvent.click(within(overlap).getByRole('button'));
+    expect(within(overlap).getAllByTestId('overlap-item').map((item) => item.textContent)).toContain('configmaps team-a/web-config');
+
+    // Its status changes (still queued): asked again.
+    const stream = FakeEventSource.instances[0];
+    act(() => stream.emit('ready'));
+    act(() => stream.emit('MODIFIED', { namespace: 'team-a', resource: 'backups', name: 'probe-1', object: { ...queued, metadata: { ...queued.metadata, resourceVersion: '151' } } }));
+    await waitFor(() => expect(screen.getByTestId('overlap').textContent).toContain('Waiting on backup long: 1 overlapping item'));
+    expect(calls.filter((call) => call.path === `${BASE}/overlaps`)).toHaveLength(2);
+
+    // It runs: nothing to wait on, and nothing more asked.
+    const running = completedBackup('probe-1', { veleroPhase: 'InProgress', done: 1, total: 6, resourceVersion: '160' });
+    act(() => stream.emit('MODIFIED', { namespace: 'team-a', resource: 'backups', name: 'probe-1', object: running }));
+    await waitFor(() => expect(screen.getByTestId('velero-phase').textContent).toContain('InProgress'));
+    expect(screen.queryByTestId('waiting-on')).toBeNull();
+    expect(calls.filter((call) => call.path === `${BASE}/overlaps`)).toHaveLength(2);
+  });
+
+  it('does not ask what a finished backup waits on', async () => {
+    const { calls } = fakeGateway(routes());
+    open();
+    await screen.findByTestId('failure-summary');
+    expect(screen.queryByTestId('waiting-on')).toBeNull();
+    expect(calls.some((call) => call.path.endsWith('/overlaps'))).toBe(false);
+  });
 });

@@ -2,7 +2,8 @@
 //! top of a failed backup, conditions in plain words, progress, the history timeline, the log
 //! viewer, results, resource list, the manifest's contents, owner graph and comparison with
 //! another backup, effective spec, restore and permanent deletion (with its deletion actions),
-//! and a wait for the shared backup storage.
+//! a wait for the shared backup storage, and, while it has not started, the running operations
+//! it waits on.
 //!
 //! data-testids: backup-detail, backup-title, request-phase, velero-phase, stream-state,
 //! restore-button, delete-button, delete-requested, backup-gone, failure-summary (failure-reason,
@@ -14,7 +15,8 @@
 //! log-viewer (log-search, log-match-count, log-previous, log-next, log-follow, log-refresh,
 //! log-download, log-text, logs-not-yet, logs-no-permission), results-view (results-errors,
 //! results-warnings, results-download, results-not-yet), resource-list, effective-spec,
-//! delete-modal (delete-confirm-input, delete-confirm-button), copy-as.
+//! delete-modal (delete-confirm-input, delete-confirm-button), copy-as, waiting-on (see
+//! src/manifests/WaitingOn).
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import {
@@ -77,6 +79,8 @@ import { storageWaitMessage } from '../locations/sharedStorage';
 import { CompareView } from '../manifests/CompareView';
 import { ContentsView } from '../manifests/ContentsView';
 import { OwnerGraphView } from '../manifests/OwnerGraphView';
+import { isPendingOperation } from '../manifests/preview';
+import { WaitingOn } from '../manifests/WaitingOn';
 
 const TONE_ICON: Record<Tone, ReactNode> = {
   success: <CheckCircleIcon color="var(--pf-t--global--icon--color--status--success--default)" />,
@@ -182,6 +186,7 @@ export default function BackupDetail() {
   const mayRestore = may(access, 'restores', 'create');
   const mayDelete = may(access, 'backups', 'delete');
   const restorable = isRestorable(veleroPhase, requestPhase) && !deletionRequested;
+  const pending = !gone && !deletionRequested && isPendingOperation('backups', requestPhase, veleroPhase);
   const summaryInput = description.data
     ? { ...description.data, requestPhase, veleroPhase, conditions: allConditions }
     : { requestPhase, veleroPhase, conditions: allConditions, failureReason: backup.status?.veleroBackup?.status?.failureReason, validationErrors: backup.status?.veleroBackup?.status?.validationErrors ?? [], errors: backup.status?.veleroBackup?.status?.errors ?? 0, warnings: backup.status?.veleroBackup?.status?.warnings ?? 0 };
@@ -289,6 +294,12 @@ export default function BackupDetail() {
             </Alert>
           )}
           {summary && <BackupFailureSummary summary={summary} resultsNote={summary.hasResults ? null : resultsNote} onOpenLogs={() => setTab('logs')} />}
+        </PageSection>
+      )}
+
+      {pending && (
+        <PageSection>
+          <WaitingOn namespace={namespace} kind="backups" name={name} pending={pending} version={version} />
         </PageSection>
       )}
 

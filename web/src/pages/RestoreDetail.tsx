@@ -1,13 +1,15 @@
 // One restore: "why did this fail" on top when it failed, then its phase, progress, queue and
 // timing, conditions in plain words, the timeline from the history, the effective spec, the
-// searchable log and Velero's results — following live changes; deletion with confirmation.
+// searchable log and Velero's results — following live changes; deletion with confirmation;
+// while it has not started, the running operations it waits on.
 //! data-testids: restore-detail-page, restore-title, restore-phase (PhaseLabel "phase" inside),
 //! failure-summary (failure-headline, failure-reason, failure-error-groups, failure-group),
 //! restore-summary, restore-source, restore-progress, restore-queue, restore-conditions,
 //! restore-timeline, restore-timeline-empty, restore-spec, restore-tabs, restore-tab-details,
 //! restore-tab-logs, restore-tab-results, restore-logs (log-search, log-level, log-count,
 //! log-text, log-download, logs-not-ready), restore-results, restore-delete, restore-deleted,
-//! live-state, copy-as, confirm-delete, confirm-delete-button.
+//! live-state, copy-as, confirm-delete, confirm-delete-button, waiting-on (see
+//! src/manifests/WaitingOn).
 import { useCallback, useMemo, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import {
@@ -64,6 +66,8 @@ import {
   tidyTimeline,
   timelineInWords,
 } from '../restores/restoreStatus';
+import { isPendingOperation } from '../manifests/preview';
+import { WaitingOn } from '../manifests/WaitingOn';
 import { fmt, t } from '../strings';
 import { toYaml } from '../yaml';
 
@@ -208,6 +212,7 @@ export default function RestoreDetail() {
   const backup = restore.spec.restoreSpec.backupName;
   const base = `/ns/${encodeURIComponent(namespace)}`;
   const took = secondsBetween(description.started, description.completed);
+  const pending = !deleted && isPendingOperation('restores', description.requestPhase, description.veleroPhase);
   const resultsNote = !canDownload
     ? t.restores.failure.resultsNotAllowed
     : results.error
@@ -313,6 +318,17 @@ export default function RestoreDetail() {
         </DescriptionList>
         <CopyAs title={d.copyGet} action={restoreDescribeAction(namespace, name)} />
       </PageSection>
+      {pending && (
+        <PageSection>
+          <WaitingOn
+            namespace={namespace}
+            kind="restores"
+            name={name}
+            pending={pending}
+            version={`${description.requestPhase}/${description.veleroPhase}/${restore.metadata.resourceVersion}`}
+          />
+        </PageSection>
+      )}
       <PageSection>
         <Tabs activeKey={tab} onSelect={(_event, key) => setTab(key)} aria-label={fmt(d.title, { name })} data-testid="restore-tabs" mountOnEnter>
           <Tab eventKey="details" title={<TabTitleText>{d.details}</TabTitleText>} data-testid="restore-tab-details">

@@ -119,4 +119,38 @@ describe('RestoreDetail', () => {
     renderPage('/ns/team-a/restores/gone', { '/ns/:namespace/restores/:name': <RestoreDetail /> });
     expect(await screen.findByText('There is no restore named gone in namespace team-a.')).toBeTruthy();
   });
+
+  it('shows what a restore that has not started waits on', async () => {
+    const pending = { ...restoreCompleted, metadata: { ...restoreCompleted.metadata, name: 'r3' }, status: { phase: 'Created', veleroRestore: { status: { phase: 'New' } } } };
+    const { calls } = fakeGateway(SIGNED_IN_AS_ALICE, ({ url }) => {
+      if (url === '/api/v1/namespaces/team-a/restores/r3') return { body: pending };
+      if (url === '/api/v1/namespaces/team-a/restores/r3/describe') {
+        return { body: { ...describePartiallyFailed, name: 'r3', veleroPhase: 'New', started: null, completed: null, errors: 0, progress: null } };
+      }
+      if (url === '/api/v1/namespaces/team-a/restores/r3/overlaps') {
+        return {
+          body: {
+            operation: 'restore r3',
+            pending: true,
+            waiting: true,
+            overlaps: [{ operation: 'backup long', total: 1, truncated: false, items: [{ groupResource: 'configmaps', namespace: 'team-a', name: 'web-config' }] }],
+          },
+        };
+      }
+      if (url.startsWith('/api/v1/namespaces/team-a/history?')) return { body: { items: [] } };
+      return undefined;
+    });
+    renderPage('/ns/team-a/restores/r3', { '/ns/:namespace/restores/:name': <RestoreDetail /> });
+    const waiting = await screen.findByTestId('waiting-on');
+    expect((await within(waiting).findByTestId('overlap')).textContent).toContain('Waiting on backup long: 1 overlapping item');
+    expect(calls.filter((call) => call.url === '/api/v1/namespaces/team-a/restores/r3/overlaps')).toHaveLength(1);
+  });
+
+  it('does not ask what a finished restore waits on', async () => {
+    const { calls } = gateway();
+    renderPage('/ns/team-a/restores/r2', { '/ns/:namespace/restores/:name': <RestoreDetail /> });
+    await screen.findByTestId('failure-summary');
+    expect(screen.queryByTestId('waiting-on')).toBeNull();
+    expect(calls.some((call) => call.url.endsWith('/overlaps'))).toBe(false);
+  });
 });

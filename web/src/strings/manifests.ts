@@ -95,6 +95,11 @@ export const manifests = {
     title: 'Running operations it would wait on',
     wouldWait: 'Would wait on {operation}: {count} overlapping items',
     wouldWaitOne: 'Would wait on {operation}: 1 overlapping item',
+    waitingOn: 'Waiting on {operation}: {count} overlapping items',
+    waitingOnOne: 'Waiting on {operation}: 1 overlapping item',
+    waitingTitle: 'Waiting on running operations',
+    waitingBody: 'It has not started yet, and running operations of this namespace touch some of the same objects.',
+    waitingFailed: 'Could not work out what it waits on',
     truncated: '… and {count} more',
   },
   preview: {

@@ -11,91 +11,25 @@
 
 #[path = "support/gateway.rs"]
 mod gateway_support;
+#[path = "support/manifest_env.rs"]
+mod manifest_env;
 mod support;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use gateway_support::{Answer, Auth, backup_names, call};
 use http::{Method, StatusCode};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use manifest_env::Env;
 use nac::api::nonadmin::NonAdminRestore;
-use nac::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
-use nac::history::recorder::{Recorder, RecorderConfig};
-use nac::manifest::fetch::HttpArtifactFetcher;
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use serde_json::{Value, json};
-
-struct Env {
-    admin: kube::Client,
-    router: axum::Router,
-    alice: String,
-    bob: String,
-    nobody: String,
-    _server: ApiServer,
-    _velero: gateway_support::Velero,
-    _history_dir: tempfile::TempDir,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
-}
 
 /// The emulator with the demo, Velero and the controllers, the recorder and the manifest
 /// builder (quick pacing) over a SQLite history, and the gateway over the same history.
 async fn env() -> Env {
-    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
-    let velero = gateway_support::start_velero_and_controllers(&server, &admin).await;
-    let (history, history_dir) = support::sqlite_history().await;
-    let controller =
-        server.client(&support::sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    let recorder = Recorder::new(
-        controller.clone(),
-        OADP_NAMESPACE,
-        history.clone(),
-        RecorderConfig {
-            flush_interval: Duration::from_millis(50),
-            ..RecorderConfig::default()
-        },
-    );
-    let builder = ManifestBuilder::new(
-        controller,
-        OADP_NAMESPACE,
-        history.clone(),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
-        ManifestBuilderConfig {
-            rescan_interval: Duration::from_secs(1),
-            await_min_backoff: Duration::from_millis(100),
-            retry_min_backoff: Duration::from_millis(200),
-            retry_max_backoff: Duration::from_secs(2),
-            download_poll: Duration::from_millis(50),
-            download_timeout: Duration::from_secs(20),
-            ..ManifestBuilderConfig::default()
-        },
-    );
-    let tasks = vec![tokio::spawn(recorder.run()), tokio::spawn(builder.run())];
-    let router =
-        gateway_support::start_gateway(&server, &admin, history, gateway_support::config()).await;
-    let tokens = gateway_support::tokens(&server, &admin).await;
-    Env {
-        admin,
-        router,
-        alice: tokens.alice,
-        bob: tokens.bob,
-        nobody: tokens.nobody,
-        _server: server,
-        _velero: velero,
-        _history_dir: history_dir,
-        tasks,
-    }
+    manifest_env::env_with(|_| {}).await
 }
 
 impl Answer {

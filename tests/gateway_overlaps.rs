@@ -8,94 +8,26 @@
 
 #[path = "support/gateway.rs"]
 mod gateway_support;
+#[path = "support/manifest_env.rs"]
+mod manifest_env;
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use gateway_support::{Answer, Auth};
 use http::{Method, StatusCode};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
-use nac::history::SharedHistory;
-use nac::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
-use nac::history::recorder::{Recorder, RecorderConfig};
-use nac::manifest::fetch::HttpArtifactFetcher;
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
+use manifest_env::{Env, call, get};
 use serde_json::{Value, json};
-
-struct Env {
-    server: ApiServer,
-    admin: kube::Client,
-    router: axum::Router,
-    alice: String,
-    bob: String,
-    _history: SharedHistory,
-    _history_dir: tempfile::TempDir,
-    _velero: gateway_support::Velero,
-}
 
 /// The whole system, the simulated Velero spending `item_delay` on each item and running up
 /// to two backups at once (of different namespaces, as Velero does).
 async fn env(item_delay: Duration) -> Env {
-    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
-    let velero = gateway_support::start_velero_and_controllers_with(&server, &admin, |options| {
+    manifest_env::env_with(|options| {
         options.item_delay = item_delay;
         options.concurrent_backups = 2;
     })
-    .await;
-    let (history, history_dir) = support::sqlite_history().await;
-    let controller =
-        server.client(&support::sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    let recorder = Recorder::new(
-        controller.clone(),
-        OADP_NAMESPACE,
-        history.clone(),
-        RecorderConfig {
-            flush_interval: Duration::from_millis(50),
-            ..RecorderConfig::default()
-        },
-    );
-    tokio::spawn(recorder.run());
-    let builder = ManifestBuilder::new(
-        controller,
-        OADP_NAMESPACE,
-        history.clone(),
-        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
-        ManifestBuilderConfig {
-            rescan_interval: Duration::from_secs(1),
-            await_min_backoff: Duration::from_millis(100),
-            retry_min_backoff: Duration::from_millis(200),
-            retry_max_backoff: Duration::from_secs(2),
-            download_poll: Duration::from_millis(50),
-            ..ManifestBuilderConfig::default()
-        },
-    );
-    tokio::spawn(builder.run());
-    let router =
-        gateway_support::start_gateway(&server, &admin, history.clone(), gateway_support::config())
-            .await;
-    let alice = server.add_user("alice", &[]);
-    let bob = server.add_user("bob", &[]);
-    Env {
-        server,
-        admin,
-        router,
-        alice,
-        bob,
-        _history: history,
-        _history_dir: history_dir,
-        _velero: velero,
-    }
-}
-
-async fn call(env: &Env, method: Method, path: &str, token: &str, body: Option<Value>) -> Answer {
-    gateway_support::call(&env.router, method, path, Auth::Bearer(token), body, &[]).await
-}
-
-async fn get(env: &Env, path: &str, token: &str) -> Answer {
-    call(env, Method::GET, path, token, None).await
+    .await
 }
 
 /// Polls `path` as `token` until `done` holds for its answer (or fails after `secs`).

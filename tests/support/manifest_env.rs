@@ -1,0 +1,115 @@
+//! The whole system for the manifest suites: the in-process emulator with the demo, the Velero
+//! simulator and NAC's controllers, the history recorder and the manifest builder (quick
+//! pacing) over a SQLite history, and the gateway over the same history. The including file
+//! declares `mod gateway_support` (from `support/gateway.rs`) and `mod support`.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Method;
+use nac::history::SharedHistory;
+use nac::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
+use nac::history::recorder::{Recorder, RecorderConfig};
+use nac::manifest::fetch::HttpArtifactFetcher;
+use nac::sim::apiserver::{ApiServer, EmulatorConfig};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
+use nac::sim::velero::options::SimulatorOptions;
+use serde_json::Value;
+
+use crate::gateway_support::{self, Answer, Auth};
+use crate::support;
+
+/// Background tasks stopped when the environment goes.
+pub struct Tasks(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+pub struct Env {
+    pub server: ApiServer,
+    pub admin: kube::Client,
+    pub router: axum::Router,
+    pub alice: String,
+    pub bob: String,
+    /// A user with no rights anywhere.
+    pub nobody: String,
+    pub history: SharedHistory,
+    _history_dir: tempfile::TempDir,
+    _velero: gateway_support::Velero,
+    _tasks: Tasks,
+}
+
+/// The whole system, with the simulated Velero's options adjusted by `adjust`.
+pub async fn env_with(adjust: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
+    let velero = gateway_support::start_velero_and_controllers_with(&server, &admin, adjust).await;
+    let (history, history_dir) = support::sqlite_history().await;
+    let controller =
+        server.client(&support::sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let recorder = Recorder::new(
+        controller.clone(),
+        OADP_NAMESPACE,
+        history.clone(),
+        RecorderConfig {
+            flush_interval: Duration::from_millis(50),
+            ..RecorderConfig::default()
+        },
+    );
+    let builder = ManifestBuilder::new(
+        controller,
+        OADP_NAMESPACE,
+        history.clone(),
+        Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
+        ManifestBuilderConfig {
+            rescan_interval: Duration::from_secs(1),
+            await_min_backoff: Duration::from_millis(100),
+            retry_min_backoff: Duration::from_millis(200),
+            retry_max_backoff: Duration::from_secs(2),
+            download_poll: Duration::from_millis(50),
+            download_timeout: Duration::from_secs(20),
+            ..ManifestBuilderConfig::default()
+        },
+    );
+    let tasks = Tasks(vec![
+        tokio::spawn(recorder.run()),
+        tokio::spawn(builder.run()),
+    ]);
+    let router =
+        gateway_support::start_gateway(&server, &admin, history.clone(), gateway_support::config())
+            .await;
+    let tokens = gateway_support::tokens(&server, &admin).await;
+    Env {
+        server,
+        admin,
+        router,
+        alice: tokens.alice,
+        bob: tokens.bob,
+        nobody: tokens.nobody,
+        history,
+        _history_dir: history_dir,
+        _velero: velero,
+        _tasks: tasks,
+    }
+}
+
+/// A REST call with a bearer token.
+pub async fn call(
+    env: &Env,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> Answer {
+    gateway_support::call(&env.router, method, path, Auth::Bearer(token), body, &[]).await
+}
+
+/// A REST GET with a bearer token.
+pub async fn get(env: &Env, path: &str, token: &str) -> Answer {
+    call(env, Method::GET, path, token, None).await
+}

@@ -71,6 +71,25 @@ export async function startDemo() {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
+  // The demo takes two sample backups of team-a in the background after its banner. Wait until
+  // the second one's manifest is stored, so the tests' own backups queue and finish after them
+  // (on a loaded machine the samples could otherwise finish last and be "the last backup").
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nac demo exited early (${child.exitCode}):\n${banner}\n${logs.slice(-4000)}`);
+    if (Date.now() > deadline + 60_000) {
+      child.kill('SIGKILL');
+      throw new Error(`the demo's sample backups were not done in time:\n${logs.slice(-4000)}`);
+    }
+    try {
+      const sample = await fetch(`${baseUrl}/api/v1/namespaces/team-a/backups/sample-2/manifest`, {
+        headers: { authorization: `Bearer ${tokens.alice}` },
+      });
+      if (sample.ok) break;
+    } catch {
+      // not answering: the exit check above tells a crash from a slow start
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
   return {
     baseUrl,
     tokens,

@@ -1064,7 +1064,9 @@ async fn access_reviews_use_real_rbac() {
         "/apis/authentication.k8s.io/v1/tokenreviews",
     )
     .await;
-    assert_eq!(review["status"]["authenticated"], false);
+    // kube-apiserver omits `authenticated: false` (omitempty).
+    assert!(review["status"].get("authenticated").is_none(), "{review}");
+    assert_eq!(review["status"]["error"], "invalid bearer token");
 
     // SelfSubjectRulesReview lists what alice may do in team-a.
     let rr = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": "team-a"}});
@@ -1313,5 +1315,560 @@ async fn state_persists_across_restarts() {
     assert_eq!(
         err.code, 403,
         "dave is known (403, not 401) but has no rights"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fidelity to the real kube-apiserver (v1.36.2): the expected bodies below are what the real
+// server answered to the same requests (`../shared/k8s/control-plane.sh`), with long names
+// abbreviated as {A64} / {A254}.
+// ---------------------------------------------------------------------------------------------
+
+/// One raw request through an in-process client: (HTTP status, JSON body or `null`). No
+/// User-Agent is sent unless `user_agent` is given.
+async fn raw(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    user_agent: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", content_type);
+    if let Some(agent) = user_agent {
+        request = request.header("user-agent", agent);
+    }
+    let request = request
+        .body(kube::client::Body::from(
+            body.map(|b| serde_json::to_vec(&b).unwrap())
+                .unwrap_or_default(),
+        ))
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    let status = response.status().as_u16();
+    use http_body_util::BodyExt;
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn expand(template: &str) -> Value {
+    serde_json::from_str(
+        &template
+            .replace("{A254}", &"a".repeat(254))
+            .replace("{A64}", &"a".repeat(64)),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn generate_name_is_cut_to_58_characters_before_the_suffix() {
+    let c = cluster().await;
+    let prefix = "g".repeat(70);
+    let (code, created) = raw(
+        &c.admin,
+        "POST",
+        "/api/v1/namespaces/team-a/configmaps",
+        "application/json",
+        None,
+        Some(json!({"metadata": {"generateName": prefix}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+    // The real server answered name `gggg…g` (58) + `t9pl7`: 63 characters in all, and kept the
+    // whole generateName.
+    let name = created["metadata"]["name"].as_str().unwrap();
+    assert_eq!(name.len(), 63, "{name}");
+    assert!(name.starts_with(&"g".repeat(58)), "{name}");
+    assert_eq!(created["metadata"]["generateName"], json!(prefix));
+    // Short prefixes are kept whole.
+    let (_, short) = raw(
+        &c.admin,
+        "POST",
+        "/api/v1/namespaces/team-a/configmaps",
+        "application/json",
+        None,
+        Some(json!({"metadata": {"generateName": "nightly-"}})),
+    )
+    .await;
+    assert_eq!(short["metadata"]["name"].as_str().unwrap().len(), 13);
+}
+
+#[tokio::test]
+async fn name_and_label_validation_is_worded_as_kube_apiserver_words_it() {
+    let c = cluster().await;
+    let a64 = "a".repeat(64);
+    let cms = "/api/v1/namespaces/team-a/configmaps";
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            cms,
+            json!({"metadata": {"name": "cm1", "labels": {"k": a64}}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"cm1\" is invalid: metadata.labels: Invalid value: \"{A64}\": must be no more than 63 bytes","reason":"Invalid","details":{"name":"cm1","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"{A64}\": must be no more than 63 bytes","field":"metadata.labels"}]},"code":422}"#,
+        ),
+        (
+            cms,
+            json!({"metadata": {"name": "cm2", "labels": {"k": "bad value!"}}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"cm2\" is invalid: metadata.labels: Invalid value: \"bad value!\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')","reason":"Invalid","details":{"name":"cm2","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"bad value!\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')","field":"metadata.labels"}]},"code":422}"#,
+        ),
+        (
+            cms,
+            json!({"metadata": {"name": "cm3", "labels": {"bad key!": "v"}}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"cm3\" is invalid: metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')","reason":"Invalid","details":{"name":"cm3","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')","field":"metadata.labels"}]},"code":422}"#,
+        ),
+        (
+            cms,
+            json!({"metadata": {"name": "Upper"}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"Upper\" is invalid: metadata.name: Invalid value: \"Upper\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')","reason":"Invalid","details":{"name":"Upper","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"Upper\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')","field":"metadata.name"}]},"code":422}"#,
+        ),
+        (
+            cms,
+            json!({"metadata": {"name": "a".repeat(254)}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"{A254}\" is invalid: metadata.name: Invalid value: \"{A254}\": must be no more than 253 characters","reason":"Invalid","details":{"name":"{A254}","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"{A254}\": must be no more than 253 characters","field":"metadata.name"}]},"code":422}"#,
+        ),
+        (
+            "/api/v1/namespaces",
+            json!({"metadata": {"name": a64}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Namespace \"{A64}\" is invalid: [metadata.name: Invalid value: \"{A64}\": must be no more than 63 characters, metadata.labels: Invalid value: \"{A64}\": must be no more than 63 bytes]","reason":"Invalid","details":{"name":"{A64}","kind":"Namespace","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"{A64}\": must be no more than 63 characters","field":"metadata.name"},{"reason":"FieldValueInvalid","message":"Invalid value: \"{A64}\": must be no more than 63 bytes","field":"metadata.labels"}]},"code":422}"#,
+        ),
+        (
+            "/api/v1/namespaces/team-a/services",
+            json!({"metadata": {"name": a64}, "spec": {"ports": [{"port": 80}]}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Service \"{A64}\" is invalid: metadata.name: Invalid value: \"{A64}\": must be no more than 63 characters","reason":"Invalid","details":{"name":"{A64}","kind":"Service","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"{A64}\": must be no more than 63 characters","field":"metadata.name"}]},"code":422}"#,
+        ),
+        (
+            cms,
+            json!({"metadata": {"name": "x", "finalizers": ["foo"]}}),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"x\" is invalid: metadata.finalizers[0]: Invalid value: \"foo\": name is neither a standard finalizer name nor is it fully qualified","reason":"Invalid","details":{"name":"x","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"foo\": name is neither a standard finalizer name nor is it fully qualified","field":"metadata.finalizers[0]"}]},"code":422}"#,
+        ),
+    ];
+    for (path, body, expected) in cases {
+        let (code, answer) = raw(
+            &c.admin,
+            "POST",
+            path,
+            "application/json",
+            None,
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(code, 422, "{body}: {answer}");
+        pretty_assertions::assert_eq!(answer, expand(expected), "{body}");
+    }
+    // kubectl prints the top-level message; kube-rs keeps it too.
+    let cm_api: Api<ConfigMap> = Api::namespaced(c.admin.clone(), "team-a");
+    let err = api_status(
+        cm_api
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"metadata": {"name": "x", "labels": {"k": "-"}}}))
+                    .unwrap(),
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        err.message.starts_with(
+            "ConfigMap \"x\" is invalid: metadata.labels: Invalid value: \"-\": a valid label must"
+        ),
+        "{}",
+        err.message
+    );
+}
+
+/// A client with no User-Agent and no field manager of its own (like a bare kube-rs client or
+/// curl), unlike `ApiServer::client`, which identifies itself as NAC's CLI.
+fn bare_client(server: &ApiServer, token: &str) -> Client {
+    let value = http::HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+    let service = tower::ServiceBuilder::new()
+        .map_request(move |mut req: http::Request<kube::client::Body>| {
+            req.headers_mut()
+                .insert(http::header::AUTHORIZATION, value.clone());
+            req
+        })
+        .service(server.router());
+    Client::new(service, "default")
+}
+
+/// managedFields with the time replaced, sorted by manager (kube sorts by time first; the
+/// requests of one test may straddle a second).
+fn managers(object: &Value) -> Vec<Value> {
+    let mut entries: Vec<Value> = object["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for e in &mut entries {
+        let time = e["time"].as_str().unwrap();
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(time).is_ok() && time.ends_with('Z'),
+            "{time}"
+        );
+        e["time"] = json!("T");
+    }
+    entries.sort_by_key(|e| e["manager"].as_str().unwrap_or_default().to_string());
+    entries
+}
+
+#[tokio::test]
+async fn managed_fields_record_each_manager_like_kube_apiserver() {
+    let c = cluster().await;
+    // Requests carry exactly the User-Agent and fieldManager given here.
+    let admin = bare_client(&c.server, &c.server.admin_token());
+    let cm = "/api/v1/namespaces/team-a/configmaps";
+    let kubectl = Some("kubectl/v1.36.2 (linux/amd64) kubernetes/8e16b12");
+    let merge = "application/merge-patch+json";
+    // The flow run on the real server with kubectl: `kubectl create configmap mf2
+    // --from-literal=a=1`, `kubectl label cm mf2 x=y`, `kubectl patch cm mf2 --type=merge -p
+    // '{"data":{"b":"2","a":"9"}}' --field-manager=my-mgr`, `kubectl annotate cm mf2 note=hi`,
+    // `kubectl patch cm mf2 --type=json -p '[{"op":"remove","path":"/data/b"}]'`.
+    let (code, _) = raw(
+        &admin,
+        "POST",
+        &format!("{cm}?fieldManager=kubectl-create"),
+        "application/json",
+        kubectl,
+        Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "mf2"}, "data": {"a": "1"}})),
+    )
+    .await;
+    assert_eq!(code, 201);
+    // No fieldManager: the manager is the User-Agent up to its first '/'.
+    raw(
+        &admin,
+        "PATCH",
+        &format!("{cm}/mf2"),
+        merge,
+        Some("kubectl-label/v1.36.2 (linux/amd64) kubernetes/8e16b12"),
+        Some(json!({"metadata": {"labels": {"x": "y"}}})),
+    )
+    .await;
+    raw(
+        &admin,
+        "PATCH",
+        &format!("{cm}/mf2?fieldManager=my-mgr"),
+        merge,
+        kubectl,
+        Some(json!({"data": {"b": "2", "a": "9"}})),
+    )
+    .await;
+    raw(
+        &admin,
+        "PATCH",
+        &format!("{cm}/mf2?fieldManager=kubectl-annotate"),
+        merge,
+        kubectl,
+        Some(json!({"metadata": {"annotations": {"note": "hi"}}})),
+    )
+    .await;
+    let (code, object) = raw(
+        &admin,
+        "PATCH",
+        &format!("{cm}/mf2?fieldManager=kubectl-patch"),
+        "application/json-patch+json",
+        kubectl,
+        Some(json!([{"op": "remove", "path": "/data/b"}])),
+    )
+    .await;
+    assert_eq!(code, 200, "{object}");
+    // What `kubectl get cm mf2 -o yaml --show-managed-fields` showed on the real server.
+    let real = json!([
+        {"apiVersion": "v1", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:note": {}}}},
+         "manager": "kubectl-annotate", "operation": "Update", "time": "T"},
+        {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}},
+         "manager": "kubectl-create", "operation": "Update", "time": "T"},
+        {"apiVersion": "v1", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:x": {}}}},
+         "manager": "kubectl-label", "operation": "Update", "time": "T"},
+        {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}},
+         "manager": "my-mgr", "operation": "Update", "time": "T"},
+    ]);
+    pretty_assertions::assert_eq!(Value::Array(managers(&object)), real);
+    // GET shows the same entries (and a kube-rs typed read keeps them).
+    let got: ConfigMap = Api::namespaced(c.admin.clone(), "team-a")
+        .get("mf2")
+        .await
+        .unwrap();
+    assert_eq!(got.metadata.managed_fields.unwrap().len(), 4);
+
+    // Neither fieldManager nor User-Agent: `unknown` (what the real server recorded for NAC's
+    // writes). A Namespace's server-set spec/status are nobody's; its name label is the creator's.
+    let (_, ns) = raw(
+        &admin,
+        "POST",
+        "/api/v1/namespaces",
+        "application/json",
+        None,
+        Some(json!({"metadata": {"name": "mfns"}})),
+    )
+    .await;
+    assert_eq!(
+        managers(&ns),
+        vec![
+            json!({"manager": "unknown", "operation": "Update", "apiVersion": "v1", "time": "T",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}}})
+        ]
+    );
+
+    // An invalid fieldManager is refused as the real server refuses it.
+    let (code, status) = raw(
+        &admin,
+        "PATCH",
+        &format!("{cm}/mf2?fieldManager={}", "m".repeat(129)),
+        merge,
+        None,
+        Some(json!({"data": {"c": "4"}})),
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        status,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes",
+            "reason": "Invalid", "details": {"group": "meta.k8s.io", "kind": "PatchOptions",
+            "causes": [{"reason": "FieldValueTooLong", "message": "Too long: may not be more than 128 bytes", "field": "fieldManager"}]},
+            "code": 422})
+    );
+
+    // A status write gets its own entry, marked with the subresource.
+    let nab_api = nabs(&c.admin, "team-a");
+    nab_api
+        .create(&PostParams::default(), &nab("mf-nab"))
+        .await
+        .unwrap();
+    let (code, object) = raw(
+        &admin,
+        "PATCH",
+        "/apis/oadp.openshift.io/v1alpha1/namespaces/team-a/nonadminbackups/mf-nab/status?fieldManager=nac-controller",
+        merge,
+        None,
+        Some(json!({"status": {"phase": "New"}})),
+    )
+    .await;
+    assert_eq!(code, 200, "{object}");
+    let status_entry = managers(&object)
+        .into_iter()
+        .find(|e| e["manager"] == "nac-controller")
+        .unwrap();
+    assert_eq!(status_entry["subresource"], "status");
+    assert_eq!(status_entry["operation"], "Update");
+    assert_eq!(status_entry["apiVersion"], "oadp.openshift.io/v1alpha1");
+    assert_eq!(
+        status_entry["fieldsV1"],
+        json!({"f:status": {".": {}, "f:phase": {}}})
+    );
+
+    // `managedFields: [{}]` clears the list, and the real server then records no further
+    // Update on that object; so does an explicit empty list.
+    for (name, clear) in [("mf2", json!([{}])), ("mfns", json!([]))] {
+        let path = if name == "mfns" {
+            "/api/v1/namespaces/mfns".to_string()
+        } else {
+            format!("{cm}/{name}")
+        };
+        let (_, cleared) = raw(
+            &admin,
+            "PATCH",
+            &path,
+            merge,
+            kubectl,
+            Some(json!({"metadata": {"managedFields": clear}})),
+        )
+        .await;
+        assert!(
+            cleared["metadata"].get("managedFields").is_none(),
+            "{cleared}"
+        );
+        let (_, next) = raw(
+            &admin,
+            "PATCH",
+            &format!("{path}?fieldManager=later"),
+            merge,
+            kubectl,
+            Some(json!({"metadata": {"labels": {"later": "1"}}})),
+        )
+        .await;
+        assert_eq!(next["metadata"]["labels"]["later"], "1");
+        assert!(next["metadata"].get("managedFields").is_none(), "{next}");
+    }
+}
+
+/// `kubectl` to drive, when one is available ($KUBEBUILDER_ASSETS/kubectl, else PATH).
+fn kubectl_binary() -> Option<std::path::PathBuf> {
+    let from_assets =
+        std::env::var_os("KUBEBUILDER_ASSETS").map(|d| std::path::PathBuf::from(d).join("kubectl"));
+    from_assets.filter(|p| p.is_file()).or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join("kubectl"))
+            .find(|p| p.is_file())
+    })
+}
+
+#[tokio::test]
+async fn review_kinds_are_in_the_openapi_v2_document_kubectl_validates_with() {
+    let c = cluster().await;
+    // kubectl only trusts server-side validation for kinds whose v3 document shows a PATCH
+    // operation; the review kinds have none (only POST), on the real server too…
+    let (_, v3) = raw(
+        &c.admin,
+        "GET",
+        "/openapi/v3/apis/authorization.k8s.io/v1",
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    let paths = v3["paths"].as_object().unwrap();
+    assert!(paths.values().all(|p| p.get("patch").is_none()));
+    // …so it validates them against /openapi/v2, which must define them.
+    let (code, v2) = raw(
+        &c.admin,
+        "GET",
+        "/openapi/v2",
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    for (definition, kind) in [
+        ("io.k8s.api.authentication.v1.TokenReview", "TokenReview"),
+        (
+            "io.k8s.api.authentication.v1.SelfSubjectReview",
+            "SelfSubjectReview",
+        ),
+        (
+            "io.k8s.api.authorization.v1.SubjectAccessReview",
+            "SubjectAccessReview",
+        ),
+        (
+            "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
+            "SelfSubjectAccessReview",
+        ),
+        (
+            "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
+            "LocalSubjectAccessReview",
+        ),
+        (
+            "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+            "SelfSubjectRulesReview",
+        ),
+    ] {
+        assert_eq!(
+            v2["definitions"][definition]["x-kubernetes-group-version-kind"][0]["kind"],
+            kind
+        );
+    }
+    assert!(v2["paths"]["/apis/authorization.k8s.io/v1/subjectaccessreviews"]["post"].is_object());
+    // client-go asks for the protobuf encoding.
+    let request = http::Request::get("/openapi/v2")
+        .header(
+            "accept",
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        )
+        .body(kube::client::Body::from(Vec::new()))
+        .unwrap();
+    let response = c.admin.send(request).await.unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    );
+
+    // With a kubectl at hand: `kubectl create -f` of the review kinds, as on the real server.
+    let Some(kubectl) = kubectl_binary() else {
+        eprintln!("SKIPPED (kubectl part): no kubectl in $KUBEBUILDER_ASSETS or on PATH");
+        return;
+    };
+    // Over TLS: kubectl sends no bearer token over plain HTTP.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let tls = nac::sim::apiserver::tls::Pki::generate(&[]).unwrap();
+    tokio::spawn(nac::sim::apiserver::tls::serve_tls(
+        listener,
+        c.server.router(),
+        tls.server_config().unwrap(),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.crt");
+    std::fs::write(&ca, &tls.ca_cert_pem).unwrap();
+    let manifests = [
+        (
+            "sar.yaml",
+            "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: alice\n  resourceAttributes:\n    namespace: default\n    verb: get\n    resource: configmaps\n",
+        ),
+        (
+            "tr.yaml",
+            "apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: not-a-real-token\n",
+        ),
+        (
+            "bad.yaml",
+            "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: alice\n  bogus: 1\n  resourceAttributes:\n    verb: get\n    resource: pods\n",
+        ),
+    ];
+    for (file, text) in manifests {
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    let token = c.server.admin_token();
+    let run = |file: &'static str| {
+        let kubectl = kubectl.clone();
+        let path = dir.path().join(file);
+        let ca = ca.clone();
+        let server = format!("https://{address}");
+        let token = token.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(kubectl)
+                .args([
+                    "--server",
+                    &server,
+                    "--token",
+                    &token,
+                    "--request-timeout=20s",
+                ])
+                .arg(format!("--certificate-authority={}", ca.display()))
+                .args(["create", "-o", "json", "-f"])
+                .arg(path)
+                .output()
+                .unwrap()
+        })
+    };
+    // The real server's answers (`kubectl create -f … -o json`).
+    let sar = run("sar.yaml").await.unwrap();
+    assert!(
+        sar.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sar.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&sar.stdout).unwrap(),
+        json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "metadata": {}, "spec": {"resourceAttributes": {"namespace": "default",
+            "resource": "configmaps", "verb": "get"}, "user": "alice"},
+            "status": {"allowed": false}})
+    );
+    let tr = run("tr.yaml").await.unwrap();
+    assert!(
+        tr.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tr.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&tr.stdout).unwrap(),
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "metadata": {}, "spec": {"token": "not-a-real-token"},
+            "status": {"error": "invalid bearer token", "user": {}}})
+    );
+    // kubectl's own validation against the v2 definitions, worded as with the real server.
+    let bad = run("bad.yaml").await.unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains(
+            "ValidationError(SubjectAccessReview.spec): unknown field \"bogus\" in io.k8s.api.authorization.v1.SubjectAccessReviewSpec"
+        ),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
     );
 }

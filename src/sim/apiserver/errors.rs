@@ -3,7 +3,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::schema::FieldError;
+use super::schema::{FieldError, aggregate_message};
 
 /// Identifies the resource an error is about, for `Status.details` and messages.
 #[derive(Debug, Clone, Default)]
@@ -146,12 +146,8 @@ impl ApiError {
                 Some(details(target, &target.resource)),
             ),
             ApiError::Invalid { target, errors } => {
-                let list: Vec<String> = errors.iter().map(FieldError::message).collect();
-                let joined = if list.len() == 1 {
-                    list[0].clone()
-                } else {
-                    format!("[{}]", list.join(", "))
-                };
+                // `ErrorList.ToAggregate`: identical messages once, several in brackets.
+                let joined = aggregate_message(errors);
                 let mut d = details(target, &target.kind);
                 d["causes"] = errors
                     .iter()
@@ -159,13 +155,14 @@ impl ApiError {
                         json!({"reason": e.kind.cause_reason(), "message": cause_message(e), "field": e.field})
                     })
                     .collect();
+                let head = format!("{} \"{}\" is invalid", target.qualified_kind(), target.name);
                 (
                     "Invalid",
-                    format!(
-                        "{} \"{}\" is invalid: {joined}",
-                        target.qualified_kind(),
-                        target.name
-                    ),
+                    if joined.is_empty() {
+                        head
+                    } else {
+                        format!("{head}: {joined}")
+                    },
                     Some(d),
                 )
             }
@@ -202,8 +199,15 @@ fn cause_message(e: &FieldError) -> String {
         .unwrap_or(full)
 }
 
+/// `StatusDetails`: kube omits an empty `group` (core kinds), `kind` and `name`.
 fn details(t: &ErrorTarget, kind: &str) -> Value {
-    let mut d = json!({"group": t.group, "kind": kind});
+    let mut d = json!({});
+    if !kind.is_empty() {
+        d["kind"] = json!(kind);
+    }
+    if !t.group.is_empty() {
+        d["group"] = json!(t.group);
+    }
     if !t.name.is_empty() {
         d["name"] = json!(t.name);
     }

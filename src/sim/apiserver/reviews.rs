@@ -122,9 +122,8 @@ pub fn answer(
                 Some(user) => {
                     json!({"authenticated": true, "user": user_json(&user), "audiences": audiences})
                 }
-                None => {
-                    json!({"authenticated": false, "user": {}, "error": "invalid bearer token"})
-                }
+                // kube omits `authenticated: false` (omitempty).
+                None => json!({"user": {}, "error": "invalid bearer token"}),
             }
         }
         ReviewKind::SelfSubjectReview => json!({"userInfo": user_json(caller)}),
@@ -169,7 +168,17 @@ pub fn answer(
     if body.get("metadata").is_none_or(|m| !m.is_object()) {
         body["metadata"] = json!({});
     }
-    body["metadata"]["creationTimestamp"] = Value::Null;
+    // kube v1.36 omits a zero creationTimestamp; a SelfSubjectReview carries the current time.
+    if let Some(m) = body["metadata"].as_object_mut() {
+        if kind == ReviewKind::SelfSubjectReview {
+            m.insert(
+                "creationTimestamp".into(),
+                json!(super::state::now_rfc3339()),
+            );
+        } else {
+            m.remove("creationTimestamp");
+        }
+    }
     body["status"] = status;
     Ok(body)
 }

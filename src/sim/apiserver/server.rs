@@ -18,7 +18,9 @@ use super::audit::{AuditEntry, AuditLog};
 use super::discovery;
 use super::errors::{ApiError, ErrorTarget};
 use super::faults::FaultPlan;
+use super::managed_fields;
 use super::openapi;
+use super::openapi_v2;
 use super::persist;
 use super::projects;
 use super::protobuf;
@@ -26,6 +28,7 @@ use super::rbac::{self, RequestAttributes, UserInfo};
 use super::registry::{Behavior, ResourceInfo};
 use super::request::{self, RequestTarget, ResourceRequest};
 use super::reviews;
+use super::schema::{FieldError, FieldErrorKind};
 use super::selectors::{FieldSelector, LabelSelector};
 use super::state::{
     DeleteOptions, FieldValidation, Part, PatchKind, Propagation, State, WriteOptions, now_rfc3339,
@@ -238,8 +241,22 @@ impl ApiServer {
         }
     }
 
-    /// A kube client talking to this emulator in-process (no socket) as the holder of `token`.
+    /// A kube client talking to this emulator in-process (no socket) as the holder of `token`,
+    /// identified as NAC's command line (`nac/<version>`).
     pub fn client(&self, token: &str) -> kube::Client {
+        self.client_as(
+            token,
+            &crate::api::client_identity::Component::Cli.identity(),
+        )
+    }
+
+    /// [`Self::client`] sending `identity`'s User-Agent and field manager, as the clients NAC
+    /// builds for a real server do.
+    pub fn client_as(
+        &self,
+        token: &str,
+        identity: &crate::api::client_identity::ClientIdentity,
+    ) -> kube::Client {
         let value = HeaderValue::from_str(&format!("Bearer {token}"))
             .unwrap_or_else(|_| HeaderValue::from_static("Bearer invalid"));
         let router = self.router();
@@ -249,6 +266,7 @@ impl ApiServer {
                     .insert(header::AUTHORIZATION, value.clone());
                 req
             })
+            .layer(identity.layer())
             .service(router);
         kube::Client::new(service, "default")
     }
@@ -574,7 +592,40 @@ impl Ctx {
         }
     }
 
-    fn write_options(&self) -> Result<WriteOptions, ApiError> {
+    /// The request's field manager: `fieldManager` (validated as kube does, answering 422 on the
+    /// `CreateOptions`/`UpdateOptions`/`PatchOptions` kind), else from the User-Agent.
+    fn field_manager(&self, options_kind: &str) -> Result<String, ApiError> {
+        let param = self.query.get("fieldManager").map(String::as_str);
+        if let Some(m) = param
+            && let Some((too_long, detail)) = managed_fields::field_manager_problem(m)
+        {
+            let error = if too_long {
+                FieldError::without_value("fieldManager", FieldErrorKind::TooLong, &detail)
+            } else {
+                FieldError {
+                    field: "fieldManager".into(),
+                    kind: FieldErrorKind::Invalid,
+                    detail: format!("Invalid value: {}: {detail}", managed_fields::go_quote(m)),
+                }
+            };
+            return Err(ApiError::Invalid {
+                target: ErrorTarget {
+                    group: "meta.k8s.io".into(),
+                    resource: String::new(),
+                    kind: options_kind.into(),
+                    name: String::new(),
+                },
+                errors: vec![error],
+            });
+        }
+        let agent = self
+            .headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok());
+        Ok(managed_fields::manager_name(param, agent))
+    }
+
+    fn write_options(&self, options_kind: &str) -> Result<WriteOptions, ApiError> {
         let field_validation = match self.query.get("fieldValidation").map(String::as_str) {
             None | Some("") | Some("Warn") => FieldValidation::Warn,
             Some("Strict") => FieldValidation::Strict,
@@ -588,6 +639,7 @@ impl Ctx {
         Ok(WriteOptions {
             dry_run: self.dry_run()?,
             field_validation,
+            field_manager: self.field_manager(options_kind)?,
         })
     }
 
@@ -644,6 +696,18 @@ async fn serve_non_resource(ctx: Ctx, method: &str, path: &str) -> Result<Respon
         ("GET", ["apis", g]) => discovery::group(&registry, g).ok_or(ApiError::NoSuchResource)?,
         ("GET", ["apis", g, v]) => {
             discovery::resource_list(&registry, g, v).ok_or(ApiError::NoSuchResource)?
+        }
+        ("GET", ["openapi", "v2"]) => {
+            if ctx.accept().contains("protobuf") {
+                let mut response =
+                    (StatusCode::OK, openapi_v2::document_protobuf(&registry)).into_response();
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    http::HeaderValue::from_static(openapi_v2::PROTOBUF_CONTENT_TYPE),
+                );
+                return Ok(response);
+            }
+            openapi_v2::document(&registry)
         }
         ("GET", ["openapi", "v3"]) => openapi::root(&registry),
         ("GET", ["openapi", "v3", "api", v]) => {
@@ -865,7 +929,7 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         }
         "create" => {
             let body = ctx.body_json()?;
-            let options = ctx.write_options()?;
+            let options = ctx.write_options("CreateOptions")?;
             let written =
                 ctx.server
                     .lock()
@@ -877,7 +941,7 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         }
         "update" => {
             let body = ctx.body_json()?;
-            let options = ctx.write_options()?;
+            let options = ctx.write_options("UpdateOptions")?;
             let written = ctx.server.lock().update(
                 &info,
                 &r.version,
@@ -915,7 +979,7 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
             };
             let patch_body: Value = serde_json::from_slice(&ctx.body)
                 .map_err(|e| ApiError::BadRequest(format!("error decoding patch: {e}")))?;
-            let options = ctx.write_options()?;
+            let options = ctx.write_options("PatchOptions")?;
             let written = ctx.server.lock().patch(
                 &info,
                 &r.version,

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::errors::{ApiError, ErrorTarget};
+use super::managed_fields::{self, Writer};
 use super::patch;
 use super::rbac::{self, RbacPolicy, UserInfo};
 use super::registry::{Behavior, Registry, ResourceInfo, ResourceKey, resource_from_crd};
@@ -39,6 +40,9 @@ pub enum FieldValidation {
 pub struct WriteOptions {
     pub dry_run: bool,
     pub field_validation: FieldValidation,
+    /// The field manager recorded in `managedFields` (see [`managed_fields::manager_name`]);
+    /// empty means `unknown`.
+    pub field_manager: String,
 }
 
 /// Which part of an object a write addresses.
@@ -203,9 +207,35 @@ fn target(info: &ResourceInfo, name: &str) -> ErrorTarget {
     }
 }
 
+/// Records the write in `metadata.managedFields` (as an Update by the request's manager).
+fn track_fields(
+    info: &ResourceInfo,
+    version: &str,
+    old: Option<&Value>,
+    body: &mut Value,
+    part: Part,
+    options: &WriteOptions,
+    server_owned: &[&str],
+) {
+    let writer = Writer {
+        manager: managed_fields::manager_name(Some(&options.field_manager), None),
+        api_version: info.api_version(version),
+        subresource: if part == Part::Status {
+            "status".into()
+        } else {
+            String::new()
+        },
+        time: now_rfc3339(),
+    };
+    let schema = info.schemas.get(&info.versions[0]);
+    managed_fields::record_update(info, schema, old, body, &writer, server_owned);
+}
+
 fn name_rule(info: &ResourceInfo) -> NameRule {
     match (info.group.as_str(), info.behavior) {
         (_, Behavior::Namespace) => NameRule::Dns1123Label,
+        // Services: RFC 1123 labels (kube >= 1.34 relaxed them from RFC 1035).
+        ("", _) if info.plural == "services" => NameRule::Dns1123Label,
         (RBAC_GROUP, _) => NameRule::PathSegment,
         _ => NameRule::Dns1123Subdomain,
     }
@@ -240,6 +270,20 @@ fn generated_suffix() -> String {
     (0..5)
         .map(|_| GENERATE_NAME_ALPHABET[rng.random_range(0..GENERATE_NAME_ALPHABET.len())] as char)
         .collect()
+}
+
+/// kube-apiserver's `maxGeneratedNameLength`: a `generateName` prefix is cut to 63 - 5 bytes
+/// before the random suffix, so generated names always fit a DNS-1123 label.
+pub const MAX_GENERATED_NAME_PREFIX: usize = 63 - 5;
+
+/// `SimpleNameGenerator.GenerateName`: the prefix cut to [`MAX_GENERATED_NAME_PREFIX`] bytes
+/// (on a character boundary; kube cuts bytes, names are ASCII when valid), then the suffix.
+pub fn generated_name(prefix: &str, suffix: &str) -> String {
+    let mut cut = prefix.len().min(MAX_GENERATED_NAME_PREFIX);
+    while !prefix.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{suffix}", &prefix[..cut])
 }
 
 impl State {
@@ -525,7 +569,7 @@ impl State {
             m.remove("namespace");
         }
         m.remove("selfLink");
-        m.remove("managedFields");
+        // `managedFields` stays: the field manager decides what to keep (see `track_fields`).
         Ok(())
     }
 
@@ -588,7 +632,9 @@ impl State {
             }
             _ => {}
         }
-        let errors = validation::validate_object_meta(object, name_rule(info));
+        // Only custom resources and CRDs merely warn about unqualified finalizers.
+        let builtin = !info.is_custom && info.behavior != Behavior::CustomResourceDefinition;
+        let errors = validation::validate_object_meta(object, name_rule(info), builtin);
         if !errors.is_empty() {
             return Err(ApiError::Invalid {
                 target: target(info, &name),
@@ -630,7 +676,7 @@ impl State {
         {
             m.insert(
                 "name".into(),
-                json!(format!("{prefix}{}", generated_suffix())),
+                json!(generated_name(&prefix, &generated_suffix())),
             );
         }
         for f in [
@@ -668,7 +714,32 @@ impl State {
             }
             _ => {}
         }
-        let warnings = self.admit(info, &mut body, options)?;
+        let mut warnings = self.admit(info, &mut body, options)?;
+        if info.is_custom {
+            // On create, custom resources get a warning where built-in kinds get an error.
+            for f in finalizers(&body) {
+                if !f.contains('/') && !validation::STANDARD_FINALIZERS.contains(&f.as_str()) {
+                    warnings.push(format!(
+                        "metadata.finalizers: {}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers",
+                        managed_fields::go_quote(&f)
+                    ));
+                }
+            }
+        }
+        let server_owned: &[&str] = if info.behavior == Behavior::Namespace {
+            &["spec", "status"]
+        } else {
+            &[]
+        };
+        track_fields(
+            info,
+            version,
+            None,
+            &mut body,
+            Part::Main,
+            options,
+            server_owned,
+        );
         let name = meta_str(&body, "name").unwrap_or_default().to_string();
         self.check_namespace_accepts(info, namespace, &name)?;
         let key = ObjectKey::new(
@@ -913,6 +984,7 @@ impl State {
             }
         }
         let warnings = self.admit(info, &mut body, options)?;
+        track_fields(info, version, Some(old), &mut body, part, options, &[]);
         if info.tracks_generation {
             let generation = meta(old)
                 .get("generation")

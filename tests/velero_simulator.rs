@@ -20,13 +20,15 @@ use nac::manifest::tarball::gunzip;
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{self, OADP_NAMESPACE};
 use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::{OUTCOME_ANNOTATION, SimulatorOptions};
+use nac::sim::velero::options::{INJECT_ERROR_ANNOTATION, OUTCOME_ANNOTATION, SimulatorOptions};
 use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::{Value, json};
 
 struct Env {
     admin: Client,
     object_store: tempfile::TempDir,
+    /// A handle on the running simulator (its failure counters).
+    simulator: VeleroSimulator,
     _server: ApiServer,
 }
 
@@ -47,10 +49,11 @@ async fn env_with(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
     let simulator = VeleroSimulator::new(admin.clone(), options, Arc::new(UrlSigner::random()));
     let router = simulator.download_router();
     tokio::spawn(async move { axum::serve(listener, router).await });
-    tokio::spawn(simulator.run());
+    tokio::spawn(simulator.clone().run());
     Env {
         admin,
         object_store,
+        simulator,
         _server: server,
     }
 }
@@ -531,4 +534,150 @@ async fn failure_injection_by_annotation() {
     create::<Backup>(&e.admin, partial).await;
     let p = wait_for::<Backup>(&e.admin, "f2", 20, |b| phase(b) == "PartiallyFailed").await;
     assert_eq!(p.pointer("/status/errors").and_then(Value::as_i64), Some(1));
+}
+
+/// A NonAdminSchedule's Velero Schedule is named by a NACUUID (63 bytes at most), so its
+/// backups are named `<NACUUID>-<yyyymmddhhmmss>`: 78 bytes. Their TTL expiry must still be
+/// requested and processed (the `velero.io/backup-name` label cut as Velero cuts it).
+#[tokio::test]
+async fn backups_of_a_schedule_with_a_63_byte_name_expire_and_are_deleted() {
+    let e = env_with(|o| o.time_scale = 3600.0).await;
+    let schedule = format!("team-a-nightly-{}", "0".repeat(48));
+    assert_eq!(schedule.len(), 63);
+    create::<Schedule>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Schedule", "metadata": {"name": schedule, "namespace": OADP_NAMESPACE},
+               "spec": {"schedule": "0 * * * *", "template": {"includedNamespaces": ["team-b"], "ttl": "1h0m0s"}}}),
+    )
+    .await;
+    let backups = api::<Backup>(&e.admin);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let first = loop {
+        let names: Vec<String> = backups
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|b| b.metadata.name)
+            .filter(|n| n.starts_with(&schedule))
+            .collect();
+        if let Some(first) = names.iter().min() {
+            break first.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no scheduled backup"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(first.len(), 78);
+    let label = wait_for::<Backup>(&e.admin, &first, 20, |b| phase(b) == "Completed").await;
+    assert_eq!(
+        label.pointer("/metadata/labels/velero.io~1schedule-name"),
+        Some(&json!(schedule))
+    );
+    wait_gone::<Backup>(&e.admin, &first, 30).await;
+    let requests = api::<DeleteBackupRequest>(&e.admin)
+        .list(&Default::default())
+        .await
+        .unwrap();
+    let request = requests
+        .items
+        .iter()
+        .find(|r| r.spec.backup_name == first)
+        .expect("the expiry's DeleteBackupRequest");
+    let value = &request.metadata.labels.as_ref().unwrap()["velero.io/backup-name"];
+    assert_eq!(*value, nac::api::velero::labels::valid_label_value(&first));
+    assert!(value.len() <= 63);
+    assert_eq!(
+        e.simulator.errors_total(),
+        0,
+        "{:?}",
+        e.simulator.errors_by_kind()
+    );
+}
+
+/// One object whose every operation fails (a DeleteBackupRequest the simulator cannot
+/// process) is logged, counted and backed off, and every other tenant's work goes on.
+#[tokio::test]
+async fn one_failing_object_never_stops_the_others() {
+    let e = env().await;
+    create::<Backup>(&e.admin, backup("keep", &["team-b"])).await;
+    wait_for::<Backup>(&e.admin, "keep", 20, |b| phase(b) == "Completed").await;
+    create::<DeleteBackupRequest>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "DeleteBackupRequest",
+               "metadata": {"name": "stuck", "namespace": OADP_NAMESPACE,
+                            "annotations": {INJECT_ERROR_ANNOTATION: "422 refused"}},
+               "spec": {"backupName": "keep"}}),
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while e.simulator.errors_total() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the failure was not counted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Both tenants' backups and a restore still run while the request keeps failing.
+    create::<Backup>(&e.admin, backup("a1", &["team-a"])).await;
+    create::<Backup>(&e.admin, backup("b1", &["team-b"])).await;
+    wait_for::<Backup>(&e.admin, "a1", 20, |b| phase(b) == "Completed").await;
+    wait_for::<Backup>(&e.admin, "b1", 20, |b| phase(b) == "Completed").await;
+    create::<Restore>(
+        &e.admin,
+        json!({"apiVersion": "velero.io/v1", "kind": "Restore", "metadata": {"name": "a1-restore", "namespace": OADP_NAMESPACE},
+               "spec": {"backupName": "a1"}}),
+    )
+    .await;
+    wait_for::<Restore>(&e.admin, "a1-restore", 20, |r| phase(r) == "Completed").await;
+
+    let stuck = api::<DeleteBackupRequest>(&e.admin)
+        .get("stuck")
+        .await
+        .unwrap();
+    assert!(stuck.status.is_none(), "never processed: {stuck:?}");
+    assert!(
+        api::<Backup>(&e.admin)
+            .get_opt("keep")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let by_kind = e.simulator.errors_by_kind();
+    assert!(by_kind["DeleteBackupRequest"] >= 1, "{by_kind:?}");
+    assert_eq!(
+        by_kind.len(),
+        1,
+        "only the stuck request failed: {by_kind:?}"
+    );
+    assert_eq!(e.simulator.failing_objects(), 1);
+
+    // Backed off: passes run many times a second here, attempts on it do not.
+    let before = e.simulator.errors_total();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let during = e.simulator.errors_total() - before;
+    assert!(during <= 4, "{during} attempts in 3s: not backed off");
+
+    // Once it can be processed, it is (and its back-off is forgotten).
+    let requests = api::<DeleteBackupRequest>(&e.admin);
+    requests
+        .patch(
+            "stuck",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(
+                json!({"metadata": {"annotations": {INJECT_ERROR_ANNOTATION: null}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    wait_for::<DeleteBackupRequest>(&e.admin, "stuck", 30, |r| phase(r) == "Processed").await;
+    wait_gone::<Backup>(&e.admin, "keep", 10).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while e.simulator.failing_objects() != 0 {
+        assert!(tokio::time::Instant::now() < deadline, "back-off not reset");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -1,6 +1,8 @@
 //! Custom resource types: NAC's own (`oadp.openshift.io/v1alpha1`) and Velero's (`velero.io/v1`),
-//! and the CustomResourceDefinitions generated from them.
+//! and the CustomResourceDefinitions generated from them; also how NAC's clients identify
+//! themselves to the API server ([`client_identity`]).
 
+pub mod client_identity;
 pub mod common;
 pub mod crds;
 pub mod nonadmin;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::api::client_identity::Component;
 use crate::api::crds;
 use crate::sim::apiserver::{ApiServer, EmulatorConfig, kubeconfig, persist, tls};
 use crate::sim::demo;
@@ -288,10 +289,22 @@ fn start_simulator(
     tokio::spawn(simulator.run());
 }
 
-/// A client from `--kubeconfig`, or the usual places (KUBECONFIG, ~/.kube/config, in-cluster).
-async fn client_from(kubeconfig: Option<&Path>) -> Result<kube::Client, CliError> {
+/// A client from `--kubeconfig`, or the usual places (KUBECONFIG, ~/.kube/config, in-cluster),
+/// identified as `component`.
+async fn client_from(
+    kubeconfig: Option<&Path>,
+    component: Component,
+) -> Result<kube::Client, CliError> {
     let config = config_from(kubeconfig).await?;
-    kube::Client::try_from(config).map_err(|e| CliError::Kube(e.to_string()))
+    identified_client(config, component)
+}
+
+/// A client for `config` sending `component`'s User-Agent and field manager.
+fn identified_client(config: kube::Config, component: Component) -> Result<kube::Client, CliError> {
+    component
+        .identity()
+        .client(config)
+        .map_err(|e| CliError::Kube(e.to_string()))
 }
 
 /// The kube configuration from `--kubeconfig`, or the usual places.
@@ -524,8 +537,7 @@ async fn start_gateway(
 
 async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
     let config = config_from(args.kubeconfig.as_deref()).await?;
-    let reader =
-        kube::Client::try_from(config.clone()).map_err(|e| CliError::Kube(e.to_string()))?;
+    let reader = identified_client(config.clone(), Component::Gateway)?;
     let users: SharedUserClients = Arc::new(KubeConfigClients::new(
         config,
         Duration::from_secs(60),
@@ -548,8 +560,9 @@ async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
 
 async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
     let config = config_from(args.kubeconfig.as_deref()).await?;
-    let client =
-        kube::Client::try_from(config.clone()).map_err(|e| CliError::Kube(e.to_string()))?;
+    // One process, two roles: the gateway and the controllers each write as themselves.
+    let gateway_client = identified_client(config.clone(), Component::Gateway)?;
+    let client = identified_client(config.clone(), Component::Controller)?;
     let users: SharedUserClients = Arc::new(KubeConfigClients::new(
         config,
         Duration::from_secs(60),
@@ -557,7 +570,7 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
     ));
     let history = open_history(&args.history, None).await?;
     let bound = start_gateway(
-        client.clone(),
+        gateway_client,
         users,
         history.clone(),
         gateway_config(&args.gateway, &args.oadp_namespace)?,
@@ -565,8 +578,10 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
     )
     .await?;
     let context = Arc::new(
-        crate::controllers::Context::new(client, &args.oadp_namespace)
-            .with_pool(pool_config(&args.pool, None)?),
+        crate::controllers::Context::new(client, &args.oadp_namespace).with_pool(pool_config(
+            &args.pool,
+            local_object_store(args.object_store_root.as_deref()),
+        )?),
     );
     if let Some(addr) = args.metrics_listen {
         let bound = serve_controller_health(&context, addr).await?;
@@ -587,6 +602,18 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())
+}
+
+/// The local object-store provider rooted at `root`, when given (`--object-store-root`).
+fn local_object_store(
+    root: Option<&std::path::Path>,
+) -> Option<(&'static str, std::path::PathBuf)> {
+    root.map(|root| {
+        (
+            crate::api::velero::LOCAL_OBJECT_STORE_PROVIDER,
+            root.to_path_buf(),
+        )
+    })
 }
 
 /// The shared backup pool's settings from the command line; `local` names a provider whose
@@ -635,11 +662,13 @@ async fn serve_controller_health(
 }
 
 async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
-    let client = client_from(args.kubeconfig.as_deref()).await?;
+    let client = client_from(args.kubeconfig.as_deref(), Component::Controller).await?;
     let history = open_history(&args.history, None).await?;
     let context = Arc::new(
-        crate::controllers::Context::new(client, &args.oadp_namespace)
-            .with_pool(pool_config(&args.pool, None)?),
+        crate::controllers::Context::new(client, &args.oadp_namespace).with_pool(pool_config(
+            &args.pool,
+            local_object_store(args.object_store_root.as_deref()),
+        )?),
     );
     if let Some(addr) = args.metrics_listen {
         let bound = serve_controller_health(&context, addr).await?;
@@ -664,7 +693,7 @@ async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
 }
 
 async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
-    let client = client_from(args.kubeconfig.as_deref()).await?;
+    let client = client_from(args.kubeconfig.as_deref(), Component::VeleroSimulator).await?;
     std::fs::create_dir_all(&args.object_store_root).map_err(|source| CliError::Write {
         path: args.object_store_root.clone(),
         source,
@@ -788,7 +817,13 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         download_base.clone(),
         Duration::from_millis(100),
     )?;
-    start_simulator(served.server.client(&velero_token), options, listener);
+    start_simulator(
+        served
+            .server
+            .client_as(&velero_token, &Component::VeleroSimulator.identity()),
+        options,
+        listener,
+    );
     let controller_token = service_account_token(
         &admin,
         demo::OADP_NAMESPACE,
@@ -799,7 +834,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     // pool controller reads directly to rebuild entries.
     let context = Arc::new(
         crate::controllers::Context::new(
-            served.server.client(&controller_token),
+            served
+                .server
+                .client_as(&controller_token, &Component::Controller.identity()),
             demo::OADP_NAMESPACE,
         )
         .with_pool(pool_config(
@@ -822,10 +859,13 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let gateway_token =
         service_account_token(&admin, demo::OADP_NAMESPACE, demo::GATEWAY_SERVICE_ACCOUNT).await?;
     let emulator = served.server.clone();
-    let users: SharedUserClients =
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token)));
+    let gateway_identity = Component::Gateway.identity();
+    let users: SharedUserClients = Arc::new(FnUserClients({
+        let identity = gateway_identity.clone();
+        move |token: &str| emulator.client_as(token, &identity)
+    }));
     let gateway_addr = start_gateway(
-        served.server.client(&gateway_token),
+        served.server.client_as(&gateway_token, &gateway_identity),
         users,
         history,
         GatewayConfig {

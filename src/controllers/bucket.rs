@@ -419,7 +419,10 @@ async fn observe(
         // Backups it found.
         let storage_location = crate::api::velero::labels::STORAGE_LOCATION;
         let backups = backups_api
-            .list(&ListParams::default().labels(&format!("{storage_location}={location_name}")))
+            .list(&ListParams::default().labels(&format!(
+                "{storage_location}={}",
+                bucket_decision::label_value(&location_name)
+            )))
             .await?
             .items
             .into_iter()

@@ -281,10 +281,7 @@ pub fn location_name(entry: &str) -> String {
 /// A label value for `value` as Velero's `label.GetValidName` makes it: values over 63
 /// characters are cut to 57 and completed with 6 digits of their hash.
 pub fn label_value(value: &str) -> String {
-    if value.len() <= MAX_LOCATION_NAME {
-        return value.to_owned();
-    }
-    format!("{}{}", &value[..57], short_hash(value, 6))
+    crate::api::velero::labels::valid_label_value(value)
 }
 
 /// The grace period a namespace asks for: its label when it parses as a duration, else the
@@ -1464,7 +1461,7 @@ pub fn stored_on(backup: &Backup, location: &str) -> bool {
         .as_ref()
         .and_then(|l| l.get(crate::api::velero::labels::STORAGE_LOCATION))
     {
-        Some(label) => label == location,
+        Some(label) => *label == label_value(location),
         None => backup.spec.storage_location.as_deref() == Some(location),
     }
 }
@@ -1518,6 +1515,20 @@ mod tests {
     const UID_B: &str = "bbbbbbbb-1111-2222-3333-444444444444";
     const UID_C: &str = "cccccccc-1111-2222-3333-444444444444";
     const HOUR: Duration = Duration::from_secs(3600);
+
+    #[test]
+    fn purge_request_labels_a_78_byte_backup_name_within_63_bytes() {
+        let name = format!("team-a-nightly-{}-20260101020304", "0".repeat(48));
+        assert_eq!(name.len(), 78);
+        let backup = Backup::new(&name, Default::default());
+        let request = purge_request(&backup, "team-a--aaaaa", "entry", OADP);
+        assert_eq!(request.spec.backup_name, name);
+        let labels = request.metadata.labels.unwrap();
+        let value = &labels[crate::api::velero::labels::BACKUP_NAME];
+        assert!(value.len() <= 63);
+        assert_eq!(*value, crate::api::velero::labels::valid_label_value(&name));
+        assert!(labels.values().all(|v| v.len() <= 63));
+    }
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + second).unwrap()

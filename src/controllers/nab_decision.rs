@@ -170,7 +170,10 @@ pub fn delete_request_for(
         labels::MANAGED_BY_VALUE.to_string(),
     );
     l.insert(labels::NAB_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
-    l.insert(crate::api::velero::labels::BACKUP_NAME.to_string(), name);
+    l.insert(
+        crate::api::velero::labels::BACKUP_NAME.to_string(),
+        crate::api::velero::labels::valid_label_value(&name),
+    );
     if let Some(uid) = &backup.metadata.uid {
         l.insert(
             crate::api::velero::labels::BACKUP_UID.to_string(),
@@ -511,6 +514,26 @@ fn decide_permanent_delete(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A NonAdminSchedule's child backup is named `<NACUUID>-<yyyymmddhhmmss>` (78 bytes at
+    /// most); a label carrying it must be cut as Velero cuts it, or the server refuses the
+    /// DeleteBackupRequest with 422 and the NAB stays Deleting forever.
+    #[test]
+    fn delete_request_labels_a_78_byte_backup_name_within_63_bytes() {
+        let nacuuid = format!("team-a-nightly-{}", "0".repeat(48));
+        assert_eq!(nacuuid.len(), 63);
+        let name = format!("{nacuuid}-20260101020304");
+        assert_eq!(name.len(), 78);
+        let mut backup = Backup::new(&name, BackupSpec::default());
+        backup.metadata.namespace = Some("openshift-adp".into());
+        let request = delete_request_for(&backup, &nacuuid, &nab(json!({})));
+        assert_eq!(request.spec.backup_name, name);
+        let l = request.metadata.labels.unwrap();
+        let value = &l[crate::api::velero::labels::BACKUP_NAME];
+        assert!(value.len() <= 63);
+        assert_eq!(*value, crate::api::velero::labels::valid_label_value(&name));
+        assert!(l.values().all(|v| v.len() <= 63));
+    }
 
     fn time() -> Time {
         Time(k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap())

@@ -122,8 +122,9 @@ async fn reconcile_once(
         Some(id) => {
             let schedule = schedules.get_opt(id).await?;
             let selector = ListParams::default().labels(&format!(
-                "{}={id}",
-                crate::api::velero::labels::SCHEDULE_NAME
+                "{}={}",
+                crate::api::velero::labels::SCHEDULE_NAME,
+                crate::api::velero::labels::valid_label_value(id)
             ));
             let vbs = backups.list(&selector).await?.items;
             let nabs = if nas.metadata.deletion_timestamp.is_none() && !vbs.is_empty() {

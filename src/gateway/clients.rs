@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::api::client_identity::Component;
 use crate::gateway::auth::cache::TtlCache;
 use crate::gateway::auth::{BearerToken, TokenKey};
 use crate::gateway::error::GatewayError;
@@ -63,10 +64,14 @@ impl UserClients for KubeConfigClients {
             token: Some(secrecy::SecretString::from(token.expose().to_string())),
             ..Default::default()
         };
-        let client = kube::Client::try_from(config).map_err(|error| {
-            tracing::warn!(error = %error, "cannot build a client for the caller");
-            GatewayError::Upstream
-        })?;
+        // Writes made with the caller's token are still the gateway's: same field manager.
+        let client = Component::Gateway
+            .identity()
+            .client(config)
+            .map_err(|error| {
+                tracing::warn!(error = %error, "cannot build a client for the caller");
+                GatewayError::Upstream
+            })?;
         self.cache.insert(key, client.clone(), self.ttl);
         Ok(client)
     }

@@ -371,7 +371,7 @@ pub fn download_request(velero_name: &str) -> DownloadRequest {
     labels.insert(COMPONENT_LABEL.to_string(), COMPONENT_VALUE.to_string());
     labels.insert(
         crate::api::velero::labels::BACKUP_NAME.to_string(),
-        velero_name.to_string(),
+        crate::api::velero::labels::valid_label_value(velero_name),
     );
     DownloadRequest {
         metadata: ObjectMeta {
@@ -765,6 +765,19 @@ mod tests {
     use super::*;
     use crate::api::velero::{BackupStatus, DownloadRequestStatus};
     use crate::policy::origin::{is_managed_by_nac, origin_annotations, origin_labels};
+
+    #[test]
+    fn the_download_request_labels_a_78_byte_backup_name_within_63_bytes() {
+        let name = format!("team-a-nightly-{}-20260101020304", "0".repeat(48));
+        assert_eq!(name.len(), 78);
+        let request = download_request(&name);
+        assert_eq!(request.spec.target.name, name);
+        let labels = request.metadata.labels.unwrap();
+        let value = &labels[crate::api::velero::labels::BACKUP_NAME];
+        assert!(value.len() <= 63);
+        assert_eq!(*value, crate::api::velero::labels::valid_label_value(&name));
+        assert!(labels.values().all(|v| v.len() <= 63));
+    }
 
     fn backup(name: &str, namespace: &str, phase: BackupPhase) -> Backup {
         let mut backup = Backup::new(name, Default::default());

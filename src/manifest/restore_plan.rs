@@ -14,10 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::api::velero::ExistingResourcePolicy;
-use crate::api::velero::labels::{BACKUP_NAME, RESTORE_NAME};
+use crate::api::velero::labels::{BACKUP_NAME, RESTORE_NAME, valid_label_value};
 use crate::manifest::selection::NON_RESTORABLE_RESOURCES;
 use crate::manifest::tarball::BackupItem;
 
@@ -185,22 +184,6 @@ fn namespace_and_name(object: &Value) -> String {
     }
 }
 
-/// `label.GetValidName`: names longer than a label value allows (63) keep their first 57
-/// characters followed by the first 6 hex digits of their SHA-256.
-pub fn velero_label_value(name: &str) -> String {
-    const MAX: usize = 63;
-    if name.len() <= MAX {
-        return name.to_owned();
-    }
-    let digest = hex::encode(Sha256::digest(name.as_bytes()));
-    let keep = MAX - 6;
-    let mut cut = keep;
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}{}", &name[..cut], &digest[..6])
-}
-
 /// What the restore of one item needs to know.
 #[derive(Debug, Clone, Copy)]
 pub struct RestoreItemOptions<'a> {
@@ -357,11 +340,11 @@ fn add_restore_labels(object: &mut Value, restore_name: &str, backup_name: &str)
     if let Some(labels) = ensure_object(object, &["metadata", "labels"]) {
         labels.insert(
             BACKUP_NAME.into(),
-            Value::String(velero_label_value(backup_name)),
+            Value::String(valid_label_value(backup_name)),
         );
         labels.insert(
             RESTORE_NAME.into(),
-            Value::String(velero_label_value(restore_name)),
+            Value::String(valid_label_value(restore_name)),
         );
     }
 }
@@ -907,8 +890,8 @@ pub fn create_merge_patch(original: &Value, target: &Value) -> Option<Value> {
 /// fails with policy `update`).
 pub fn restore_labels_patch(backup_name: &str, restore_name: &str) -> Value {
     json!({"metadata": {"labels": {
-        BACKUP_NAME: velero_label_value(backup_name),
-        RESTORE_NAME: velero_label_value(restore_name),
+        BACKUP_NAME: valid_label_value(backup_name),
+        RESTORE_NAME: valid_label_value(restore_name),
     }}})
 }
 
@@ -916,6 +899,7 @@ pub fn restore_labels_patch(backup_name: &str, restore_name: &str) -> Value {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use pretty_assertions::assert_eq;
+    use sha2::{Digest, Sha256};
 
     use super::*;
 
@@ -1066,12 +1050,12 @@ mod tests {
     #[test]
     fn long_names_are_shortened_in_labels() {
         let long = "b".repeat(70);
-        let value = velero_label_value(&long);
+        let value = valid_label_value(&long);
         assert_eq!(value.len(), 63);
         assert!(value.starts_with(&"b".repeat(57)));
         let digest = hex::encode(Sha256::digest(long.as_bytes()));
         assert_eq!(&value[57..], &digest[..6]);
-        assert_eq!(velero_label_value("short"), "short");
+        assert_eq!(valid_label_value("short"), "short");
     }
 
     #[test]

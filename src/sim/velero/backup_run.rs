@@ -17,7 +17,7 @@ use super::validation::{
     BackupValidationContext, BslState, DEFAULT_BACKUP_STORAGE_LOCATION, choose_storage_location,
     effective_backup_ttl, validate_backup,
 };
-use crate::api::velero::labels::STORAGE_LOCATION;
+use crate::api::velero::labels::{STORAGE_LOCATION, valid_label_value};
 use crate::manifest::collect::{CollectPlan, DiscoveredResource, ListOutcome};
 use crate::manifest::selection::object_labels;
 use crate::manifest::tarball::{BackupItem, gzip, resource_list, write_backup_tarball};
@@ -161,7 +161,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             &backups,
             name,
             json!({
-                "metadata": {"labels": {STORAGE_LOCATION: choice.name}},
+                "metadata": {"labels": {STORAGE_LOCATION: valid_label_value(&choice.name)}},
                 "spec": spec_patch,
                 "status": {"phase": "InProgress", "startTimestamp": timestamp(started), "expiration": timestamp(expiration),
                            "version": 1, "formatVersion": FORMAT_VERSION, "queuePosition": null, "progress": {}}

@@ -1,25 +1,29 @@
 //! The simulator's control loop: watches the Velero namespace and, on every change or timer,
 //! runs one pass over BackupStorageLocations (validation, backup sync), Schedules, the backup
 //! queue, Restores, DeleteBackupRequests, DownloadRequests and expired backups. Long work
-//! (a backup or a restore) runs in its own task and writes its own progress.
+//! (a backup or a restore) runs in its own task and writes its own progress. Each object's
+//! work is isolated: a failure is logged, counted and backs off that object alone
+//! ([`super::failures`]); namespaces come from a watch, not a list per pass.
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::clock::SimClock;
-use super::options::SimulatorOptions;
+use super::failures::{Failures, ObjectKey};
+use super::options::{INJECT_ERROR_ANNOTATION, SimulatorOptions};
 use super::queue::{QueueEntry, plan_queue};
 use super::signed_url::UrlSigner;
 use super::storage::BackupStore;
 use super::{backup_run, restore_run};
-use crate::api::velero::labels::{BACKUP_NAME, SCHEDULE_NAME, STORAGE_LOCATION};
+use crate::api::velero::labels::{BACKUP_NAME, SCHEDULE_NAME, STORAGE_LOCATION, valid_label_value};
 use crate::api::velero::{
     Backup, BackupPhase, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore,
     RestorePhase, Schedule,
@@ -69,6 +73,11 @@ pub(super) struct Inner {
     last_validation: Mutex<HashMap<String, DateTime<Utc>>>,
     last_sync: Mutex<HashMap<String, DateTime<Utc>>>,
     wake: Notify,
+    failures: Failures,
+    /// Every namespace, kept by a watch (the queue expands `includedNamespaces: ["*"]`).
+    namespaces: reflector::Store<Namespace>,
+    /// Its writer, until the watch starts.
+    namespaces_writer: Mutex<Option<reflector::store::Writer<Namespace>>>,
 }
 
 impl Inner {
@@ -160,6 +169,77 @@ impl Inner {
         }
         self.wake.notify_one();
     }
+
+    /// Runs one object's `work` in `step`, unless that object is backed off. A failure is
+    /// logged, counted and backs off this object only: the pass goes on with the others (one
+    /// refused write must never stop every tenant's backups).
+    async fn isolated<F>(
+        &self,
+        step: &'static str,
+        kind: &'static str,
+        meta: &kube::core::ObjectMeta,
+        work: F,
+    ) where
+        F: Future<Output = Result<(), SimError>>,
+    {
+        let key = ObjectKey::of(step, kind, meta);
+        let version = meta.resource_version.as_deref().unwrap_or_default();
+        let now = Instant::now();
+        if self.failures.backing_off(&key, version, now) {
+            return;
+        }
+        // A test knob: the annotation makes the object's work fail without touching it.
+        let injected = meta
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(INJECT_ERROR_ANNOTATION))
+            .cloned();
+        let result = match injected {
+            Some(message) => Err(SimError::Other(format!("injected error: {message}"))),
+            None => work.await,
+        };
+        match result {
+            Ok(()) => self.failures.succeeded(&key),
+            Err(error) => {
+                let (namespace, name) = (key.namespace.clone(), key.name.clone());
+                let retry_in = self.failures.failed(key, version, now);
+                tracing::warn!(
+                    step,
+                    kind,
+                    %namespace,
+                    %name,
+                    error = %error,
+                    retry_in_ms = u64::try_from(retry_in.as_millis()).unwrap_or(u64::MAX),
+                    "velero simulator: operation failed; backing off this object"
+                );
+            }
+        }
+    }
+
+    /// The names of every namespace: from the watch once it has listed them, else (the first
+    /// pass after start, or a watch that cannot run) from one list.
+    async fn namespace_names(&self) -> Result<Vec<String>, SimError> {
+        let ready = self
+            .namespaces
+            .wait_until_ready()
+            .now_or_never()
+            .is_some_and(|r| r.is_ok());
+        if ready {
+            return Ok(self
+                .namespaces
+                .state()
+                .iter()
+                .map(|n| name_of(&n.metadata))
+                .collect());
+        }
+        Ok(Api::<Namespace>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .map(|n| name_of(&n.metadata))
+            .collect())
+    }
 }
 
 /// The Velero simulator.
@@ -184,10 +264,25 @@ fn restore_phase(r: &Restore) -> Option<RestorePhase> {
     r.status.as_ref().and_then(|s| s.phase.clone())
 }
 
+/// Steps of a pass, naming failures in logs and back-off keys.
+mod step {
+    pub const INTERRUPTED: &str = "fail-interrupted";
+    pub const VALIDATE: &str = "validate-locations";
+    pub const SYNC: &str = "sync-backups";
+    pub const SYNC_BACKUP: &str = "sync-backup";
+    pub const SCHEDULES: &str = "schedules";
+    pub const EXPIRY: &str = "expiry";
+    pub const QUEUE: &str = "backup-queue";
+    pub const RESTORES: &str = "restores";
+    pub const DELETE_REQUESTS: &str = "delete-requests";
+    pub const DOWNLOAD_REQUESTS: &str = "download-requests";
+}
+
 impl VeleroSimulator {
     /// A simulator acting through `client` (which must be allowed to do what Velero does).
     pub fn new(client: kube::Client, options: SimulatorOptions, signer: Arc<UrlSigner>) -> Self {
         let clock = SimClock::scaled(options.time_scale);
+        let (namespaces, writer) = reflector::store();
         VeleroSimulator {
             inner: Arc::new(Inner {
                 client,
@@ -199,6 +294,9 @@ impl VeleroSimulator {
                 last_validation: Mutex::new(HashMap::new()),
                 last_sync: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
+                failures: Failures::default(),
+                namespaces,
+                namespaces_writer: Mutex::new(Some(writer)),
             }),
         }
     }
@@ -206,6 +304,22 @@ impl VeleroSimulator {
     /// The simulator's clock.
     pub fn clock(&self) -> &SimClock {
         &self.inner.clock
+    }
+
+    /// Failed operations so far (each logged, and its object backed off).
+    pub fn errors_total(&self) -> u64 {
+        self.inner.failures.total()
+    }
+
+    /// Failed operations so far per kind of object (`"pass"` for a step that could not even
+    /// list its objects).
+    pub fn errors_by_kind(&self) -> BTreeMap<String, u64> {
+        self.inner.failures.by_kind()
+    }
+
+    /// Objects whose last attempt failed (backed off now).
+    pub fn failing_objects(&self) -> usize {
+        self.inner.failures.failing_objects()
     }
 
     /// The HTTP endpoint serving signed download URLs of local-provider buckets.
@@ -225,9 +339,8 @@ impl VeleroSimulator {
         }
         self.spawn_watchers();
         loop {
-            if let Err(e) = self.reconcile_once().await {
-                tracing::warn!(error = %e, "velero simulator pass failed");
-            }
+            // Every failure was logged and counted where it happened.
+            let _ = self.reconcile_once().await;
             let resync = self
                 .inner
                 .clock
@@ -250,7 +363,9 @@ impl VeleroSimulator {
                 + 'static,
         {
             tokio::spawn(async move {
-                let mut stream = watcher(api, watcher::Config::default()).boxed();
+                let mut stream = watcher(api, watcher::Config::default())
+                    .default_backoff()
+                    .boxed();
                 while stream.next().await.is_some() {
                     inner.wake.notify_one();
                 }
@@ -263,24 +378,43 @@ impl VeleroSimulator {
         watch(inner.clone(), inner.delete_requests());
         watch(inner.clone(), inner.download_requests());
         watch(inner.clone(), inner.schedules());
+        // Namespaces only feed the store (no pass of their own: the next one reads it).
+        let writer = inner
+            .namespaces_writer
+            .lock()
+            .ok()
+            .and_then(|mut w| w.take());
+        if let Some(writer) = writer {
+            let api = Api::<Namespace>::all(inner.client.clone());
+            tokio::spawn(async move {
+                let stream = watcher(api, watcher::Config::default()).default_backoff();
+                let mut stream = reflector::reflector(writer, stream).boxed();
+                while let Some(event) = stream.next().await {
+                    if let Err(error) = event {
+                        tracing::debug!(error = %error, "velero simulator: namespace watch");
+                    }
+                }
+            });
+        }
     }
 
     async fn fail_interrupted_work(&self) -> Result<(), SimError> {
         let inner = &self.inner;
+        let now = timestamp(inner.clock.now());
         for b in inner.backups().list(&ListParams::default()).await?.items {
             if matches!(
                 backup_phase(&b),
                 Some(BackupPhase::InProgress | BackupPhase::Finalizing)
             ) {
                 let reason = "found a backup with status \"InProgress\" during the server starting, mark it as \"Failed\"";
+                let patch = json!({"status": {"phase": "Failed", "failureReason": reason,
+                                              "completionTimestamp": now}});
+                let name = name_of(&b.metadata);
+                let api = inner.backups();
+                let work = inner.patch(&api, &name, patch);
                 inner
-                    .patch(
-                        &inner.backups(),
-                        &name_of(&b.metadata),
-                        json!({"status": {"phase": "Failed", "failureReason": reason,
-                                          "completionTimestamp": timestamp(inner.clock.now())}}),
-                    )
-                    .await?;
+                    .isolated(step::INTERRUPTED, "Backup", &b.metadata, work)
+                    .await;
             }
         }
         for r in inner.restores().list(&ListParams::default()).await?.items {
@@ -289,30 +423,45 @@ impl VeleroSimulator {
                 Some(RestorePhase::InProgress | RestorePhase::Finalizing)
             ) {
                 let reason = "found a restore with status \"InProgress\" during the server starting, mark it as \"Failed\"";
+                let patch = json!({"status": {"phase": "Failed", "failureReason": reason,
+                                              "completionTimestamp": now}});
+                let name = name_of(&r.metadata);
+                let api = inner.restores();
+                let work = inner.patch(&api, &name, patch);
                 inner
-                    .patch(
-                        &inner.restores(),
-                        &name_of(&r.metadata),
-                        json!({"status": {"phase": "Failed", "failureReason": reason,
-                                          "completionTimestamp": timestamp(inner.clock.now())}}),
-                    )
-                    .await?;
+                    .isolated(step::INTERRUPTED, "Restore", &r.metadata, work)
+                    .await;
             }
         }
         Ok(())
     }
 
-    /// One pass over everything (tests call it directly).
+    /// One pass over everything (tests call it directly). Each step runs even when another
+    /// failed, and each object's work is isolated (see [`Inner::isolated`]); the result is the
+    /// first step that could not run at all (e.g. could not list its objects).
     pub async fn reconcile_once(&self) -> Result<(), SimError> {
-        self.validate_locations().await?;
-        self.sync_backups().await?;
-        self.run_schedules().await?;
-        self.collect_expired().await?;
-        self.advance_backup_queue().await?;
-        self.start_restores().await?;
-        self.process_delete_requests().await?;
-        self.process_download_requests().await?;
-        Ok(())
+        let results = [
+            (step::VALIDATE, self.validate_locations().await),
+            (step::SYNC, self.sync_backups().await),
+            (step::SCHEDULES, self.run_schedules().await),
+            (step::EXPIRY, self.collect_expired().await),
+            (step::QUEUE, self.advance_backup_queue().await),
+            (step::RESTORES, self.start_restores().await),
+            (step::DELETE_REQUESTS, self.process_delete_requests().await),
+            (
+                step::DOWNLOAD_REQUESTS,
+                self.process_download_requests().await,
+            ),
+        ];
+        let mut first = None;
+        for (step, result) in results {
+            if let Err(error) = result {
+                self.inner.failures.count("pass");
+                tracing::warn!(step, error = %error, "velero simulator: step failed");
+                first.get_or_insert(error);
+            }
+        }
+        first.map_or(Ok(()), Err)
     }
 
     fn due(
@@ -336,43 +485,60 @@ impl VeleroSimulator {
         let inner = &self.inner;
         let now = inner.clock.now();
         for location in inner.locations().list(&ListParams::default()).await?.items {
-            let name = name_of(&location.metadata);
-            let never_validated = location
-                .status
-                .as_ref()
-                .and_then(|s| s.phase.as_ref())
-                .is_none();
-            if !never_validated
-                && !Self::due(
-                    &inner.last_validation,
-                    &name,
-                    now,
-                    inner.options.bsl_validation_interval,
-                )
-            {
-                continue;
-            }
-            if never_validated && let Ok(mut m) = inner.last_validation.lock() {
-                m.insert(name.clone(), now);
-            }
-            let verdict = match inner.store_for(&location).await {
-                Ok(store) => store.check_available().await.map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            let status = match verdict {
-                Ok(()) => {
-                    json!({"phase": "Available", "lastValidationTime": timestamp(now), "message": null})
-                }
-                Err(message) => {
-                    json!({"phase": "Unavailable", "lastValidationTime": timestamp(now),
-                                        "message": format!("BackupStorageLocation \"{name}\" is unavailable: {message}")})
-                }
-            };
+            let work = self.validate_location(&location, now);
             inner
-                .patch(&inner.locations(), &name, json!({"status": status}))
-                .await?;
+                .isolated(
+                    step::VALIDATE,
+                    "BackupStorageLocation",
+                    &location.metadata,
+                    work,
+                )
+                .await;
         }
         Ok(())
+    }
+
+    async fn validate_location(
+        &self,
+        location: &BackupStorageLocation,
+        now: DateTime<Utc>,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let name = name_of(&location.metadata);
+        let never_validated = location
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_ref())
+            .is_none();
+        if !never_validated
+            && !Self::due(
+                &inner.last_validation,
+                &name,
+                now,
+                inner.options.bsl_validation_interval,
+            )
+        {
+            return Ok(());
+        }
+        if never_validated && let Ok(mut m) = inner.last_validation.lock() {
+            m.insert(name.clone(), now);
+        }
+        let verdict = match inner.store_for(location).await {
+            Ok(store) => store.check_available().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let status = match verdict {
+            Ok(()) => {
+                json!({"phase": "Available", "lastValidationTime": timestamp(now), "message": null})
+            }
+            Err(message) => {
+                json!({"phase": "Unavailable", "lastValidationTime": timestamp(now),
+                                    "message": format!("BackupStorageLocation \"{name}\" is unavailable: {message}")})
+            }
+        };
+        inner
+            .patch(&inner.locations(), &name, json!({"status": status}))
+            .await
     }
 
     async fn sync_backups(&self) -> Result<(), SimError> {
@@ -380,105 +546,145 @@ impl VeleroSimulator {
         let now = inner.clock.now();
         let backups = inner.backups().list(&ListParams::default()).await?.items;
         for location in inner.locations().list(&ListParams::default()).await?.items {
-            let name = name_of(&location.metadata);
-            if !super::validation::bsl_is_available(&location)
-                || !Self::due(
-                    &inner.last_sync,
-                    &name,
-                    now,
-                    inner.options.backup_sync_interval,
+            let work = self.sync_location(&location, &backups, now);
+            inner
+                .isolated(
+                    step::SYNC,
+                    "BackupStorageLocation",
+                    &location.metadata,
+                    work,
                 )
-            {
-                continue;
-            }
-            let store = inner.store_for(&location).await?;
-            let keys = store.list("backups/").await?;
-            let in_storage: BTreeSet<String> = store
-                .layout()
-                .backup_names(keys.iter().map(String::as_str))
-                .into_iter()
-                .collect();
-            let in_cluster: BTreeSet<String> =
-                backups.iter().map(|b| name_of(&b.metadata)).collect();
-            for missing in in_storage.difference(&in_cluster) {
-                let Some(bytes) = store
-                    .get(&store.layout().backup_metadata_key(missing))
-                    .await?
-                else {
-                    continue;
-                };
-                let Ok(mut stored) = serde_json::from_slice::<Value>(&bytes) else {
-                    tracing::warn!(backup = %missing, "unreadable velero-backup.json; not synced");
-                    continue;
-                };
-                let mut labels = stored
-                    .pointer("/metadata/labels")
-                    .cloned()
-                    .unwrap_or(json!({}));
-                labels[STORAGE_LOCATION] = json!(name);
-                stored["metadata"] = json!({"name": missing, "namespace": inner.options.namespace, "labels": labels,
-                    "annotations": stored.pointer("/metadata/annotations").cloned().unwrap_or(json!({}))});
-                stored["spec"]["storageLocation"] = json!(name);
-                let Ok(backup) = serde_json::from_value::<Backup>(stored.clone()) else {
-                    continue;
-                };
+                .await;
+        }
+        Ok(())
+    }
+
+    async fn sync_location(
+        &self,
+        location: &BackupStorageLocation,
+        backups: &[Backup],
+        now: DateTime<Utc>,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let name = name_of(&location.metadata);
+        if !super::validation::bsl_is_available(location)
+            || !Self::due(
+                &inner.last_sync,
+                &name,
+                now,
+                inner.options.backup_sync_interval,
+            )
+        {
+            return Ok(());
+        }
+        let store = inner.store_for(location).await?;
+        let keys = store.list("backups/").await?;
+        let in_storage: BTreeSet<String> = store
+            .layout()
+            .backup_names(keys.iter().map(String::as_str))
+            .into_iter()
+            .collect();
+        let in_cluster: BTreeSet<String> = backups.iter().map(|b| name_of(&b.metadata)).collect();
+        for missing in in_storage.difference(&in_cluster) {
+            // One unreadable or refused backup must not keep the location's others out.
+            let meta = kube::core::ObjectMeta {
+                name: Some(missing.clone()),
+                namespace: Some(inner.options.namespace.clone()),
+                ..Default::default()
+            };
+            let work = self.sync_one_backup(&store, &name, missing);
+            inner
+                .isolated(step::SYNC_BACKUP, "Backup", &meta, work)
+                .await;
+        }
+        // Velero records each sync on the location (`status.lastSyncedTime`); NAC's
+        // shared-pool purge reads it to know the bucket was looked at again.
+        inner
+            .patch(
+                &inner.locations(),
+                &name,
+                json!({"status": {"lastSyncedTime": timestamp(now)}}),
+            )
+            .await?;
+        if location.spec.access_mode
+            == Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
+        {
+            return Ok(());
+        }
+        let label = valid_label_value(&name);
+        for b in backups {
+            let bname = name_of(&b.metadata);
+            let on_this_location = b
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(STORAGE_LOCATION))
+                == Some(&label);
+            let finished = matches!(
+                backup_phase(b),
+                Some(BackupPhase::Completed | BackupPhase::PartiallyFailed)
+            );
+            if on_this_location && finished && !in_storage.contains(&bname) {
+                // Velero's sync deletes Completed backups whose data is gone from storage.
                 match inner
                     .backups()
-                    .create(&PostParams::default(), &backup)
+                    .delete(&bname, &DeleteParams::default())
                     .await
                 {
-                    Ok(_) => {
-                        // Status is not taken on create by every server; write it through the object.
-                        if let Some(status) = stored.get("status") {
-                            inner
-                                .patch(&inner.backups(), missing, json!({"status": status}))
-                                .await?;
-                        }
-                    }
-                    Err(kube::Error::Api(s)) if s.code == 409 => {}
+                    Ok(_) | Err(kube::Error::Api(_)) => {}
                     Err(e) => return Err(e.into()),
-                }
-            }
-            // Velero records each sync on the location (`status.lastSyncedTime`); NAC's
-            // shared-pool purge reads it to know the bucket was looked at again.
-            inner
-                .patch(
-                    &inner.locations(),
-                    &name,
-                    json!({"status": {"lastSyncedTime": timestamp(now)}}),
-                )
-                .await?;
-            if location.spec.access_mode
-                == Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
-            {
-                continue;
-            }
-            for b in &backups {
-                let bname = name_of(&b.metadata);
-                let on_this_location = b
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(STORAGE_LOCATION))
-                    == Some(&name);
-                let finished = matches!(
-                    backup_phase(b),
-                    Some(BackupPhase::Completed | BackupPhase::PartiallyFailed)
-                );
-                if on_this_location && finished && !in_storage.contains(&bname) {
-                    // Velero's sync deletes Completed backups whose data is gone from storage.
-                    match inner
-                        .backups()
-                        .delete(&bname, &DeleteParams::default())
-                        .await
-                    {
-                        Ok(_) | Err(kube::Error::Api(_)) => {}
-                        Err(e) => return Err(e.into()),
-                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Creates in the cluster the backup `missing` found in `location`'s storage.
+    async fn sync_one_backup(
+        &self,
+        store: &BackupStore,
+        location: &str,
+        missing: &str,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let Some(bytes) = store
+            .get(&store.layout().backup_metadata_key(missing))
+            .await?
+        else {
+            return Ok(());
+        };
+        let Ok(mut stored) = serde_json::from_slice::<Value>(&bytes) else {
+            tracing::warn!(backup = %missing, "unreadable velero-backup.json; not synced");
+            return Ok(());
+        };
+        let mut labels = stored
+            .pointer("/metadata/labels")
+            .cloned()
+            .unwrap_or(json!({}));
+        labels[STORAGE_LOCATION] = json!(valid_label_value(location));
+        stored["metadata"] = json!({"name": missing, "namespace": inner.options.namespace, "labels": labels,
+            "annotations": stored.pointer("/metadata/annotations").cloned().unwrap_or(json!({}))});
+        stored["spec"]["storageLocation"] = json!(location);
+        let Ok(backup) = serde_json::from_value::<Backup>(stored.clone()) else {
+            return Ok(());
+        };
+        match inner
+            .backups()
+            .create(&PostParams::default(), &backup)
+            .await
+        {
+            Ok(_) => {
+                // Status is not taken on create by every server; write it through the object.
+                if let Some(status) = stored.get("status") {
+                    inner
+                        .patch(&inner.backups(), missing, json!({"status": status}))
+                        .await?;
+                }
+                Ok(())
+            }
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     async fn run_schedules(&self) -> Result<(), SimError> {
@@ -486,113 +692,126 @@ impl VeleroSimulator {
         let now = inner.clock.now();
         let backups = inner.backups().list(&ListParams::default()).await?.items;
         for schedule in inner.schedules().list(&ListParams::default()).await?.items {
-            let name = name_of(&schedule.metadata);
-            let json_schedule = as_json(&schedule);
-            let cron = match schedule.spec.schedule.parse::<croner::Cron>() {
-                Ok(c) => c,
-                Err(e) => {
-                    let errors = vec![format!("invalid schedule: {e}")];
-                    if json_schedule
-                        .pointer("/status/phase")
-                        .and_then(Value::as_str)
-                        != Some("FailedValidation")
-                    {
-                        inner
-                            .patch(&inner.schedules(), &name, json!({"status": {"phase": "FailedValidation", "validationErrors": errors}}))
-                            .await?;
-                    }
-                    continue;
+            let work = self.run_schedule(&schedule, &backups, now);
+            inner
+                .isolated(step::SCHEDULES, "Schedule", &schedule.metadata, work)
+                .await;
+        }
+        Ok(())
+    }
+
+    async fn run_schedule(
+        &self,
+        schedule: &Schedule,
+        backups: &[Backup],
+        now: DateTime<Utc>,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let name = name_of(&schedule.metadata);
+        let json_schedule = as_json(schedule);
+        let cron = match schedule.spec.schedule.parse::<croner::Cron>() {
+            Ok(c) => c,
+            Err(e) => {
+                let errors = vec![format!("invalid schedule: {e}")];
+                if json_schedule
+                    .pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    != Some("FailedValidation")
+                {
+                    inner
+                        .patch(&inner.schedules(), &name, json!({"status": {"phase": "FailedValidation", "validationErrors": errors}}))
+                        .await?;
                 }
-            };
-            if json_schedule
-                .pointer("/status/phase")
-                .and_then(Value::as_str)
-                != Some("Enabled")
-            {
-                inner
-                    .patch(
-                        &inner.schedules(),
-                        &name,
-                        json!({"status": {"phase": "Enabled", "validationErrors": null}}),
-                    )
-                    .await?;
+                return Ok(());
             }
-            if schedule.spec.paused == Some(true) {
-                continue;
-            }
-            let last = parse_time(json_schedule.pointer("/status/lastBackup"));
-            let created =
-                parse_time(json_schedule.pointer("/metadata/creationTimestamp")).unwrap_or(now);
-            let due = schedule_due(
-                &cron,
-                last,
-                created,
-                now,
-                schedule.spec.skip_immediately == Some(true),
-            );
-            if !due {
-                continue;
-            }
-            let pending = backups.iter().any(|b| {
-                b.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(SCHEDULE_NAME))
-                    == Some(&name)
-                    && !backup_phase(b).is_some_and(|p| p.is_terminal())
-            });
-            if pending {
-                inner
-                    .patch(
-                        &inner.schedules(),
-                        &name,
-                        json!({"status": {"lastSkipped": timestamp(now)}}),
-                    )
-                    .await?;
-                continue;
-            }
-            let backup_name = format!("{name}-{}", now.format("%Y%m%d%H%M%S"));
-            let mut labels: BTreeMap<String, String> = schedule
-                .spec
-                .template
-                .metadata
-                .as_ref()
-                .and_then(|m| m.labels.clone())
-                .unwrap_or_default();
-            labels.extend(schedule.metadata.labels.clone().unwrap_or_default());
-            labels.insert(SCHEDULE_NAME.to_string(), name.clone());
-            let mut backup = Backup::new(&backup_name, schedule.spec.template.clone());
-            backup.metadata.namespace = Some(inner.options.namespace.clone());
-            backup.metadata.labels = Some(labels);
-            if schedule.spec.use_owner_references_in_backup == Some(true) {
-                backup.metadata.owner_references = Some(vec![
-                    k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-                        api_version: "velero.io/v1".into(),
-                        kind: "Schedule".into(),
-                        name: name.clone(),
-                        uid: schedule.metadata.uid.clone().unwrap_or_default(),
-                        controller: Some(true),
-                        ..Default::default()
-                    },
-                ]);
-            }
-            match inner
-                .backups()
-                .create(&PostParams::default(), &backup)
-                .await
-            {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
+        };
+        if json_schedule
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            != Some("Enabled")
+        {
             inner
                 .patch(
                     &inner.schedules(),
                     &name,
-                    json!({"status": {"lastBackup": timestamp(now)}}),
+                    json!({"status": {"phase": "Enabled", "validationErrors": null}}),
                 )
                 .await?;
         }
-        Ok(())
+        if schedule.spec.paused == Some(true) {
+            return Ok(());
+        }
+        let last = parse_time(json_schedule.pointer("/status/lastBackup"));
+        let created =
+            parse_time(json_schedule.pointer("/metadata/creationTimestamp")).unwrap_or(now);
+        let due = schedule_due(
+            &cron,
+            last,
+            created,
+            now,
+            schedule.spec.skip_immediately == Some(true),
+        );
+        if !due {
+            return Ok(());
+        }
+        let label = valid_label_value(&name);
+        let pending = backups.iter().any(|b| {
+            b.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(SCHEDULE_NAME))
+                == Some(&label)
+                && !backup_phase(b).is_some_and(|p| p.is_terminal())
+        });
+        if pending {
+            return inner
+                .patch(
+                    &inner.schedules(),
+                    &name,
+                    json!({"status": {"lastSkipped": timestamp(now)}}),
+                )
+                .await;
+        }
+        let backup_name = format!("{name}-{}", now.format("%Y%m%d%H%M%S"));
+        let mut labels: BTreeMap<String, String> = schedule
+            .spec
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| m.labels.clone())
+            .unwrap_or_default();
+        labels.extend(schedule.metadata.labels.clone().unwrap_or_default());
+        labels.insert(SCHEDULE_NAME.to_string(), label);
+        let mut backup = Backup::new(&backup_name, schedule.spec.template.clone());
+        backup.metadata.namespace = Some(inner.options.namespace.clone());
+        backup.metadata.labels = Some(labels);
+        if schedule.spec.use_owner_references_in_backup == Some(true) {
+            backup.metadata.owner_references = Some(vec![
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                    api_version: "velero.io/v1".into(),
+                    kind: "Schedule".into(),
+                    name: name.clone(),
+                    uid: schedule.metadata.uid.clone().unwrap_or_default(),
+                    controller: Some(true),
+                    ..Default::default()
+                },
+            ]);
+        }
+        match inner
+            .backups()
+            .create(&PostParams::default(), &backup)
+            .await
+        {
+            Ok(_) | Err(kube::Error::Api(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        inner
+            .patch(
+                &inner.schedules(),
+                &name,
+                json!({"status": {"lastBackup": timestamp(now)}}),
+            )
+            .await
     }
 
     async fn collect_expired(&self) -> Result<(), SimError> {
@@ -615,7 +834,10 @@ impl VeleroSimulator {
             let name = name_of(&b.metadata);
             let requested = requests.iter().any(|r| r.spec.backup_name == name);
             if !requested {
-                create_delete_request(inner, &name, b.metadata.uid.as_deref()).await?;
+                let work = create_delete_request(inner, &name, b.metadata.uid.as_deref());
+                inner
+                    .isolated(step::EXPIRY, "Backup", &b.metadata, work)
+                    .await;
             }
         }
         Ok(())
@@ -624,13 +846,7 @@ impl VeleroSimulator {
     async fn advance_backup_queue(&self) -> Result<(), SimError> {
         let inner = &self.inner;
         let backups = inner.backups().list(&ListParams::default()).await?.items;
-        let namespaces: Vec<String> = Api::<Namespace>::all(inner.client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items
-            .iter()
-            .map(|n| name_of(&n.metadata))
-            .collect();
+        let namespaces = inner.namespace_names().await?;
         let entries: Vec<QueueEntry> = backups
             .iter()
             .map(|b| QueueEntry {
@@ -646,14 +862,23 @@ impl VeleroSimulator {
             .collect();
         let plan = plan_queue(&entries, inner.options.concurrent_backups);
         let ready: BTreeSet<&String> = plan.ready_to_start.iter().collect();
+        let meta_of = |name: &str| {
+            backups
+                .iter()
+                .find(|b| b.metadata.name.as_deref() == Some(name))
+                .map(|b| b.metadata.clone())
+                .unwrap_or_default()
+        };
+        let api = inner.backups();
         for name in &plan.ready_to_start {
+            let work = inner.patch(
+                &api,
+                name,
+                json!({"status": {"phase": "ReadyToStart", "queuePosition": 0}}),
+            );
             inner
-                .patch(
-                    &inner.backups(),
-                    name,
-                    json!({"status": {"phase": "ReadyToStart", "queuePosition": 0}}),
-                )
-                .await?;
+                .isolated(step::QUEUE, "Backup", &meta_of(name), work)
+                .await;
         }
         for queued in &plan.queued {
             let entry = entries.iter().find(|e| e.name == queued.name);
@@ -661,13 +886,14 @@ impl VeleroSimulator {
                 e.phase == Some(BackupPhase::Queued) && e.queue_position == Some(queued.position)
             });
             if !unchanged && !ready.contains(&queued.name) {
+                let work = inner.patch(
+                    &api,
+                    &queued.name,
+                    json!({"status": {"phase": "Queued", "queuePosition": queued.position}}),
+                );
                 inner
-                    .patch(
-                        &inner.backups(),
-                        &queued.name,
-                        json!({"status": {"phase": "Queued", "queuePosition": queued.position}}),
-                    )
-                    .await?;
+                    .isolated(step::QUEUE, "Backup", &meta_of(&queued.name), work)
+                    .await;
             }
         }
         // Start every backup that is ready and not running here yet.
@@ -771,53 +997,67 @@ impl VeleroSimulator {
             if !(phase.is_empty() || phase == "New") {
                 continue;
             }
-            let name = name_of(&request.metadata);
-            // Velero labels the request with its backup and marks it InProgress before working.
-            let backup_name = request.spec.backup_name.clone();
-            let has_label = request
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(BACKUP_NAME))
-                == Some(&backup_name);
-            if !has_label {
-                inner
-                    .patch(
-                        &inner.delete_requests(),
-                        &name,
-                        json!({"metadata": {"labels": {BACKUP_NAME: backup_name}}}),
-                    )
-                    .await?;
-            }
-            match inner
-                .delete_requests()
-                .patch_status(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"status": {"phase": "InProgress"}})),
+            let work = self.process_delete_request(&request);
+            inner
+                .isolated(
+                    step::DELETE_REQUESTS,
+                    "DeleteBackupRequest",
+                    &request.metadata,
+                    work,
                 )
-                .await
-            {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-            let outcome = delete_backup(inner, &request.spec.backup_name).await;
-            let errors: Vec<String> = match outcome {
-                Ok(errs) => errs,
-                Err(e) => vec![e.to_string()],
-            };
-            let status = json!({"status": {"phase": "Processed", "errors": if errors.is_empty() { Value::Null } else { json!(errors) }}});
-            // DeleteBackupRequest is the one kind here whose CRD has a status subresource.
-            match inner
-                .delete_requests()
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(status))
-                .await
-            {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
+                .await;
         }
         Ok(())
+    }
+
+    async fn process_delete_request(&self, request: &DeleteBackupRequest) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let name = name_of(&request.metadata);
+        // Velero labels the request with its backup (`label.GetValidName` of the name: a
+        // schedule's backup names exceed 63 bytes) and marks it InProgress before working.
+        let backup_label = valid_label_value(&request.spec.backup_name);
+        let has_label = request
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(BACKUP_NAME))
+            == Some(&backup_label);
+        if !has_label {
+            inner
+                .patch(
+                    &inner.delete_requests(),
+                    &name,
+                    json!({"metadata": {"labels": {BACKUP_NAME: backup_label}}}),
+                )
+                .await?;
+        }
+        match inner
+            .delete_requests()
+            .patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"phase": "InProgress"}})),
+            )
+            .await
+        {
+            Ok(_) | Err(kube::Error::Api(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let outcome = delete_backup(inner, &request.spec.backup_name).await;
+        let errors: Vec<String> = match outcome {
+            Ok(errs) => errs,
+            Err(e) => vec![e.to_string()],
+        };
+        let status = json!({"status": {"phase": "Processed", "errors": if errors.is_empty() { Value::Null } else { json!(errors) }}});
+        // DeleteBackupRequest is the one kind here whose CRD has a status subresource.
+        match inner
+            .delete_requests()
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(status))
+            .await
+        {
+            Ok(_) | Err(kube::Error::Api(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     async fn process_download_requests(&self) -> Result<(), SimError> {
@@ -829,63 +1069,79 @@ impl VeleroSimulator {
             .await?
             .items
         {
-            let name = name_of(&request.metadata);
-            let json_request = as_json(&request);
-            let phase = json_request
-                .pointer("/status/phase")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if phase == "Processed" {
-                if parse_time(json_request.pointer("/status/expiration")).is_some_and(|e| e < now) {
-                    // Velero deletes expired download requests.
-                    match inner
-                        .download_requests()
-                        .delete(&name, &DeleteParams::default())
-                        .await
-                    {
-                        Ok(_) | Err(kube::Error::Api(_)) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                continue;
-            }
-            let kind = request.spec.target.kind.clone();
-            let target = request.spec.target.name.clone();
-            let location_name = match download_location(inner, &kind, &target).await? {
-                Some(l) => l,
-                None => continue,
-            };
-            let Some(location) = inner.location(&location_name).await? else {
-                continue;
-            };
-            let store = inner.store_for(&location).await?;
-            let Ok(key) = store.layout().download_target_key(&kind, &target) else {
-                continue;
-            };
-            if store.get(&key).await?.is_none() {
-                tracing::debug!(%name, %key, "download target not in storage yet");
-                continue;
-            }
-            let url = store
-                .download_url(
-                    &key,
-                    inner.options.download_ttl,
-                    now,
-                    &inner.options.download_base,
-                    &inner.signer,
-                )
-                .await?;
-            let expiration =
-                now + chrono::Duration::from_std(inner.options.download_ttl).unwrap_or_default();
+            let work = self.process_download_request(&request, now);
             inner
-                .patch(
-                    &inner.download_requests(),
-                    &name,
-                    json!({"status": {"phase": "Processed", "downloadURL": url.as_str(), "expiration": timestamp(expiration)}}),
+                .isolated(
+                    step::DOWNLOAD_REQUESTS,
+                    "DownloadRequest",
+                    &request.metadata,
+                    work,
                 )
-                .await?;
+                .await;
         }
         Ok(())
+    }
+
+    async fn process_download_request(
+        &self,
+        request: &DownloadRequest,
+        now: DateTime<Utc>,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let name = name_of(&request.metadata);
+        let json_request = as_json(request);
+        let phase = json_request
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if phase == "Processed" {
+            if parse_time(json_request.pointer("/status/expiration")).is_some_and(|e| e < now) {
+                // Velero deletes expired download requests.
+                match inner
+                    .download_requests()
+                    .delete(&name, &DeleteParams::default())
+                    .await
+                {
+                    Ok(_) | Err(kube::Error::Api(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(());
+        }
+        let kind = request.spec.target.kind.clone();
+        let target = request.spec.target.name.clone();
+        let Some(location_name) = download_location(inner, &kind, &target).await? else {
+            return Ok(());
+        };
+        let Some(location) = inner.location(&location_name).await? else {
+            return Ok(());
+        };
+        let store = inner.store_for(&location).await?;
+        let Ok(key) = store.layout().download_target_key(&kind, &target) else {
+            return Ok(());
+        };
+        if store.get(&key).await?.is_none() {
+            tracing::debug!(%name, %key, "download target not in storage yet");
+            return Ok(());
+        }
+        let url = store
+            .download_url(
+                &key,
+                inner.options.download_ttl,
+                now,
+                &inner.options.download_base,
+                &inner.signer,
+            )
+            .await?;
+        let expiration =
+            now + chrono::Duration::from_std(inner.options.download_ttl).unwrap_or_default();
+        inner
+            .patch(
+                &inner.download_requests(),
+                &name,
+                json!({"status": {"phase": "Processed", "downloadURL": url.as_str(), "expiration": timestamp(expiration)}}),
+            )
+            .await
     }
 }
 
@@ -943,7 +1199,7 @@ async fn create_delete_request(
     uid: Option<&str>,
 ) -> Result<(), SimError> {
     let mut labels = BTreeMap::new();
-    labels.insert(BACKUP_NAME.to_string(), backup.to_string());
+    labels.insert(BACKUP_NAME.to_string(), valid_label_value(backup));
     if let Some(uid) = uid {
         labels.insert(
             crate::api::velero::labels::BACKUP_UID.to_string(),

@@ -4,6 +4,7 @@ pub mod backup_run;
 pub mod clock;
 pub mod cluster;
 pub mod engine;
+pub mod failures;
 pub mod layout;
 pub mod options;
 pub mod queue;

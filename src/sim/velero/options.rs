@@ -7,6 +7,10 @@ use serde_json::Value;
 
 /// Annotation on a Backup or Restore choosing how the simulator plays it.
 pub const OUTCOME_ANNOTATION: &str = "sim.velero.nac.openshift.io/outcome";
+/// Annotation on any object the simulator works on (a DeleteBackupRequest, a Backup...) making
+/// each attempt at it fail with the annotation's value as the error, as a refused write would:
+/// how tests show that one failing object never stops the others.
+pub const INJECT_ERROR_ANNOTATION: &str = "sim.velero.nac.openshift.io/inject-error";
 
 /// How the simulator plays one backup or restore.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

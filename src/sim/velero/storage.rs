@@ -30,7 +30,7 @@ use super::signed_url::{DownloadUrlError, UrlSigner, download_url};
 use crate::api::velero::BackupStorageLocationSpec;
 
 /// The simulator's zero-setup provider: the bucket is a directory under the local root.
-pub const LOCAL_PROVIDER: &str = "nac.openshift.io/local";
+pub const LOCAL_PROVIDER: &str = crate::api::velero::LOCAL_OBJECT_STORE_PROVIDER;
 /// Provider names of Velero's AWS plugin (Velero adds the `velero.io/` itself when missing).
 pub const AWS_PROVIDERS: &[&str] = &["aws", "velero.io/aws"];
 

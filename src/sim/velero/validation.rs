@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::api::common::DurationError;
-use crate::api::velero::labels::SCHEDULE_NAME;
+use crate::api::velero::labels::{SCHEDULE_NAME, valid_label_value};
 use crate::api::velero::{
     Backup, BackupPhase, BackupSpec, BackupStorageLocation, BackupStorageLocationAccessMode,
     BackupStorageLocationPhase, ExistingResourcePolicy, RestoreSpec,
@@ -521,7 +521,7 @@ pub fn validate_restore(
                     .labels
                     .as_ref()
                     .and_then(|labels| labels.get(SCHEDULE_NAME))
-                    .is_some_and(|value| value == schedule_name)
+                    .is_some_and(|value| *value == valid_label_value(schedule_name))
             })
             .collect();
         if of_schedule.is_empty() {

@@ -1243,7 +1243,7 @@ fn short_names_and_printer_columns() {
                 "string",
                 ".status.veleroSchedule.status.phase"
             ),
-            column("Next-Run", "date", ".status.nextRun"),
+            column("Next-Run", "string", ".status.nextRun"),
             column("Paused", "boolean", ".spec.paused"),
             age
         ]

@@ -129,6 +129,42 @@ fn ci_bot_backs_up_team_a_and_waits_for_completion() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).is_empty(), "the Velero log is printed");
 
+    // ci-bot reads its own backup's log too (what scripts/ci-backup.sh does after a partial
+    // failure): its role lets it create and read NonAdminDownloadRequests in team-a.
+    let out = nac(
+        &server,
+        &ci_token,
+        &["backup", "logs", "ci-1", "-n", "team-a"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).is_empty(), "the Velero log is printed");
+
+    // ci-bot may not delete backups (that takes `patch` on nonadminbackups, which would also
+    // let it rewrite any backup's spec): the refusal names the missing permission, and the
+    // backup stays.
+    let out = nac(
+        &server,
+        &ci_token,
+        &["backup", "delete", "ci-2", "-n", "team-a"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("403")
+            && stderr.contains("patch nonadminbackups")
+            && stderr.contains("namespace team-a")
+            && stderr.contains("nac-nonadmin-backup-creator"),
+        "{stderr}"
+    );
+    let out = nac(
+        &server,
+        &ci_token,
+        &["backup", "get", "ci-2", "-n", "team-a", "-o", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let kept: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(kept["spec"]["deleteBackup"], true, "{kept}");
+
     // alice restores from it and waits: exit 0 when the restore completed.
     let out = nac(
         &server,

@@ -332,6 +332,204 @@ async fn the_dry_run_answers_the_manifest_of_the_backup_that_follows() {
     drop(env.server);
 }
 
+/// Right after `?wait=true` answers Completed the manifest is still being built: every
+/// manifest read (REST manifest, contents, graph, diff; GraphQL) answers 202 with `Retry-After`
+/// and a problem, never 404; once built, 200. A backup that does not exist stays 404, and
+/// another tenant's answer stays the 403 of a made-up name. The builder is held back (started
+/// only after the 202s) so that the window cannot close before the reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_being_built_answers_202_with_retry_after_then_200() {
+    use nac::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
+    use nac::history::recorder::{Recorder, RecorderConfig};
+    use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
+
+    let (server, admin) =
+        gateway_support::emulator(nac::sim::apiserver::EmulatorConfig::default()).await;
+    let _velero = gateway_support::start_velero_and_controllers_with(&server, &admin, |_| {}).await;
+    let (history, _history_dir) = support::sqlite_history().await;
+    let controller =
+        server.client(&support::sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let recorder = Recorder::new(
+        controller.clone(),
+        OADP_NAMESPACE,
+        history.clone(),
+        RecorderConfig {
+            flush_interval: Duration::from_millis(50),
+            ..RecorderConfig::default()
+        },
+    );
+    let mut tasks = vec![tokio::spawn(recorder.run())];
+    let router =
+        gateway_support::start_gateway(&server, &admin, history.clone(), gateway_support::config())
+            .await;
+    let tokens = gateway_support::tokens(&server, &admin).await;
+    let get = |path: String, token: String| {
+        let router = router.clone();
+        async move {
+            gateway_support::call(&router, Method::GET, &path, Auth::Bearer(&token), None, &[])
+                .await
+        }
+    };
+
+    let created = gateway_support::call(
+        &router,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups?wait=true&timeout=90s",
+        Auth::Bearer(&tokens.alice),
+        Some(json!({"name": "fresh", "spec": {"backupSpec": {}}})),
+        &[],
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(
+        velero_phase(&created.json()),
+        "Completed",
+        "{}",
+        created.text()
+    );
+
+    let reads = [
+        "manifest",
+        "contents",
+        "graph",
+        "diff?against=fresh",
+        "manifest?download=true",
+    ];
+    for suffix in reads {
+        let path = format!("/api/v1/namespaces/team-a/backups/fresh/{suffix}");
+        let pending = get(path.clone(), tokens.alice.clone()).await;
+        assert_eq!(
+            pending.status,
+            StatusCode::ACCEPTED,
+            "{suffix}: {}",
+            pending.text()
+        );
+        assert_eq!(pending.header("retry-after"), Some("2"), "{suffix}");
+        assert!(pending.is_problem(), "{suffix}");
+        let problem = pending.json();
+        assert_eq!(problem["status"], 202, "{problem}");
+        assert_eq!(problem["code"], "manifest-pending", "{problem}");
+        assert_eq!(
+            problem["type"], "https://nac.openshift.io/problems/manifest-pending",
+            "{problem}"
+        );
+        assert_eq!(problem["title"], "Manifest being built", "{problem}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("manifest is being built"),
+            "{problem}"
+        );
+        assert!(pending.header("content-disposition").is_none(), "{suffix}");
+    }
+    let graphql = gateway_support::call(
+        &router,
+        Method::POST,
+        "/graphql",
+        Auth::Bearer(&tokens.alice),
+        Some(json!({"query": "{ backupManifest(namespace: \"team-a\", name: \"fresh\") { total } }"})),
+        &[],
+    )
+    .await;
+    let error = &graphql.json()["errors"][0];
+    assert_eq!(
+        error["extensions"]["code"],
+        "MANIFEST_PENDING",
+        "{}",
+        graphql.text()
+    );
+    assert_eq!(
+        error["extensions"]["retryAfterSeconds"],
+        2,
+        "{}",
+        graphql.text()
+    );
+
+    // A backup that does not exist is still a 404 for its tenant, and bob learns nothing:
+    // the pending backup answers him exactly as a made-up name does.
+    let missing = get(
+        "/api/v1/namespaces/team-a/backups/no-such-backup/manifest".into(),
+        tokens.alice.clone(),
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.text());
+    for suffix in reads {
+        let existing = get(
+            format!("/api/v1/namespaces/team-a/backups/fresh/{suffix}"),
+            tokens.bob.clone(),
+        )
+        .await;
+        let made_up = get(
+            format!("/api/v1/namespaces/team-a/backups/no-such-backup/{suffix}"),
+            tokens.bob.clone(),
+        )
+        .await;
+        assert_eq!(existing.status, StatusCode::FORBIDDEN, "{suffix}");
+        assert!(existing.header("retry-after").is_none(), "{suffix}");
+        assert_eq!(
+            gateway_support::without_request_id(existing.json()),
+            gateway_support::without_request_id(made_up.json()),
+            "{suffix}"
+        );
+    }
+
+    // The builder catches up: the same reads answer 200.
+    let builder = ManifestBuilder::new(
+        controller,
+        OADP_NAMESPACE,
+        history.clone(),
+        std::sync::Arc::new(
+            nac::manifest::fetch::HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap(),
+        ),
+        ManifestBuilderConfig {
+            rescan_interval: Duration::from_secs(1),
+            await_min_backoff: Duration::from_millis(100),
+            retry_min_backoff: Duration::from_millis(200),
+            retry_max_backoff: Duration::from_secs(2),
+            download_poll: Duration::from_millis(50),
+            download_timeout: Duration::from_secs(20),
+            ..ManifestBuilderConfig::default()
+        },
+    );
+    tasks.push(tokio::spawn(builder.run()));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = get(
+            "/api/v1/namespaces/team-a/backups/fresh/manifest".into(),
+            tokens.alice.clone(),
+        )
+        .await;
+        if answer.status == StatusCode::OK {
+            assert_eq!(
+                answer.json()["backup"]["name"],
+                "fresh",
+                "{}",
+                answer.text()
+            );
+            break;
+        }
+        assert_eq!(answer.status, StatusCode::ACCEPTED, "{}", answer.text());
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the manifest was never built"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for suffix in reads {
+        let answer = get(
+            format!("/api/v1/namespaces/team-a/backups/fresh/{suffix}"),
+            tokens.alice.clone(),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{suffix}: {}", answer.text());
+    }
+    for task in tasks {
+        task.abort();
+    }
+    drop(server);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_restore_preview_says_what_the_restore_then_does() {
     let env = env(None).await;

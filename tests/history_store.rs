@@ -1269,6 +1269,46 @@ async fn reopening_a_database_keeps_its_data() {
 }
 
 #[tokio::test]
+async fn sqlite_urls_create_their_file() {
+    // `sqlite:///abs/path` to a file (and directory) that do not exist yet, without `mode=rwc`.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new-dir/new.db");
+    let url = format!("sqlite://{}", file.display());
+    assert!(url.starts_with("sqlite:///"), "{url}");
+    let record = op("team-a", "f", OperationKind::Backup, T0);
+    nac::history::open(&url)
+        .await
+        .unwrap()
+        .record(bare(vec![record.clone()]))
+        .await
+        .unwrap();
+    assert!(file.is_file());
+    let again = nac::history::open(&url).await.unwrap();
+    assert_eq!(again.operation("team-a", "f").await.unwrap(), Some(record));
+
+    // `sqlite://relative` and `sqlite:relative` (relative to the working directory), as
+    // `--database-url` of a command run there.
+    for (url, created) in [
+        ("sqlite://history.db", "history.db"),
+        ("sqlite:sub/history.db", "sub/history.db"),
+    ] {
+        let cwd = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nac"))
+            .args(["migrate", "--database-url", url])
+            .env_remove("NAC_DATABASE_URL")
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(cwd.path().join(created).is_file(), "{url}");
+    }
+}
+
+#[tokio::test]
 async fn an_in_memory_sqlite_database_works() {
     let store = nac::history::open("sqlite::memory:").await.unwrap();
     let record = op("team-a", "m", OperationKind::Backup, T0);

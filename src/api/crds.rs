@@ -80,7 +80,10 @@ fn crd_of<K: CustomResourceExt + StatusSubresource>() -> CustomResourceDefinitio
             .as_mut()
             .and_then(|validation| validation.open_api_v3_schema.as_mut())
         {
-            visit_schemas_mut(schema, &mut drop_null_enum_value);
+            visit_schemas_mut(schema, &mut |schema| {
+                drop_null_enum_value(schema);
+                drop_unrecognized_integer_format(schema);
+            });
         }
     }
     crd
@@ -89,6 +92,19 @@ fn crd_of<K: CustomResourceExt + StatusSubresource>() -> CustomResourceDefinitio
 fn drop_null_enum_value(schema: &mut JSONSchemaProps) {
     if let Some(values) = schema.enum_.as_mut() {
         values.retain(|value| !value.0.is_null());
+    }
+}
+
+/// schemars names unsigned and small integers' formats (`uint32`, `uint8`, `int16` …), which
+/// Kubernetes does not know (the API server warns `unrecognized format "uint32"`): the format
+/// goes, the `minimum: 0` schemars adds for unsigned types stays.
+fn drop_unrecognized_integer_format(schema: &mut JSONSchemaProps) {
+    if schema
+        .format
+        .as_deref()
+        .is_some_and(|format| format.starts_with("uint") || matches!(format, "int8" | "int16"))
+    {
+        schema.format = None;
     }
 }
 
@@ -171,6 +187,65 @@ pub fn all_crds_yaml(include_velero: bool) -> Result<String, CrdError> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    fn all_schemas(crd: &CustomResourceDefinition) -> Vec<JSONSchemaProps> {
+        let mut found = Vec::new();
+        for version in &crd.spec.versions {
+            if let Some(mut schema) = version
+                .schema
+                .clone()
+                .and_then(|validation| validation.open_api_v3_schema)
+            {
+                visit_schemas_mut(&mut schema, &mut |s| found.push(s.clone()));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn integer_formats_are_ones_kubernetes_knows_and_unsigned_keeps_its_minimum() {
+        for crd in nac_crds().iter().chain(velero_crds().iter()) {
+            for schema in all_schemas(crd) {
+                if let Some(format) = schema.format.as_deref() {
+                    assert!(
+                        !format.starts_with("uint") && !matches!(format, "int8" | "int16"),
+                        "{}: format {format}",
+                        crd.spec.names.kind
+                    );
+                }
+            }
+        }
+        let bucket = crd_of::<BackupBucket>();
+        let max_entries = all_schemas(&bucket)
+            .into_iter()
+            .find_map(|s| s.properties.and_then(|p| p.get("maxEntries").cloned()))
+            .expect("BackupBucket has spec.maxEntries");
+        assert_eq!(max_entries.type_.as_deref(), Some("integer"));
+        assert_eq!(max_entries.format, None);
+        assert_eq!(max_entries.minimum, Some(0.0));
+    }
+
+    #[test]
+    fn only_past_times_are_date_columns() {
+        // kubectl prints a `date` column as an age, `<invalid>` for a future time: a column that
+        // may hold a future time (next run, purge after) is a string.
+        for crd in nac_crds() {
+            for column in crd
+                .spec
+                .versions
+                .iter()
+                .flat_map(|v| v.additional_printer_columns.iter().flatten())
+            {
+                if column.type_ == "date" {
+                    assert_eq!(
+                        column.json_path, ".metadata.creationTimestamp",
+                        "{} column {}",
+                        crd.spec.names.kind, column.name
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn file_names_follow_controller_gen() {

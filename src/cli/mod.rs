@@ -97,6 +97,12 @@ pub struct ControllerArgs {
     pub history: HistoryOptions,
     #[command(flatten)]
     pub pool: PoolOptions,
+    /// Root directory of the local object-store provider (nac.openshift.io/local): the same
+    /// directory the Velero simulator keeps its buckets under (`nac sim velero
+    /// --object-store-root`). Without it, BackupBuckets on that provider are never listed and
+    /// their purges wait for Velero's next sync; S3 buckets need nothing.
+    #[arg(long, env = "NAC_OBJECT_STORE_ROOT", value_name = "DIR")]
+    pub object_store_root: Option<PathBuf>,
 }
 
 /// Settings of the shared backup pool (BackupBuckets and BackupEntries), for the commands that
@@ -260,6 +266,12 @@ pub struct ServeArgs {
     pub history: HistoryOptions,
     #[command(flatten)]
     pub pool: PoolOptions,
+    /// Root directory of the local object-store provider (nac.openshift.io/local): the same
+    /// directory the Velero simulator keeps its buckets under (`nac sim velero
+    /// --object-store-root`). Without it, BackupBuckets on that provider are never listed and
+    /// their purges wait for Velero's next sync; S3 buckets need nothing.
+    #[arg(long, env = "NAC_OBJECT_STORE_ROOT", value_name = "DIR")]
+    pub object_store_root: Option<PathBuf>,
 }
 
 /// Options of `nac sim velero`.
@@ -376,11 +388,75 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The log filter's directives: `NAC_LOG`, else `RUST_LOG` (what Rust tooling and many
+/// Kubernetes manifests set), else `warn`. An empty variable counts as unset.
+fn log_directives(nac_log: Option<&str>, rust_log: Option<&str>) -> String {
+    [nac_log, rust_log]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|directives| !directives.is_empty())
+        .unwrap_or("warn")
+        .to_string()
+}
+
 fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("NAC_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let nac_log = std::env::var("NAC_LOG").ok();
+    let rust_log = std::env::var("RUST_LOG").ok();
+    let directives = log_directives(nac_log.as_deref(), rust_log.as_deref());
+    let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+        eprintln!("warning: ignoring the log filter {directives:?} ({e}); logging warnings");
+        tracing_subscriber::EnvFilter::new("warn")
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cli, Command, log_directives};
+    use clap::Parser;
+
+    #[test]
+    fn controller_and_serve_take_the_local_object_store_root() {
+        let cli = Cli::try_parse_from(["nac", "controller", "--object-store-root", "/srv/store"]);
+        let Ok(Cli {
+            command: Command::Controller(args),
+        }) = cli
+        else {
+            panic!("nac controller --object-store-root does not parse: {cli:?}");
+        };
+        assert_eq!(
+            args.object_store_root.as_deref(),
+            Some(std::path::Path::new("/srv/store"))
+        );
+        let cli = Cli::try_parse_from(["nac", "serve", "--object-store-root", "/srv/store"]);
+        let Ok(Cli {
+            command: Command::Serve(args),
+        }) = cli
+        else {
+            panic!("nac serve --object-store-root does not parse: {cli:?}");
+        };
+        assert_eq!(
+            args.object_store_root.as_deref(),
+            Some(std::path::Path::new("/srv/store"))
+        );
+        // The whole command line is valid (no clashing flags under clap's debug checks).
+        <Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
+    #[test]
+    fn nac_log_wins_rust_log_is_the_fallback_and_warn_the_default() {
+        assert_eq!(log_directives(Some("debug"), Some("info")), "debug");
+        assert_eq!(log_directives(None, Some("info")), "info");
+        assert_eq!(log_directives(Some(""), Some("info")), "info");
+        assert_eq!(log_directives(Some("  "), None), "warn");
+        assert_eq!(log_directives(None, None), "warn");
+        assert_eq!(
+            log_directives(Some("warn,nac::gateway=debug"), None),
+            "warn,nac::gateway=debug"
+        );
+    }
 }

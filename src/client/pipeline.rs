@@ -247,8 +247,37 @@ pub async fn delete(
             None,
             None,
         )
-        .await?
+        .await
+        .map_err(|error| explain_refused_delete(kind, namespace, error))?
         .body)
+}
+
+/// A refused (403) backup deletion says which permission it takes: deleting a backup sets
+/// `spec.deleteBackup` on the NonAdminBackup, i.e. `patch` on `nonadminbackups` — which the CI
+/// role (`nac-nonadmin-backup-creator`) deliberately does not grant.
+fn explain_refused_delete(kind: JobKind, namespace: &str, error: ClientError) -> ClientError {
+    match error {
+        ClientError::Problem {
+            status,
+            title,
+            detail,
+            mut errors,
+        } if status == http::StatusCode::FORBIDDEN && kind == JobKind::Backup => {
+            errors.push(format!(
+                "deleting a backup needs the permission to patch nonadminbackups (group oadp.openshift.io) in namespace {namespace}: it sets spec.deleteBackup on the NonAdminBackup"
+            ));
+            errors.push(
+                "the CI role nac-nonadmin-backup-creator does not grant it on purpose; a namespace admin or editor can delete the backup".to_string(),
+            );
+            ClientError::Problem {
+                status,
+                title,
+                detail,
+                errors,
+            }
+        }
+        other => other,
+    }
 }
 
 /// Prints `objects` as asked (pure; returns the text).
@@ -344,5 +373,38 @@ mod tests {
         assert_eq!(one["metadata"]["name"], "nightly");
         assert!(render(&objects, Output::Yaml).contains("items:"));
         assert!("xml".parse::<Output>().is_err());
+    }
+
+    #[test]
+    fn a_refused_backup_deletion_names_the_permission_it_takes() {
+        let refused = || {
+            super::super::http::problem(
+                http::StatusCode::FORBIDDEN,
+                &json!({"title": "Forbidden", "status": 403,
+                        "detail": "you may not patch nonadminbackups in namespace team-a"}),
+            )
+        };
+        let ClientError::Problem { errors, .. } =
+            explain_refused_delete(JobKind::Backup, "team-a", refused())
+        else {
+            panic!("not a problem")
+        };
+        assert!(
+            errors[0].contains("patch nonadminbackups") && errors[0].contains("namespace team-a"),
+            "{errors:?}"
+        );
+        assert!(errors[1].contains("nac-nonadmin-backup-creator"));
+        // Restores (plain deletes) and other errors pass through as they came.
+        let ClientError::Problem { errors, .. } =
+            explain_refused_delete(JobKind::Restore, "team-a", refused())
+        else {
+            panic!("not a problem")
+        };
+        assert!(errors.is_empty());
+        let missing = super::super::http::problem(http::StatusCode::NOT_FOUND, &Value::Null);
+        assert_eq!(
+            explain_refused_delete(JobKind::Backup, "team-a", missing).to_string(),
+            "404 Not Found: Not Found"
+        );
     }
 }

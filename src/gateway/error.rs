@@ -130,6 +130,20 @@ pub enum GatewayError {
     /// An artifact (log, results …) is not available (yet).
     #[error("{0}")]
     ArtifactUnavailable(String),
+    /// The backup exists and has completed, but its manifest is still being built: not an
+    /// error but an answer to retry (202 Accepted with `Retry-After`).
+    #[error(
+        "backup {name:?} in namespace {namespace} has completed and its manifest is being built; retry in {} s",
+        retry_after.as_secs().max(1)
+    )]
+    ManifestPending {
+        /// Namespace of the backup.
+        namespace: String,
+        /// The backup.
+        name: String,
+        /// When to ask again.
+        retry_after: Duration,
+    },
     /// The gateway cannot answer now (caches syncing, API server unreachable).
     #[error("{0}")]
     Unavailable(String),
@@ -162,6 +176,7 @@ impl GatewayError {
     /// The HTTP status code of this error.
     pub fn status_code(&self) -> u16 {
         match self {
+            GatewayError::ManifestPending { .. } => 202,
             GatewayError::Unauthenticated => 401,
             GatewayError::Forbidden { .. } | GatewayError::CsrfRejected => 403,
             GatewayError::NotFound { .. } | GatewayError::NoRoute(_) => 404,
@@ -200,6 +215,7 @@ impl GatewayError {
             GatewayError::NoRoute(_) => "no-route",
             GatewayError::MethodNotAllowed => "method-not-allowed",
             GatewayError::ArtifactUnavailable(_) => "artifact-unavailable",
+            GatewayError::ManifestPending { .. } => "manifest-pending",
             GatewayError::Unavailable(_) => "unavailable",
             GatewayError::Upstream => "upstream",
         }
@@ -224,6 +240,7 @@ impl GatewayError {
             GatewayError::NoRoute(_) => "Not found",
             GatewayError::MethodNotAllowed => "Method not allowed",
             GatewayError::ArtifactUnavailable(_) => "Artifact unavailable",
+            GatewayError::ManifestPending { .. } => "Manifest being built",
             GatewayError::Unavailable(_) => "Service unavailable",
             GatewayError::Upstream => "Bad gateway",
         }

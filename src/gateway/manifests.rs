@@ -56,6 +56,9 @@ pub const OVERLAP_ITEMS_SHOWN: usize = 50;
 const DECODED_KEPT: usize = 4;
 /// Longest wait for the history store.
 const STORE_TIMEOUT: Duration = Duration::from_secs(10);
+/// `Retry-After` of a completed backup whose manifest is still being built (the builder takes
+/// a second or two after the backup completes).
+pub const MANIFEST_RETRY_AFTER: Duration = Duration::from_secs(2);
 
 /// A decoded manifest, by operation id and build time.
 type DecodedManifest = ((String, i64), Arc<ManifestDocument>);
@@ -271,6 +274,18 @@ pub fn is_pending_backup(backup: &NonAdminBackup) -> bool {
         })
 }
 
+/// Whether backup `backup` has completed (Velero's Completed or PartiallyFailed, the phases
+/// the manifest builder builds for), so that a manifest it lacks is still being built (pure).
+pub fn manifest_is_due(backup: &NonAdminBackup) -> bool {
+    backup
+        .status
+        .as_ref()
+        .and_then(|s| s.velero_backup.as_ref())
+        .and_then(|velero| velero.status.as_ref())
+        .and_then(|status| status.phase.as_ref())
+        .is_some_and(|phase| matches!(phase, BackupPhase::Completed | BackupPhase::PartiallyFailed))
+}
+
 /// Whether restore `restore` has not started yet: accepted and its Velero restore not created
 /// yet or new (pure).
 pub fn is_pending_restore(restore: &NonAdminRestore) -> bool {
@@ -480,13 +495,33 @@ impl GatewayService {
         })?
         .map_err(store_error)?;
         let Some(stored) = stored else {
-            return Err(GatewayError::NotFound {
+            return Err(self.missing_manifest(namespace, name));
+        };
+        self.decode_manifest(stored).await
+    }
+
+    /// Why backup `name` has no stored manifest (asked only once the caller may get it): a
+    /// backup that has completed is having its manifest built (202 and `Retry-After`); one
+    /// that does not exist, has not completed or failed has none (404).
+    fn missing_manifest(&self, namespace: &str, name: &str) -> GatewayError {
+        let pending = self
+            .caches()
+            .backups
+            .get(namespace, name)
+            .is_some_and(|backup| manifest_is_due(&backup));
+        if pending {
+            GatewayError::ManifestPending {
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+                retry_after: MANIFEST_RETRY_AFTER,
+            }
+        } else {
+            GatewayError::NotFound {
                 kind: "BackupManifest",
                 namespace: namespace.to_owned(),
                 name: name.to_owned(),
-            });
-        };
-        self.decode_manifest(stored).await
+            }
+        }
     }
 
     async fn decode_manifest(
@@ -1079,6 +1114,28 @@ mod tests {
         assert!(!is_pending_restore(&restore(
             json!({"phase": "BackingOff"})
         )));
+    }
+
+    #[test]
+    fn a_missing_manifest_is_due_only_for_a_completed_backup() {
+        for phase in ["Completed", "PartiallyFailed"] {
+            let b =
+                backup(json!({"phase": "Created", "veleroBackup": {"status": {"phase": phase}}}));
+            assert!(manifest_is_due(&b), "{phase}");
+        }
+        for phase in [
+            "New",
+            "InProgress",
+            "Finalizing",
+            "Failed",
+            "FailedValidation",
+        ] {
+            let b =
+                backup(json!({"phase": "Created", "veleroBackup": {"status": {"phase": phase}}}));
+            assert!(!manifest_is_due(&b), "{phase}");
+        }
+        assert!(!manifest_is_due(&backup(json!({}))));
+        assert!(!manifest_is_due(&backup(json!({"phase": "BackingOff"}))));
     }
 
     #[test]

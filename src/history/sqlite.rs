@@ -26,8 +26,9 @@ pub struct SqliteHistoryStore {
 }
 
 impl SqliteHistoryStore {
-    /// Opens `sqlite://path?mode=rwc` (see [`super::sqlite_url_for`]), creating the file's
-    /// directory. Every connection runs with journal_mode=WAL, busy_timeout=5000 (writers
+    /// Opens `sqlite://path` (`sqlite:///abs/path`, `sqlite://relative`, `sqlite:path`; see
+    /// [`super::sqlite_url_for`]), creating the file and its directory when missing (a URL
+    /// without a `mode` opens read-write-create; an explicit `mode=ro`/`rw` is kept). Every connection runs with journal_mode=WAL, busy_timeout=5000 (writers
     /// wait for each other instead of failing), synchronous=NORMAL (safe with WAL) and
     /// foreign_keys=ON. An in-memory database (`sqlite::memory:`) keeps one connection, since
     /// each connection would otherwise see its own empty database. Does not migrate.
@@ -70,7 +71,8 @@ impl SqliteHistoryStore {
                 .idle_timeout(None)
                 .max_lifetime(None);
         }
-        let core = SqlCore::connect(url, Backend::Sqlite, options, &MIGRATOR).await?;
+        let url = creating_file(url, in_memory);
+        let core = SqlCore::connect(&url, Backend::Sqlite, options, &MIGRATOR).await?;
         Ok(Self { core })
     }
 
@@ -81,6 +83,20 @@ impl SqliteHistoryStore {
 }
 
 sql_history_store!(SqliteHistoryStore);
+
+/// `url` with `mode=rwc` (create the file when missing) unless it is in memory or already
+/// says which mode: sqlx opens a SQLite file read-write without creating it by default, so
+/// `sqlite:///path/to/new.db` failed with "unable to open database file".
+fn creating_file(url: &str, in_memory: bool) -> std::borrow::Cow<'_, str> {
+    let query = url.split_once('?').map(|(_, query)| query);
+    let has_mode = query.is_some_and(|q| q.split('&').any(|pair| pair.starts_with("mode=")));
+    match query {
+        _ if in_memory || has_mode => std::borrow::Cow::Borrowed(url),
+        Some("") => format!("{url}mode=rwc").into(),
+        Some(_) => format!("{url}&mode=rwc").into(),
+        None => format!("{url}?mode=rwc").into(),
+    }
+}
 
 /// The file a SQLite URL names (None for an in-memory database), and whether it is in memory.
 fn file_of(url: &str) -> (Option<std::path::PathBuf>, bool) {
@@ -113,5 +129,29 @@ mod tests {
         );
         assert!(file_of("sqlite::memory:").1);
         assert!(file_of("sqlite://x.db?mode=memory&cache=shared").1);
+    }
+
+    #[test]
+    fn file_urls_create_their_file_unless_they_say_otherwise() {
+        assert_eq!(
+            creating_file("sqlite:///var/lib/nac/new.db", false),
+            "sqlite:///var/lib/nac/new.db?mode=rwc"
+        );
+        assert_eq!(
+            creating_file("sqlite:new.db", false),
+            "sqlite:new.db?mode=rwc"
+        );
+        assert_eq!(
+            creating_file("sqlite://new.db?cache=shared", false),
+            "sqlite://new.db?cache=shared&mode=rwc"
+        );
+        assert_eq!(
+            creating_file("sqlite://new.db?", false),
+            "sqlite://new.db?mode=rwc"
+        );
+        for kept in ["sqlite://x.db?mode=ro", "sqlite://x.db?mode=rwc"] {
+            assert_eq!(creating_file(kept, false), kept);
+        }
+        assert_eq!(creating_file("sqlite::memory:", true), "sqlite::memory:");
     }
 }

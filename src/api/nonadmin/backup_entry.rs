@@ -87,7 +87,8 @@ pub mod entry_conditions {
         type_ = "string",
         json_path = ".status.veleroBackupStorageLocation.name"
     ),
-    printcolumn(name = "Purge-After", type_ = "date", json_path = ".status.purgeAfter"),
+    // A string, not a date: kubectl prints future dates as `<invalid>`; this shows the timestamp.
+    printcolumn(name = "Purge-After", type_ = "string", json_path = ".status.purgeAfter"),
     printcolumn(
         name = "Age",
         type_ = "date",

@@ -29,7 +29,8 @@ use crate::api::velero::{BackupPhase, BackupSpec, ScheduleStatus};
         type_ = "string",
         json_path = ".status.veleroSchedule.status.phase"
     ),
-    printcolumn(name = "Next-Run", type_ = "date", json_path = ".status.nextRun"),
+    // A string, not a date: kubectl prints future dates as `<invalid>`; this shows the timestamp.
+    printcolumn(name = "Next-Run", type_ = "string", json_path = ".status.nextRun"),
     printcolumn(name = "Paused", type_ = "boolean", json_path = ".spec.paused"),
     printcolumn(
         name = "Age",

@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::common::{GoDuration, UnknownFields, open_string_enum};
 
+/// NAC's zero-setup object-store provider: a bucket is a directory under a local root (the
+/// Velero simulator's `--object-store-root`; `nac controller`/`nac serve` take the same root
+/// to list and purge shared-pool buckets on it).
+pub const LOCAL_OBJECT_STORE_PROVIDER: &str = "nac.openshift.io/local";
+
 /// Where and how Velero reaches an object store.
 // kube's `printcolumn(...)` entries repeat keys like `type_` by design.
 #[allow(clippy::duplicated_attributes)]

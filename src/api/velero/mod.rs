@@ -26,7 +26,8 @@ pub use backup::{
 };
 pub use backup_storage_location::{
     BackupStorageLocation, BackupStorageLocationAccessMode, BackupStorageLocationPhase,
-    BackupStorageLocationSpec, BackupStorageLocationStatus, ObjectStorageLocation,
+    BackupStorageLocationSpec, BackupStorageLocationStatus, LOCAL_OBJECT_STORE_PROVIDER,
+    ObjectStorageLocation,
 };
 pub use delete_backup_request::{
     DeleteBackupRequest, DeleteBackupRequestPhase, DeleteBackupRequestSpec,

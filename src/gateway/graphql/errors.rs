@@ -1,7 +1,9 @@
 //! GraphQL errors: every [`GatewayError`] becomes an error whose `extensions.code` is one of
 //! `UNAUTHENTICATED`, `FORBIDDEN`, `NOT_FOUND`, `INVALID` (with `extensions.fieldErrors`),
 //! `BAD_REQUEST`, `CONFLICT`, `RATE_LIMITED` (with `extensions.retryAfterSeconds`),
-//! `UNAVAILABLE` or `INTERNAL`, plus `extensions.reason`, the gateway's finer kebab-case code.
+//! `MANIFEST_PENDING` (a completed backup's manifest is still being built; with
+//! `extensions.retryAfterSeconds`), `UNAVAILABLE` or `INTERNAL`, plus `extensions.reason`, the
+//! gateway's finer kebab-case code.
 //! The message is the gateway error's own text, which names only what the caller asked for.
 //! Errors raised by GraphQL itself get a code too: `QUERY_TOO_DEEP`, `QUERY_TOO_COMPLEX`,
 //! and `BAD_REQUEST` for parse and validation failures.
@@ -34,6 +36,9 @@ pub const CONFLICT: &str = "CONFLICT";
 pub const RATE_LIMITED: &str = "RATE_LIMITED";
 /// `extensions.code` when the gateway cannot answer now.
 pub const UNAVAILABLE: &str = "UNAVAILABLE";
+/// `extensions.code` for a completed backup whose manifest is still being built (with
+/// `extensions.retryAfterSeconds`): ask again then.
+pub const MANIFEST_PENDING: &str = "MANIFEST_PENDING";
 /// `extensions.code` for failures of the cluster or the gateway.
 pub const INTERNAL: &str = "INTERNAL";
 /// `extensions.code` for queries nested deeper than allowed.
@@ -57,6 +62,7 @@ pub fn code_of(error: &GatewayError) -> &'static str {
         | GatewayError::IdempotencyKeyInFlight
         | GatewayError::ArtifactUnavailable(_) => CONFLICT,
         GatewayError::RateLimited { .. } => RATE_LIMITED,
+        GatewayError::ManifestPending { .. } => MANIFEST_PENDING,
         GatewayError::Unavailable(_) => UNAVAILABLE,
         GatewayError::Upstream => INTERNAL,
     }
@@ -68,7 +74,8 @@ pub fn to_graphql(error: &GatewayError) -> async_graphql::Error {
     let reason = error.code();
     let field_errors = error.field_errors().to_vec();
     let retry_after = match error {
-        GatewayError::RateLimited { retry_after } => Some(retry_after.as_secs().max(1)),
+        GatewayError::RateLimited { retry_after }
+        | GatewayError::ManifestPending { retry_after, .. } => Some(retry_after.as_secs().max(1)),
         _ => None,
     };
     async_graphql::Error::new(error.to_string()).extend_with(move |_, extensions| {
@@ -265,6 +272,14 @@ mod tests {
             retry_after: Duration::from_millis(10),
         });
         assert_eq!(limited["retryAfterSeconds"], 1);
+        let pending = extensions_of(&GatewayError::ManifestPending {
+            namespace: "team-a".into(),
+            name: "nightly".into(),
+            retry_after: Duration::from_secs(2),
+        });
+        assert_eq!(pending["code"], MANIFEST_PENDING);
+        assert_eq!(pending["reason"], "manifest-pending");
+        assert_eq!(pending["retryAfterSeconds"], 2);
     }
 
     #[test]

@@ -567,7 +567,9 @@ impl QueryRoot {
 
     /// A completed backup's manifest (kept in the history store, also after the backup is
     /// gone): which backup, counts by kind, and its items page by page (needs `get` on the
-    /// backup).
+    /// backup). For a second or two after the backup completes its manifest is still being
+    /// built: the error then has `extensions.code` `MANIFEST_PENDING` and
+    /// `extensions.retryAfterSeconds` (as for the owner graph and the diff).
     #[graphql(complexity = "10 + child_complexity")]
     async fn backup_manifest(
         &self,

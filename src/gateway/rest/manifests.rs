@@ -12,7 +12,7 @@ use utoipa::IntoParams;
 use super::extract::{ApiPath, ApiQuery, AuthCaller, check_name, check_namespace};
 use super::history::ok_json;
 use super::openapi::ErrorResponses;
-use super::problem::Problem;
+use super::problem::{Problem, ProblemDetails};
 use crate::gateway::Gateway;
 use crate::gateway::error::GatewayError;
 use crate::gateway::manifests::{BackupDiff, ContentsPage, ContentsQuery, OperationOverlaps};
@@ -70,12 +70,18 @@ fn check(path: &BackupPath) -> Result<(), Problem> {
 
 /// The manifest of a completed backup (`manifest.json`): every item's group, version, kind,
 /// namespace, name, labels, annotations, owners and UID, kept after the backup is gone.
+///
+/// For a second or two after the backup completes the manifest is still being built: the answer
+/// is then 202 with `Retry-After` and a problem (as for the contents, the graph and the diff);
+/// 404 means no such backup, or one that did not complete.
 #[utoipa::path(
     get, path = "/api/v1/namespaces/{namespace}/backups/{name}/manifest", tag = "backups",
     params(("namespace" = String, Path, description = "Namespace"),
            ("name" = String, Path, description = "NonAdminBackup name"), ManifestParams),
     responses(
         (status = 200, description = "The manifest", body = ManifestDocument),
+        (status = 202, description = "The backup has completed and its manifest is still being built: retry after `Retry-After` seconds", body = ProblemDetails, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))),
         ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
@@ -121,6 +127,8 @@ pub async fn backup_manifest(
            ("name" = String, Path, description = "NonAdminBackup name"), ContentsParams),
     responses(
         (status = 200, description = "One page; `continue` when more follow", body = ContentsPage),
+        (status = 202, description = "The backup has completed and its manifest is still being built: retry after `Retry-After` seconds", body = ProblemDetails, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))),
         ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
@@ -152,6 +160,8 @@ pub async fn backup_contents(
            ("name" = String, Path, description = "NonAdminBackup name")),
     responses(
         (status = 200, description = "The owner graph", body = OwnerGraphView),
+        (status = 202, description = "The backup has completed and its manifest is still being built: retry after `Retry-After` seconds", body = ProblemDetails, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))),
         ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
@@ -175,6 +185,8 @@ pub async fn backup_graph(
            ("name" = String, Path, description = "NonAdminBackup name (the later one)"), DiffParams),
     responses(
         (status = 200, description = "The differences", body = BackupDiff),
+        (status = 202, description = "The backup has completed and its manifest is still being built: retry after `Retry-After` seconds", body = ProblemDetails, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))),
         ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]

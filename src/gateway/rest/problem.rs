@@ -86,7 +86,8 @@ impl IntoResponse for Problem {
                     HeaderValue::from_static("Bearer realm=\"nac\""),
                 );
             }
-            GatewayError::RateLimited { retry_after } => {
+            GatewayError::RateLimited { retry_after }
+            | GatewayError::ManifestPending { retry_after, .. } => {
                 if let Ok(value) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string())
                 {
                     headers.insert(header::RETRY_AFTER, value);
@@ -173,6 +174,23 @@ mod tests {
         assert_eq!(headers[header::RETRY_AFTER], "3");
         let (_, headers, _) = answer(GatewayError::Unavailable("down".into())).await;
         assert_eq!(headers[header::RETRY_AFTER], "5");
+        let (status, headers, body) = answer(GatewayError::ManifestPending {
+            namespace: "team-a".into(),
+            name: "nightly".into(),
+            retry_after: std::time::Duration::from_secs(2),
+        })
+        .await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+        assert_eq!(headers[header::RETRY_AFTER], "2");
+        assert_eq!(headers[header::CONTENT_TYPE], PROBLEM_CONTENT_TYPE);
+        assert_eq!(body["code"], "manifest-pending");
+        assert_eq!(body["status"], 202);
+        assert!(
+            body["detail"]
+                .as_str()
+                .unwrap()
+                .contains("manifest is being built")
+        );
         let (_, _, body) = answer(GatewayError::CsrfRejected).await;
         assert_eq!(body["title"], "Missing or wrong CSRF token");
         assert!(body["detail"].as_str().unwrap().contains("X-CSRF-Token"));

@@ -3,7 +3,7 @@
 // `ApiError` with the server's problem+json.
 import type { ProblemDetails, SessionInfo } from './types';
 
-/** An answer that was not 2xx, with the server's problem when it sent one. */
+/** An answer that was not 2xx (or was a problem), with the server's problem when it sent one. */
 export class ApiError extends Error {
   readonly status: number;
   readonly problem: ProblemDetails | null;
@@ -87,7 +87,9 @@ export async function request<T>(method: string, path: string, options: RequestO
     if ((error as Error).name === 'AbortError') throw error;
     throw new ApiError(0, null, 'network');
   }
-  if (!response.ok) {
+  // A problem+json answer is an error even with a 2xx status: `202 Accepted` with
+  // `Retry-After` says a backup's manifest is still being built.
+  if (!response.ok || (response.headers.get('content-type') ?? '').includes('application/problem+json')) {
     const problem = await parseProblem(response);
     if (response.status === 401) unauthenticatedListeners.forEach((listener) => listener());
     throw new ApiError(response.status, problem, problem?.detail ?? response.statusText);

@@ -41,8 +41,9 @@ describe('manifest contents helpers', () => {
     expect(manifestDownloadPath('team-a', 'a.b')).toBe('/api/v1/namespaces/team-a/backups/a.b/manifest?download=true');
   });
 
-  it('treats only a 404 as a missing manifest', () => {
+  it('treats a 404 or a 202 (being built) as a missing manifest', () => {
     expect(manifestMissing(new ApiError(404, null, 'not found'))).toBe(true);
+    expect(manifestMissing(new ApiError(202, null, 'manifest being built'))).toBe(true);
     expect(manifestMissing(new ApiError(403, null, 'forbidden'))).toBe(false);
     expect(manifestMissing(new Error('boom'))).toBe(false);
   });

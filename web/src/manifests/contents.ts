@@ -74,7 +74,10 @@ export function manifestDownloadPath(namespace: string, name: string): string {
   return apiPath(['namespaces', namespace, 'backups', name, 'manifest'], { download: true });
 }
 
-/** Whether a manifest read failed only because NAC holds no manifest of the backup (yet). */
+/**
+ * Whether a manifest read failed only because NAC holds no manifest of the backup (yet): 404, or
+ * 202 (the backup completed and its manifest is being built; ask again after `Retry-After`).
+ */
 export function manifestMissing(error: unknown): boolean {
-  return error instanceof ApiError && error.status === 404;
+  return error instanceof ApiError && (error.status === 404 || error.status === 202);
 }

@@ -10,6 +10,7 @@
 mod gateway_support;
 mod support;
 use gateway_support::{ALLOW_TTL, Answer, backup_names, without_request_id};
+use support::cluster::TestCluster;
 use support::sqlite_history;
 
 use std::time::Duration;
@@ -28,7 +29,8 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 struct Env {
-    server: ApiServer,
+    /// The cluster (emulator or real kube-apiserver), shared with replicas.
+    cluster: std::sync::Arc<TestCluster>,
     admin: kube::Client,
     router: axum::Router,
     alice: String,
@@ -44,6 +46,20 @@ struct Env {
 
 async fn env() -> Env {
     env_with(false).await
+}
+
+impl Env {
+    /// The emulator, for the cases that inspect or fault it.
+    fn server(&self) -> &ApiServer {
+        self.cluster
+            .emulator_server()
+            .expect("an emulator-only case")
+    }
+}
+
+/// The environment on `cluster` (either server), as [`env`] builds it on the emulator.
+async fn env_on(cluster: TestCluster) -> Env {
+    env_on_configured(cluster, false, |_| {}).await
 }
 
 /// The OADP operator's DataProtectionApplication CRD (the dev copy of `deploy/dev/oadp-crds/`).
@@ -74,26 +90,37 @@ async fn env_configured(
             .with_test_writer()
             .try_init();
     }
-    let (server, admin) = gateway_support::emulator(EmulatorConfig {
+    let cluster = TestCluster::emulator_with(EmulatorConfig {
         openshift_projects,
         ..EmulatorConfig::default()
     })
     .await;
+    env_on_configured(cluster, dpa_crd, configure).await
+}
+
+/// The environment on `cluster`, with the DPA CRD when `dpa_crd` and `configure` applied last
+/// to the gateway's configuration.
+async fn env_on_configured(
+    cluster: TestCluster,
+    dpa_crd: bool,
+    configure: impl FnOnce(&mut GatewayConfig),
+) -> Env {
+    let admin = cluster.admin();
     if dpa_crd {
         demo::apply_manifests(&admin, "DataProtectionApplication CRD", DPA_CRD)
             .await
             .unwrap();
     }
-    let velero = gateway_support::start_velero_and_controllers(&server, &admin).await;
+    let velero = gateway_support::start_velero_and_controllers(&cluster, &admin).await;
     let mut config = gateway_support::config_short_ttls();
     configure(&mut config);
     let (history, history_dir) = sqlite_history().await;
-    let router = gateway_support::start_gateway(&server, &admin, history.clone(), config).await;
-    let tokens = gateway_support::tokens(&server, &admin).await;
+    let router = gateway_support::start_gateway(&cluster, &admin, history.clone(), config).await;
+    let tokens = gateway_support::tokens_on(&cluster).await;
     Env {
         router,
         history,
-        server,
+        cluster: std::sync::Arc::new(cluster),
         admin,
         alice: tokens.alice,
         bob: tokens.bob,
@@ -109,14 +136,14 @@ async fn env_configured(
 /// own caches, limits and in-process state): what a second pod behind the same Service is.
 async fn replica(env: &Env) -> Env {
     let router = gateway_support::start_gateway(
-        &env.server,
+        env.cluster.as_ref(),
         &env.admin,
         env.history.clone(),
         gateway_support::config(),
     )
     .await;
     Env {
-        server: env.server.clone(),
+        cluster: env.cluster.clone(),
         admin: env.admin.clone(),
         router,
         alice: env.alice.clone(),
@@ -230,9 +257,8 @@ async fn open_stream(
     (response.status(), response.into_body())
 }
 
-#[tokio::test]
-async fn isolation_matrix_over_rest_sse_logs_and_queue() {
-    let env = env().await;
+async fn isolation_matrix_over_rest_sse_logs_and_queue(cluster: TestCluster) {
+    let env = env_on(cluster).await;
     let bob_secret = "bob-secret-backup";
     let alice_secret = "alice-private-backup";
     create_completed_backup(&env, &env.bob, "team-b", bob_secret).await;
@@ -625,9 +651,8 @@ async fn isolation_matrix_over_rest_sse_logs_and_queue() {
     }
 }
 
-#[tokio::test]
-async fn sse_resumes_with_last_event_id() {
-    let env = env().await;
+async fn sse_resumes_with_last_event_id(cluster: TestCluster) {
+    let env = env_on(cluster).await;
     let (_, body) = open_stream(&env, "/api/v1/namespaces/team-a/events", &env.alice, None).await;
     let created = call(
         &env,
@@ -684,10 +709,9 @@ async fn sse_resumes_with_last_event_id() {
     assert!(text.contains("event: reset"), "{text}");
 }
 
-#[tokio::test]
-async fn a_removed_role_binding_stops_access_within_the_allow_ttl() {
-    let env = env().await;
-    let carol = env.server.add_user("carol", &[]);
+async fn a_removed_role_binding_stops_access_within_the_allow_ttl(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    let carol = env.cluster.user_token("carol");
     let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
         Api::namespaced(env.admin.clone(), "team-a");
     let binding: k8s_openapi::api::rbac::v1::RoleBinding = serde_json::from_value(json!({
@@ -745,9 +769,8 @@ async fn a_removed_role_binding_stops_access_within_the_allow_ttl() {
     assert!(text.contains("event: forbidden"), "{text}");
 }
 
-#[tokio::test]
-async fn create_wait_idempotency_paging_and_delete() {
-    let env = env().await;
+async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
+    let env = env_on(cluster).await;
     // Idempotency: same key, same body → same answer, one object.
     let body = json!({"name": "idem", "spec": {"backupSpec": {}}});
     let first = call_with(
@@ -1019,9 +1042,8 @@ async fn replicas_sharing_the_history_store_agree_on_idempotency_keys() {
     assert_eq!(made, 1);
 }
 
-#[tokio::test]
-async fn policy_refusals_are_422_with_fields_and_the_policy_is_readable() {
-    let env = env().await;
+async fn policy_refusals_are_422_with_fields_and_the_policy_is_readable(cluster: TestCluster) {
+    let env = env_on(cluster).await;
     let maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
         Api::namespaced(env.admin.clone(), OADP_NAMESPACE);
     let map: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
@@ -1166,9 +1188,8 @@ async fn a_dpa_enforced_ttl_is_refused_synchronously_and_shown_in_the_policy() {
     );
 }
 
-#[tokio::test]
-async fn malformed_input_gets_clean_4xx_and_writes_nothing() {
-    let env = env().await;
+async fn malformed_input_gets_clean_4xx_and_writes_nothing(cluster: TestCluster) {
+    let env = env_on(cluster).await;
     let post = |body: Body, content_type: &str| {
         Request::builder()
             .method(Method::POST)
@@ -1500,7 +1521,7 @@ async fn a_flood_of_bad_tokens_is_limited_before_tokenreview_and_valid_tokens_pa
     .await;
     assert_eq!(warm.status, StatusCode::OK, "{}", warm.text());
 
-    let before = token_reviews(&env.server);
+    let before = token_reviews(env.server());
     let started = std::time::Instant::now();
     let (mut unauthorized, mut limited) = (0usize, 0usize);
     for i in 0..200 {
@@ -1538,7 +1559,7 @@ async fn a_flood_of_bad_tokens_is_limited_before_tokenreview_and_valid_tokens_pa
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let reviews = token_reviews(&env.server) - before;
+    let reviews = token_reviews(env.server()) - before;
     // The bucket held BURST - 1 after alice, then refilled at PER_SECOND.
     let bound = BURST as usize + (elapsed * PER_SECOND).ceil() as usize;
     eprintln!(
@@ -1570,11 +1591,11 @@ async fn a_flood_of_bad_tokens_is_limited_before_tokenreview_and_valid_tokens_pa
     // After Retry-After the shared bucket lets one unverified token through again.
     let refused = bad_token_request(&env, 0, None, &[]).await;
     assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
-    let reviews_before_wait = token_reviews(&env.server);
+    let reviews_before_wait = token_reviews(env.server());
     tokio::time::sleep(Duration::from_secs(retry_after(&refused))).await;
     let answer = bad_token_request(&env, 0, None, &[]).await;
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(token_reviews(&env.server), reviews_before_wait + 1);
+    assert_eq!(token_reviews(env.server()), reviews_before_wait + 1);
 
     let metrics = call(&env, Method::GET, "/metrics", None, None).await.text();
     let line = metrics
@@ -1906,7 +1927,7 @@ async fn my_namespaces(env: &Env) -> Vec<(&'static str, Value, Value)> {
 /// Users who listed OpenShift projects (from the emulator's audit log).
 fn project_listers(env: &Env) -> Vec<String> {
     let mut users: Vec<String> = env
-        .server
+        .server()
         .audit_entries()
         .into_iter()
         .filter(|e| e.verb == "list" && e.resource == "project.openshift.io/projects")
@@ -1952,21 +1973,21 @@ async fn my_namespaces_are_the_same_from_the_namespace_cache_and_from_openshift_
     assert_eq!(project_listers(&openshift), ["alice", "bob", "mallory"]);
 
     // A failing projects list falls back to the namespace cache with the same answers.
-    openshift.server.set_faults(
+    openshift.server().set_faults(
         serde_json::from_value(json!({"rules": [
             {"verb": "list", "resource": "project.openshift.io/projects", "errorRate": 1.0, "errorCode": 503}
         ]}))
         .unwrap(),
     );
-    let before = openshift.server.audit_entries().len();
+    let before = openshift.server().audit_entries().len();
     assert_eq!(my_namespaces(&openshift).await, from_cache);
     assert!(
-        openshift.server.audit_entries()[before..]
+        openshift.server().audit_entries()[before..]
             .iter()
             .any(|e| e.resource == "project.openshift.io/projects" && e.code == 503),
         "the projects list was tried"
     );
-    openshift.server.set_faults(Default::default());
+    openshift.server().set_faults(Default::default());
 
     // The one difference, by OpenShift's semantics: ci-bot may create backups in team-a but may
     // not view the project, so its projects list (and so its namespaces) is empty there.
@@ -1984,3 +2005,14 @@ async fn my_namespaces_are_the_same_from_the_namespace_cache_and_from_openshift_
     }
     assert_eq!(ci_bot, [vec!["team-a".to_string()], Vec::new()]);
 }
+
+// Each of these runs on the emulator and on the real kube-apiserver (`NAME::emulator`,
+// `NAME::real`); the others inspect or fault the emulator itself.
+on_both_servers!(
+    isolation_matrix_over_rest_sse_logs_and_queue,
+    sse_resumes_with_last_event_id,
+    a_removed_role_binding_stops_access_within_the_allow_ttl,
+    create_wait_idempotency_paging_and_delete,
+    policy_refusals_are_422_with_fields_and_the_policy_is_readable,
+    malformed_input_gets_clean_4xx_and_writes_nothing,
+);

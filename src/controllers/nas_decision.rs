@@ -203,18 +203,33 @@ fn nas_annotations(nas: &NonAdminSchedule) -> BTreeMap<String, String> {
     a
 }
 
+/// Longest object name (a DNS-1123 subdomain).
+const MAX_OBJECT_NAME_LENGTH: usize = 253;
+
 /// Name of the child NAB of a scheduled Velero Backup `<nacuuid>-<timestamp>`:
-/// `<nas name>-<timestamp>`.
+/// `<nas name>-<timestamp>`. A schedule name too long for that (schedule names may use all 253
+/// characters) is cut and marked with six hex characters of its SHA-256 so that two long names
+/// with the same beginning still give different children.
 pub fn child_name(nas: &NonAdminSchedule, nacuuid: &str, velero_backup: &str) -> String {
     let suffix = velero_backup
         .strip_prefix(nacuuid)
         .map(|s| s.trim_start_matches('-'))
         .filter(|s| !s.is_empty())
         .unwrap_or(velero_backup);
-    format!(
-        "{}-{suffix}",
-        nas.metadata.name.as_deref().unwrap_or_default()
-    )
+    let name = nas.metadata.name.as_deref().unwrap_or_default();
+    let full = format!("{name}-{suffix}");
+    if full.len() <= MAX_OBJECT_NAME_LENGTH {
+        return full;
+    }
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(name.as_bytes()));
+    let keep = MAX_OBJECT_NAME_LENGTH.saturating_sub(suffix.len() + 1 + 7);
+    let mut end = keep.min(name.len());
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = name[..end].trim_end_matches(['-', '.']);
+    format!("{head}-{}-{suffix}", &digest[..6])
 }
 
 /// The NACUUID of the child NAB of `backup`: `<namespace>-<child name>-<backup uid>` cut to
@@ -1368,6 +1383,23 @@ mod tests {
             "hourly-20270101000000"
         );
         assert_eq!(child_name(&n, ID, "other"), "hourly-other");
+        // A schedule named with all 253 characters still gets valid, distinct child names.
+        let long = |fill: char| {
+            let mut n = nas(json!({}), json!(null), false);
+            n.metadata.name = Some(format!("nightly.{}", fill.to_string().repeat(245)));
+            n
+        };
+        let (a, b) = (long('a'), long('b'));
+        let child_a = child_name(&a, ID, &format!("{ID}-20270101000000"));
+        let child_b = child_name(&b, ID, &format!("{ID}-20270101000000"));
+        assert_eq!(child_a.len(), 253, "{child_a}");
+        assert!(child_a.ends_with("-20270101000000"), "{child_a}");
+        assert!(
+            crate::policy::nacuuid::is_dns1123_subdomain(&child_a),
+            "{child_a}"
+        );
+        assert_ne!(child_a[..240], child_b[..240]);
+        assert_eq!(child_a, child_name(&a, ID, &format!("{ID}-20270101000000")));
         assert!(validate_cron("0 * * * *").is_ok());
         assert!(validate_cron("nope").is_err());
         assert_eq!(next_run("nope", &time(0)), None);

@@ -53,10 +53,20 @@ pub fn is_dns1123_label(value: &str) -> bool {
         && !value.ends_with('-')
 }
 
-/// Whether `value` is a DNS-1123 subdomain (an object name): at most 253 characters of
-/// dot-separated DNS-1123 labels.
+/// Whether `value` is a DNS-1123 subdomain (an object name), as apimachinery's
+/// `IsDNS1123Subdomain` decides: at most 253 characters of dot-separated parts of `[a-z0-9-]`,
+/// each starting and ending alphanumeric. Unlike a DNS label, a part has no length limit of its
+/// own (`nightly.` followed by 245 characters is a valid name).
 pub fn is_dns1123_subdomain(value: &str) -> bool {
-    value.len() <= 253 && value.split('.').all(is_dns1123_label)
+    value.len() <= 253
+        && value.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
 }
 
 /// `namespace-name-uuid`, leaving out empty parts.
@@ -210,6 +220,20 @@ mod tests {
         let result = nacuuid("", &long_name, &fixed_uuid());
         assert_eq!(result, format!("{}-{FIXED}", "r".repeat(25)));
         assert_valid(&result);
+    }
+
+    #[test]
+    fn subdomains_follow_apimachinery() {
+        let long_part = format!("nightly.{}", "b".repeat(245));
+        assert_eq!(long_part.len(), 253);
+        assert!(is_dns1123_subdomain(&long_part));
+        assert!(!is_dns1123_subdomain(&format!("{long_part}b")));
+        for bad in ["", ".a", "a.", "a..b", "-a", "a-", "a.-b", "A", "a_b", "ü"] {
+            assert!(!is_dns1123_subdomain(bad), "{bad:?}");
+        }
+        for good in ["a", "a.b", "a-b.c-d", "0.1", "x--y"] {
+            assert!(is_dns1123_subdomain(good), "{good:?}");
+        }
     }
 
     #[test]

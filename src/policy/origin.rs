@@ -199,7 +199,7 @@ pub fn origin_of_kind(
 fn valid_value(value: Option<&String>) -> Option<&str> {
     value
         .map(String::as_str)
-        .filter(|value| !value.is_empty() && value.len() < MAX_ORIGIN_VALUE_LENGTH)
+        .filter(|value| !value.is_empty() && value.len() <= MAX_ORIGIN_VALUE_LENGTH)
 }
 
 #[cfg(test)]
@@ -297,8 +297,18 @@ mod tests {
         assert_eq!(origin_of(&origin.labels(), &annotations), None);
 
         let mut labels = origin.labels();
-        labels.insert(labels::NAB_ORIGIN_NACUUID.into(), "x".repeat(253));
+        labels.insert(labels::NAB_ORIGIN_NACUUID.into(), "x".repeat(254));
         assert_eq!(origin_of(&labels, &origin.annotations()), None);
+    }
+
+    #[test]
+    fn names_at_the_kubernetes_limit_have_an_origin() {
+        let origin = backup_origin();
+        let name = format!("nightly.{}", "b".repeat(245));
+        let mut annotations = origin.annotations();
+        annotations.insert(labels::NAB_ORIGIN_NAME_ANNOTATION.into(), name.clone());
+        let found = origin_of(&origin.labels(), &annotations).expect("a 253-character name");
+        assert_eq!(found.name, name);
     }
 
     #[test]

@@ -299,7 +299,7 @@ pub async fn install_backup_pool(admin: &kube::Client) -> Result<(), DemoError> 
 }
 
 /// A small application in `ns`: something worth backing up and restoring.
-async fn seed_workload(client: &kube::Client, ns: &str) -> Result<(), DemoError> {
+pub async fn seed_workload(client: &kube::Client, ns: &str) -> Result<(), DemoError> {
     let labels = json!({"app": "web"});
     ensure_namespaced::<ConfigMap>(
         client,

@@ -33,7 +33,34 @@ use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::Value;
 use tower::ServiceExt;
 
+use crate::support::cluster::TestCluster;
 use crate::support::sa_token;
+
+/// Where clients for tokens come from: the emulator, or a [`TestCluster`] on either server.
+pub trait ClientSource {
+    fn client_for(&self, token: &str) -> kube::Client;
+    /// A factory the gateway keeps, for its callers' clients.
+    fn factory(&self) -> Arc<dyn Fn(&str) -> kube::Client + Send + Sync>;
+}
+
+impl ClientSource for ApiServer {
+    fn client_for(&self, token: &str) -> kube::Client {
+        self.client(token)
+    }
+    fn factory(&self) -> Arc<dyn Fn(&str) -> kube::Client + Send + Sync> {
+        let emulator = self.clone();
+        Arc::new(move |token: &str| emulator.client(token))
+    }
+}
+
+impl ClientSource for TestCluster {
+    fn client_for(&self, token: &str) -> kube::Client {
+        self.client(token)
+    }
+    fn factory(&self) -> Arc<dyn Fn(&str) -> kube::Client + Send + Sync> {
+        Arc::new(self.client_factory())
+    }
+}
 
 /// How long an allowed access decision is cached with [`config_short_ttls`]: what a revoked
 /// RoleBinding may take to bite.
@@ -58,14 +85,17 @@ pub struct Velero {
 
 /// Starts the Velero simulator (fast resyncs, downloads served on a free port) and NAC's
 /// controllers, each as its own service account.
-pub async fn start_velero_and_controllers(server: &ApiServer, admin: &kube::Client) -> Velero {
+pub async fn start_velero_and_controllers(
+    server: &impl ClientSource,
+    admin: &kube::Client,
+) -> Velero {
     start_velero_and_controllers_with(server, admin, |_| {}).await
 }
 
 /// [`start_velero_and_controllers`] with the simulator's options adjusted by `adjust` (e.g. a
 /// per-item delay that keeps a backup running for a while).
 pub async fn start_velero_and_controllers_with(
-    server: &ApiServer,
+    server: &impl ClientSource,
     admin: &kube::Client,
     adjust: impl FnOnce(&mut SimulatorOptions),
 ) -> Velero {
@@ -79,13 +109,13 @@ pub async fn start_velero_and_controllers_with(
     );
     options.resync_interval = Duration::from_millis(100);
     adjust(&mut options);
-    let velero = server.client(&sa_token(admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = server.client_for(&sa_token(admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
     let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
     let downloads = simulator.download_router();
     tokio::spawn(async move { axum::serve(listener, downloads).await });
     tokio::spawn(simulator.run());
     let controller =
-        server.client(&sa_token(admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        server.client_for(&sa_token(admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
     tokio::spawn(controllers::run(Arc::new(Context::new(
         controller,
         OADP_NAMESPACE,
@@ -123,16 +153,16 @@ pub fn config_short_ttls() -> GatewayConfig {
 /// A gateway over `server` reading as `openshift-adp/nac-gateway`, acting with each caller's
 /// token, over `history`: started, its caches synced; its router.
 pub async fn start_gateway(
-    server: &ApiServer,
+    server: &impl ClientSource,
     admin: &kube::Client,
     history: SharedHistory,
     config: GatewayConfig,
 ) -> axum::Router {
-    let reader = server.client(&sa_token(admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
-    let emulator = server.clone();
+    let reader = server.client_for(&sa_token(admin, OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT).await);
+    let user_clients = server.factory();
     let gateway = Gateway::new(
         reader,
-        Arc::new(FnUserClients(move |token: &str| emulator.client(token))),
+        Arc::new(FnUserClients(move |token: &str| user_clients(token))),
         Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
         history,
         config,
@@ -160,6 +190,18 @@ pub async fn tokens(server: &ApiServer, admin: &kube::Client) -> Tokens {
         bob: server.add_user("bob", &[]),
         nobody: server.add_user("mallory", &[]),
         ci_bot: sa_token(admin, demo::CI_BOT.namespace, demo::CI_BOT.user).await,
+    }
+}
+
+/// [`tokens`] on either server: on the real one the users are its static-token users.
+pub async fn tokens_on(cluster: &TestCluster) -> Tokens {
+    Tokens {
+        alice: cluster.user_token("alice"),
+        bob: cluster.user_token("bob"),
+        nobody: cluster.user_token("mallory"),
+        ci_bot: cluster
+            .sa_token(demo::CI_BOT.namespace, demo::CI_BOT.user)
+            .await,
     }
 }
 

@@ -2,6 +2,9 @@
 //! plain HTTP GET (no HTTP client crate in the tests). Each suite uses only some of them.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cluster;
+pub mod nac_stack;
+
 use kube::Client;
 use kube::api::{Api, PostParams};
 use serde_json::json;

@@ -297,9 +297,28 @@ async fn restore_entry(
         (RestoreAction::Create, _) => {
             let object: kube::api::DynamicObject =
                 serde_json::from_value(desired.clone()).map_err(|e| e.to_string())?;
-            api.create(&PostParams::default(), &object)
+            let created = api
+                .create(&PostParams::default(), &object)
                 .await
                 .map_err(|e| format!("error restoring {group_resource}/{}: {e}", item.name))?;
+            // Velero then patches the backed-up managedFields back (the server rewrote them on
+            // create), so a restored object says who manages it as it did when backed up.
+            let backed_up = desired.pointer("/metadata/managedFields");
+            let now = serde_json::to_value(&created.metadata.managed_fields).ok();
+            if let Some(fields) = backed_up.filter(|f| Some(*f) != now.as_ref()) {
+                api.patch(
+                    &item.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"managedFields": fields}})),
+                )
+                .await
+                .map_err(|e| {
+                    format!(
+                        "error patch for managed fields {group_resource}/{}: {e}",
+                        item.name
+                    )
+                })?;
+            }
             if let Some(status) = status {
                 // Velero writes restored status through the status subresource when asked to.
                 let _ = api

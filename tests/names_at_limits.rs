@@ -412,16 +412,6 @@ async fn backup_restore_logs_and_delete(cluster: &TestCluster, names: Names) {
     );
 }
 
-async fn backup_restore_logs_and_delete_with_short_names(cluster: TestCluster) {
-    let names = short_names(&cluster);
-    backup_restore_logs_and_delete(&cluster, names).await;
-}
-
-async fn backup_restore_logs_and_delete_with_names_at_their_limits(cluster: TestCluster) {
-    let names = names_at_limits(&cluster);
-    backup_restore_logs_and_delete(&cluster, names).await;
-}
-
 /// A schedule's runs become NonAdminBackups with manifests; one is deleted by its owner, the
 /// others expire; and through all of it another tenant's backup still completes (the
 /// simulator never stops its pass for one object).
@@ -431,7 +421,8 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
     let other = cluster.unique_name("team-b", None);
     cluster.tenant_namespace("bob", &other).await;
     // One simulated hour per real second: an hourly cron fires about once a second, and a
-    // 20h TTL expires a run twenty seconds after it completes.
+    // 40h TTL expires a run forty seconds after it completes (room for a loaded machine to
+    // build its manifest first).
     let stack = nac_stack::start(cluster, |o| o.time_scale = 3600.0).await;
     let token = cluster.user_token("alice");
     let alice = cluster.client(&token);
@@ -443,7 +434,7 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
         ns,
         json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
                "metadata": {"name": names.schedule},
-               "spec": {"schedule": "0 * * * *", "template": {"backupSpec": {"ttl": "20h"}}}}),
+               "spec": {"schedule": "0 * * * *", "template": {"backupSpec": {"ttl": "40h"}}}}),
     )
     .await;
     let schedule = wait_for::<NonAdminSchedule>(&alice, ns, &names.schedule, 90, |v| {
@@ -458,11 +449,16 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
             .list(&ListParams::default())
             .await
             .unwrap();
-        list.items.into_iter().find_map(|nab| {
-            let v = serde_json::to_value(&nab).unwrap();
-            (s(&v, "/status/veleroBackup/status/phase") == "Completed")
-                .then(|| nab.metadata.name.unwrap())
-        })
+        // The newest completed run (children are named `<schedule>-<timestamp>`): the most
+        // time left before it expires.
+        list.items
+            .into_iter()
+            .filter_map(|nab| {
+                let v = serde_json::to_value(&nab).unwrap();
+                (s(&v, "/status/veleroBackup/status/phase") == "Completed")
+                    .then(|| nab.metadata.name.unwrap())
+            })
+            .max()
     })
     .await;
     assert!(child.len() <= 253, "{child}");
@@ -494,7 +490,7 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
         .await
         .unwrap();
     let schedule_nacuuid = s(&schedule, "/status/veleroSchedule/nacuuid").to_string();
-    eventually("every scheduled run to expire", 90, || async {
+    eventually("every scheduled run to expire", 180, || async {
         let backups = api::<Backup>(&admin, OADP_NAMESPACE)
             .list(&ListParams::default())
             .await
@@ -524,16 +520,6 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
     })
     .await;
     assert_names_and_labels_fit(&admin, &[ns, OADP_NAMESPACE]).await;
-}
-
-async fn scheduled_backups_with_short_names(cluster: TestCluster) {
-    let names = short_names(&cluster);
-    scheduled_backups(&cluster, names).await;
-}
-
-async fn scheduled_backups_with_names_at_their_limits(cluster: TestCluster) {
-    let names = names_at_limits(&cluster);
-    scheduled_backups(&cluster, names).await;
 }
 
 /// A tenant's own storage location, then a backup into it.
@@ -594,16 +580,6 @@ async fn own_storage_location(cluster: &TestCluster, names: Names) {
     assert_names_and_labels_fit(&admin, &[ns, OADP_NAMESPACE]).await;
     let labels: BTreeMap<String, String> = velero.metadata.labels.unwrap_or_default();
     assert!(labels.values().all(|v| v.len() <= 63), "{labels:?}");
-}
-
-async fn own_storage_location_with_short_names(cluster: TestCluster) {
-    let names = short_names(&cluster);
-    own_storage_location(&cluster, names).await;
-}
-
-async fn own_storage_location_with_names_at_their_limits(cluster: TestCluster) {
-    let names = names_at_limits(&cluster);
-    own_storage_location(&cluster, names).await;
 }
 
 /// A namespace without a storage location of its own backs up into the admin's shared pool
@@ -689,14 +665,25 @@ async fn shared_pool(cluster: &TestCluster, names: Names) {
     assert_names_and_labels_fit(&admin, &[ns, OADP_NAMESPACE]).await;
 }
 
-async fn shared_pool_with_short_names(cluster: TestCluster) {
-    let names = short_names(&cluster);
-    shared_pool(&cluster, names).await;
+/// Each flow as two cases: `FLOW_with_short_names` and `FLOW_with_names_at_their_limits`.
+macro_rules! with_short_and_long_names {
+    ($($flow:ident => $short:ident, $long:ident;)*) => {$(
+        async fn $short(cluster: TestCluster) {
+            let names = short_names(&cluster);
+            $flow(&cluster, names).await;
+        }
+        async fn $long(cluster: TestCluster) {
+            let names = names_at_limits(&cluster);
+            $flow(&cluster, names).await;
+        }
+    )*};
 }
 
-async fn shared_pool_with_names_at_their_limits(cluster: TestCluster) {
-    let names = names_at_limits(&cluster);
-    shared_pool(&cluster, names).await;
+with_short_and_long_names! {
+    backup_restore_logs_and_delete => backup_restore_logs_and_delete_with_short_names, backup_restore_logs_and_delete_with_names_at_their_limits;
+    scheduled_backups => scheduled_backups_with_short_names, scheduled_backups_with_names_at_their_limits;
+    own_storage_location => own_storage_location_with_short_names, own_storage_location_with_names_at_their_limits;
+    shared_pool => shared_pool_with_short_names, shared_pool_with_names_at_their_limits;
 }
 
 /// The names used are really at the limits (a guard against the fixtures drifting).

@@ -27,5 +27,8 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     setupFiles: ['src/test-setup.ts'],
     css: false,
+    // On two shared cores a jsdom render of a big view can pass vitest's 5 s default while
+    // the machine is busy (seen with the Rust suites running beside it).
+    testTimeout: 20_000,
   },
 });

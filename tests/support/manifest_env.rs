@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use http::Method;
 use nac::history::SharedHistory;
-use nac::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
-use nac::history::recorder::{Recorder, RecorderConfig};
+use nac::history::manifests::ManifestBuilder;
+use nac::history::recorder::Recorder;
 use nac::manifest::fetch::HttpArtifactFetcher;
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
@@ -19,17 +19,7 @@ use serde_json::Value;
 
 use crate::gateway_support::{self, Answer, Auth};
 use crate::support;
-
-/// Background tasks stopped when the environment goes.
-pub struct Tasks(Vec<tokio::task::JoinHandle<()>>);
-
-impl Drop for Tasks {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
-}
+use crate::support::nac_stack::{self, Tasks};
 
 pub struct Env {
     pub server: ApiServer,
@@ -56,25 +46,14 @@ pub async fn env_with(adjust: impl FnOnce(&mut SimulatorOptions)) -> Env {
         controller.clone(),
         OADP_NAMESPACE,
         history.clone(),
-        RecorderConfig {
-            flush_interval: Duration::from_millis(50),
-            ..RecorderConfig::default()
-        },
+        nac_stack::quick_recorder_config(),
     );
     let builder = ManifestBuilder::new(
         controller,
         OADP_NAMESPACE,
         history.clone(),
         Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
-        ManifestBuilderConfig {
-            rescan_interval: Duration::from_secs(1),
-            await_min_backoff: Duration::from_millis(100),
-            retry_min_backoff: Duration::from_millis(200),
-            retry_max_backoff: Duration::from_secs(2),
-            download_poll: Duration::from_millis(50),
-            download_timeout: Duration::from_secs(20),
-            ..ManifestBuilderConfig::default()
-        },
+        nac_stack::quick_manifest_builder_config(),
     );
     let tasks = Tasks(vec![
         tokio::spawn(recorder.run()),

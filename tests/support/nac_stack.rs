@@ -30,13 +30,34 @@ use serde_json::Value;
 use super::cluster::TestCluster;
 
 /// Background tasks stopped when the stack goes.
-pub struct Tasks(Vec<tokio::task::JoinHandle<()>>);
+pub struct Tasks(pub Vec<tokio::task::JoinHandle<()>>);
 
 impl Drop for Tasks {
     fn drop(&mut self) {
         for task in &self.0 {
             task.abort();
         }
+    }
+}
+
+/// The history recorder's configuration for tests: flushes every 50 ms.
+pub fn quick_recorder_config() -> RecorderConfig {
+    RecorderConfig {
+        flush_interval: Duration::from_millis(50),
+        ..RecorderConfig::default()
+    }
+}
+
+/// The manifest builder's configuration for tests: quick rescans, retries and polls.
+pub fn quick_manifest_builder_config() -> ManifestBuilderConfig {
+    ManifestBuilderConfig {
+        rescan_interval: Duration::from_secs(1),
+        await_min_backoff: Duration::from_millis(100),
+        retry_min_backoff: Duration::from_millis(200),
+        retry_max_backoff: Duration::from_secs(2),
+        download_poll: Duration::from_millis(50),
+        download_timeout: Duration::from_secs(20),
+        ..ManifestBuilderConfig::default()
     }
 }
 
@@ -97,25 +118,14 @@ async fn start_with(
         controller.clone(),
         OADP_NAMESPACE,
         history.clone(),
-        RecorderConfig {
-            flush_interval: Duration::from_millis(50),
-            ..RecorderConfig::default()
-        },
+        quick_recorder_config(),
     );
     let builder = ManifestBuilder::new(
         controller.clone(),
         OADP_NAMESPACE,
         history.clone(),
         Arc::new(HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap()),
-        ManifestBuilderConfig {
-            rescan_interval: Duration::from_secs(1),
-            await_min_backoff: Duration::from_millis(100),
-            retry_min_backoff: Duration::from_millis(200),
-            retry_max_backoff: Duration::from_secs(2),
-            download_poll: Duration::from_millis(50),
-            download_timeout: Duration::from_secs(20),
-            ..ManifestBuilderConfig::default()
-        },
+        quick_manifest_builder_config(),
     );
     let mut context = Context::new(controller, OADP_NAMESPACE);
     if pool {

@@ -1,4 +1,5 @@
-//! The gateway's GraphQL API (`/graphql`) against the in-process emulator, the Velero simulator
+//! The gateway's GraphQL API (`/graphql`) on the emulator and on the real kube-apiserver (each
+//! case `NAME::emulator` and `NAME::real`), with the Velero simulator
 //! and NAC's controllers (the gateway as `openshift-adp/nac-gateway` with its read-only RBAC):
 //! the isolation matrix over queries, mutations and subscriptions (alice, bob, ci-bot, a user
 //! with no bindings, a bad token, no token), a backup created by a mutation reaching
@@ -9,6 +10,7 @@
 #[path = "support/gateway.rs"]
 mod gateway_support;
 mod support;
+use support::cluster::TestCluster;
 #[path = "support/ws.rs"]
 mod ws;
 
@@ -19,7 +21,6 @@ use gateway_support::{Answer, backup_names, send};
 use http::{Method, Request, StatusCode};
 use kube::api::{Api, ListParams};
 use nac::api::nonadmin::NonAdminRestore;
-use nac::sim::apiserver::EmulatorConfig;
 use serde_json::{Value, json};
 use ws::{Frame, Ws};
 
@@ -32,17 +33,17 @@ struct Env {
     bob: String,
     ci_bot: String,
     nobody: String,
-    _server: nac::sim::apiserver::ApiServer,
+    _cluster: TestCluster,
     _velero: gateway_support::Velero,
     _history_dir: tempfile::TempDir,
 }
 
-async fn env() -> Env {
-    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
-    let velero = gateway_support::start_velero_and_controllers(&server, &admin).await;
+async fn env(cluster: TestCluster) -> Env {
+    let admin = cluster.admin();
+    let velero = gateway_support::start_velero_and_controllers(&cluster, &admin).await;
     let (history, history_dir) = support::sqlite_history().await;
     let router = gateway_support::start_gateway(
-        &server,
+        &cluster,
         &admin,
         history,
         gateway_support::config_short_ttls(),
@@ -52,7 +53,7 @@ async fn env() -> Env {
     let addr = listener.local_addr().unwrap().to_string();
     let served = router.clone();
     tokio::spawn(async move { axum::serve(listener, served).await });
-    let tokens = gateway_support::tokens(&server, &admin).await;
+    let tokens = gateway_support::tokens_on(&cluster).await;
     Env {
         admin,
         router,
@@ -61,7 +62,7 @@ async fn env() -> Env {
         bob: tokens.bob,
         ci_bot: tokens.ci_bot,
         nobody: tokens.nobody,
-        _server: server,
+        _cluster: cluster,
         _velero: velero,
         _history_dir: history_dir,
     }
@@ -146,9 +147,8 @@ fn edge_names(connection: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn isolation_matrix_over_queries_and_mutations() {
-    let env = env().await;
+async fn isolation_matrix_over_queries_and_mutations(cluster: TestCluster) {
+    let env = env(cluster).await;
     let alice_secret = "alice-private-backup";
     let bob_secret = "bob-secret-backup";
     create_completed(&env, &env.alice, "team-a", alice_secret).await;
@@ -401,9 +401,8 @@ async fn isolation_matrix_over_queries_and_mutations() {
 const CHANGES: &str =
     "subscription { changes { kind id namespace resource name phase namespaces } }";
 
-#[tokio::test]
-async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated() {
-    let env = env().await;
+async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster: TestCluster) {
+    let env = env(cluster).await;
     // alice: token in the connection_init payload (Authorization form).
     let mut alice = Ws::open(
         &env.addr,
@@ -538,9 +537,8 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated() {
     }
 }
 
-#[tokio::test]
-async fn paging_limits_and_error_codes() {
-    let env = env().await;
+async fn paging_limits_and_error_codes(cluster: TestCluster) {
+    let env = env(cluster).await;
     let names = ["p-a", "p-b", "p-c", "p-d", "p-e"];
     for name in names {
         let created = gql(
@@ -727,3 +725,9 @@ async fn paging_limits_and_error_codes() {
     assert!(csp.contains("default-src 'none'"));
     assert!(!page.text().contains("https://"));
 }
+
+on_both_servers!(
+    isolation_matrix_over_queries_and_mutations,
+    subscriptions_follow_a_mutation_to_completed_and_stay_isolated,
+    paging_limits_and_error_codes,
+);

@@ -1,9 +1,11 @@
-//! NonAdminBackup scenarios on the emulator with the Velero simulator and NAC's controllers
+//! NonAdminBackup scenarios on the emulator and on the real kube-apiserver (each case
+//! `NAME::emulator` and `NAME::real`) with the Velero simulator and NAC's controllers
 //! running as their own service accounts: seed 004's flowchart paths, the malicious-tenant
 //! refusals, tenant isolation and a crash between every step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::TestCluster;
 use support::sa_token;
 
 use std::sync::Arc;
@@ -11,56 +13,57 @@ use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::{Backup, DeleteBackupRequest};
 use nac::controllers::{self, Context};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::{Value, json};
 
 struct Env {
-    server: ApiServer,
+    cluster: TestCluster,
     admin: Client,
     alice: Client,
     bob: Client,
     _object_store: tempfile::TempDir,
 }
 
-/// The cluster, Velero, and (when `with_controllers`) NAC's controllers.
-async fn env(with_controllers: bool, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+/// NAC on `cluster` (emulator or real kube-apiserver): Velero, and (when `with_controllers`)
+/// NAC's controllers, each as its own service account.
+async fn env(
+    cluster: TestCluster,
+    with_controllers: bool,
+    configure: impl FnOnce(&mut SimulatorOptions),
+) -> Env {
+    let admin = cluster.admin();
     let object_store = tempfile::tempdir().unwrap();
     let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
     let mut options =
         SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
     options.resync_interval = Duration::from_millis(100);
     configure(&mut options);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
+        Component::VeleroSimulator,
+    );
     tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
     if with_controllers {
-        let client =
-            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        let client = cluster.client_as(
+            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
+            Component::Controller,
+        );
         tokio::spawn(controllers::run(Arc::new(Context::new(
             client,
             OADP_NAMESPACE,
         ))));
     }
-    let alice = server.client(&server.add_user("alice", &[]));
-    let bob = server.client(&server.add_user("bob", &[]));
+    let alice = cluster.user("alice");
+    let bob = cluster.user("bob");
     Env {
-        server,
+        cluster,
         admin,
         alice,
         bob,
@@ -135,9 +138,10 @@ async fn velero_backups(admin: &Client) -> Vec<Backup> {
         .items
 }
 
-#[tokio::test]
-async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_nothing() {
-    let e = env(true, |_| {}).await;
+async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_nothing(
+    cluster: TestCluster,
+) {
+    let e = env(cluster, true, |_| {}).await;
     nabs(&e.alice, "team-a")
         .create(&PostParams::default(), &nab("first", json!({})))
         .await
@@ -231,13 +235,11 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
             .await
             .is_err()
     );
-    let _ = &e.server;
 }
 
-#[tokio::test]
-async fn queue_positions_are_published_and_only_move_forward() {
+async fn queue_positions_are_published_and_only_move_forward(cluster: TestCluster) {
     // One backup at a time, each taking a while: a queue forms behind the first.
-    let e = env(true, |o| o.item_delay = Duration::from_millis(30)).await;
+    let e = env(cluster, true, |o| o.item_delay = Duration::from_millis(30)).await;
     for i in 1..=4 {
         nabs(&e.alice, "team-a")
             .create(&PostParams::default(), &nab(&format!("q{i}"), json!({})))
@@ -285,9 +287,8 @@ async fn queue_positions_are_published_and_only_move_forward() {
     }
 }
 
-#[tokio::test]
-async fn invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds() {
-    let e = env(true, |_| {}).await;
+async fn invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
     let api = nabs(&e.alice, "team-a");
     let refused = [
         (
@@ -361,9 +362,8 @@ async fn invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds() {
     .await;
 }
 
-#[tokio::test]
-async fn delete_backup_true_deletes_data_and_the_nab() {
-    let e = env(true, |_| {}).await;
+async fn delete_backup_true_deletes_data_and_the_nab(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
     let api = nabs(&e.alice, "team-a");
     api.create(&PostParams::default(), &nab("doomed", json!({})))
         .await
@@ -401,9 +401,8 @@ async fn delete_backup_true_deletes_data_and_the_nab() {
     assert!(l.contains_key("velero.io/backup-uid"));
 }
 
-#[tokio::test]
-async fn api_delete_removes_the_velero_backup_object() {
-    let e = env(true, |_| {}).await;
+async fn api_delete_removes_the_velero_backup_object(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
     let api = nabs(&e.alice, "team-a");
     api.create(&PostParams::default(), &nab("plain", json!({})))
         .await
@@ -417,10 +416,9 @@ async fn api_delete_removes_the_velero_backup_object() {
     assert!(velero_backups(&e.admin).await.is_empty());
 }
 
-#[tokio::test]
-async fn expired_velero_backup_takes_its_nab_along() {
+async fn expired_velero_backup_takes_its_nab_along(cluster: TestCluster) {
     // Two simulated hours per real second; the backup lives one simulated hour.
-    let e = env(true, |o| o.time_scale = 7200.0).await;
+    let e = env(cluster, true, |o| o.time_scale = 7200.0).await;
     let api = nabs(&e.alice, "team-a");
     api.create(
         &PostParams::default(),
@@ -435,10 +433,9 @@ async fn expired_velero_backup_takes_its_nab_along() {
     wait_nab_gone(&e.alice, "team-a", "short", 30).await;
 }
 
-#[tokio::test]
-async fn a_crash_between_any_two_steps_yields_one_velero_backup() {
+async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
-    let e = env(false, |_| {}).await;
+    let e = env(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     nabs(&e.alice, "team-a")
         .create(&PostParams::default(), &nab("crashy", json!({})))
@@ -449,7 +446,10 @@ async fn a_crash_between_any_two_steps_yields_one_velero_backup() {
         steps += 1;
         assert!(steps < 60, "did not converge");
         // A new process: new client, new context, nothing remembered.
-        let context = Arc::new(Context::new(e.server.client(&token), OADP_NAMESPACE));
+        let context = Arc::new(Context::new(
+            e.cluster.client_as(&token, Component::Controller),
+            OADP_NAMESPACE,
+        ));
         let current = nabs(&e.admin, "team-a").get("crashy").await.unwrap();
         nac::controllers::nab::reconcile(Arc::new(current), context)
             .await
@@ -467,10 +467,23 @@ async fn a_crash_between_any_two_steps_yields_one_velero_backup() {
     }
     assert_eq!(velero_backups(&e.admin).await.len(), 1);
     // Re-running a step after it was applied (a crash before the result was seen) changes nothing.
-    let context = Arc::new(Context::new(e.server.client(&token), OADP_NAMESPACE));
+    let context = Arc::new(Context::new(
+        e.cluster.client_as(&token, Component::Controller),
+        OADP_NAMESPACE,
+    ));
     let current = nabs(&e.admin, "team-a").get("crashy").await.unwrap();
     nac::controllers::nab::reconcile(Arc::new(current), context)
         .await
         .unwrap();
     assert_eq!(velero_backups(&e.admin).await.len(), 1);
 }
+
+on_both_servers!(
+    tenant_backup_reaches_created_with_velero_completed_and_others_see_nothing,
+    queue_positions_are_published_and_only_move_forward,
+    invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds,
+    delete_backup_true_deletes_data_and_the_nab,
+    api_delete_removes_the_velero_backup_object,
+    expired_velero_backup_takes_its_nab_along,
+    a_crash_between_any_two_steps_yields_one_velero_backup,
+);

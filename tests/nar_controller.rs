@@ -1,10 +1,12 @@
-//! NonAdminRestore scenarios on the emulator with the Velero simulator and NAC's controllers
+//! NonAdminRestore scenarios on the emulator and on the real kube-apiserver (each case
+//! `NAME::emulator` and `NAME::real`) with the Velero simulator and NAC's controllers
 //! running as their own service accounts: a restore end to end, the malicious-tenant
 //! refusals (another namespace's backup, namespace widening, cluster resources, schedules), a
 //! failed source backup, API delete, and a crash between every step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::TestCluster;
 use support::sa_token;
 
 use std::sync::Arc;
@@ -13,11 +15,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore};
 use nac::api::velero::Restore;
 use nac::controllers::{self, Context};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::{Outcome, SimulatorOptions};
 use nac::sim::velero::signed_url::UrlSigner;
@@ -25,45 +27,46 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 struct Env {
-    server: ApiServer,
+    cluster: TestCluster,
     admin: Client,
     alice: Client,
     bob: Client,
     _object_store: tempfile::TempDir,
 }
 
-/// The cluster, Velero, and (when `with_controllers`) NAC's controllers.
-async fn env(with_controllers: bool, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+/// NAC on `cluster` (emulator or real kube-apiserver): Velero, and (when `with_controllers`)
+/// NAC's controllers, each as its own service account.
+async fn env(
+    cluster: TestCluster,
+    with_controllers: bool,
+    configure: impl FnOnce(&mut SimulatorOptions),
+) -> Env {
+    let admin = cluster.admin();
     let object_store = tempfile::tempdir().unwrap();
     let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
     let mut options =
         SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
     options.resync_interval = Duration::from_millis(100);
     configure(&mut options);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
+        Component::VeleroSimulator,
+    );
     tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
     if with_controllers {
-        let client =
-            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        let client = cluster.client_as(
+            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
+            Component::Controller,
+        );
         tokio::spawn(controllers::run(Arc::new(Context::new(
             client,
             OADP_NAMESPACE,
         ))));
     }
-    let alice = server.client(&server.add_user("alice", &[]));
-    let bob = server.client(&server.add_user("bob", &[]));
+    let alice = cluster.user("alice");
+    let bob = cluster.user("bob");
     Env {
-        server,
+        cluster,
         admin,
         alice,
         bob,
@@ -162,9 +165,8 @@ async fn finished_backup(c: &Client, ns: &str, name: &str, phase: &str) -> Value
     .await
 }
 
-#[tokio::test]
-async fn tenant_restore_brings_back_a_deleted_configmap() {
-    let e = env(true, |_| {}).await;
+async fn tenant_restore_brings_back_a_deleted_configmap(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
     let backup = finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     let velero_backup = s(&backup, "/status/veleroBackup/name").to_string();
     let configmaps: Api<ConfigMap> = Api::namespaced(e.alice.clone(), "team-a");
@@ -249,12 +251,10 @@ async fn tenant_restore_brings_back_a_deleted_configmap() {
             .await
             .is_err()
     );
-    let _ = &e.server;
 }
 
-#[tokio::test]
-async fn malicious_restores_back_off_naming_the_field_and_create_nothing() {
-    let e = env(true, |_| {}).await;
+async fn malicious_restores_back_off_naming_the_field_and_create_nothing(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
     // team-a has a good backup; team-b (bob) has one too, which alice must never restore.
     finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     finished_backup(&e.bob, "team-b", "bobs-backup", "Completed").await;
@@ -323,9 +323,8 @@ async fn malicious_restores_back_off_naming_the_field_and_create_nothing() {
     );
 }
 
-#[tokio::test]
-async fn restore_of_a_failed_backup_backs_off() {
-    let e = env(true, |o| o.default_outcome = Outcome::Fail).await;
+async fn restore_of_a_failed_backup_backs_off(cluster: TestCluster) {
+    let e = env(cluster, true, |o| o.default_outcome = Outcome::Fail).await;
     finished_backup(&e.alice, "team-a", "broken", "Failed").await;
     let api = nars(&e.alice, "team-a");
     api.create(
@@ -348,9 +347,8 @@ async fn restore_of_a_failed_backup_backs_off() {
     assert!(velero_restores(&e.admin).await.is_empty());
 }
 
-#[tokio::test]
-async fn api_delete_removes_the_velero_restore() {
-    let e = env(true, |_| {}).await;
+async fn api_delete_removes_the_velero_restore(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
     finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     let api = nars(&e.alice, "team-a");
     api.create(
@@ -369,12 +367,16 @@ async fn api_delete_removes_the_velero_restore() {
     assert!(velero_restores(&e.admin).await.is_empty());
 }
 
-#[tokio::test]
-async fn a_crash_between_any_two_steps_yields_one_velero_restore() {
+async fn a_crash_between_any_two_steps_yields_one_velero_restore(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
-    let e = env(false, |_| {}).await;
+    let e = env(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
-    let fresh = || Arc::new(Context::new(e.server.client(&token), OADP_NAMESPACE));
+    let fresh = || {
+        Arc::new(Context::new(
+            e.cluster.client_as(&token, Component::Controller),
+            OADP_NAMESPACE,
+        ))
+    };
     nabs(&e.alice, "team-a")
         .create(&PostParams::default(), &nab("source"))
         .await
@@ -433,11 +435,10 @@ async fn a_crash_between_any_two_steps_yields_one_velero_restore() {
     assert_eq!(velero_restores(&e.admin).await.len(), 1);
 }
 
-#[tokio::test]
-async fn a_restore_waiting_for_its_backup_proceeds_once_the_backup_finishes() {
+async fn a_restore_waiting_for_its_backup_proceeds_once_the_backup_finishes(cluster: TestCluster) {
     // Upstream leaves such a NAR in BackingOff until the tenant edits it; NAC looks at it again
     // when the NonAdminBackup it names changes.
-    let e = env(true, |_| {}).await;
+    let e = env(cluster, true, |_| {}).await;
     let api = nars(&e.alice, "team-a");
     api.create(
         &PostParams::default(),
@@ -462,3 +463,12 @@ async fn a_restore_waiting_for_its_backup_proceeds_once_the_backup_finishes() {
     assert_eq!(condition(&done, "Accepted")["status"], "True");
     assert_eq!(velero_restores(&e.admin).await.len(), 1);
 }
+
+on_both_servers!(
+    tenant_restore_brings_back_a_deleted_configmap,
+    malicious_restores_back_off_naming_the_field_and_create_nothing,
+    restore_of_a_failed_backup_backs_off,
+    api_delete_removes_the_velero_restore,
+    a_crash_between_any_two_steps_yields_one_velero_restore,
+    a_restore_waiting_for_its_backup_proceeds_once_the_backup_finishes,
+);

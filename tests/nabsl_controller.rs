@@ -1,10 +1,12 @@
-//! NonAdminBackupStorageLocation scenarios on the emulator with the Velero simulator and NAC's
+//! NonAdminBackupStorageLocation scenarios on the emulator and on the real kube-apiserver (each
+//! case `NAME::emulator` and `NAME::real`) with the Velero simulator and NAC's
 //! NABSL controller running as its own service account: approval off and on (approve, reject,
 //! revoke), secret rotation, spec updates after approval, deletion cascade, malicious tenants,
 //! the Events tenants see, and a crash between every step.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::TestCluster;
 use support::sa_token;
 
 use std::sync::Arc;
@@ -13,11 +15,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest};
 use nac::api::velero::BackupStorageLocation;
 use nac::controllers::{Context, health, nabsl, nabsl_decision, policy_source};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
@@ -26,7 +28,7 @@ use serde_json::{Value, json};
 const LOCAL: &str = "nac.openshift.io/local";
 
 struct Env {
-    server: ApiServer,
+    cluster: TestCluster,
     admin: Client,
     alice: Client,
     bob: Client,
@@ -35,32 +37,26 @@ struct Env {
 
 /// The cluster, Velero, the tenant's credential Secret `creds` in team-a, and the NABSL
 /// controller (with approval required when `approval`).
-async fn env(approval: bool) -> Env {
-    env_with(approval, true).await
+async fn env(cluster: TestCluster, approval: bool) -> Env {
+    env_with(cluster, approval, true).await
 }
 
 /// As [`env`]; the NABSL controller runs only when `with_controller`.
-async fn env_with(approval: bool, with_controller: bool) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+async fn env_with(cluster: TestCluster, approval: bool, with_controller: bool) -> Env {
+    let admin = cluster.admin();
+    // The admin's policy, set or cleared (the real server keeps one case's ConfigMap for the
+    // next).
+    let policies = Api::<ConfigMap>::namespaced(admin.clone(), OADP_NAMESPACE);
+    let _ = policies
+        .delete(policy_source::POLICY_CONFIG_MAP, &Default::default())
+        .await;
     if approval {
         let cm: ConfigMap = serde_json::from_value(json!({
             "metadata": {"name": policy_source::POLICY_CONFIG_MAP, "namespace": OADP_NAMESPACE},
             "data": {"policy.yaml": "requireApprovalForBSL: true\n"}
         }))
         .unwrap();
-        Api::<ConfigMap>::namespaced(admin.clone(), OADP_NAMESPACE)
-            .create(&PostParams::default(), &cm)
-            .await
-            .unwrap();
+        policies.create(&PostParams::default(), &cm).await.unwrap();
     }
     put_secret(
         &admin,
@@ -73,20 +69,25 @@ async fn env_with(approval: bool, with_controller: bool) -> Env {
     let mut options =
         SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
     options.resync_interval = Duration::from_millis(100);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
+        Component::VeleroSimulator,
+    );
     tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
     if with_controller {
-        let client =
-            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        let client = cluster.client_as(
+            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
+            Component::Controller,
+        );
         let context = Arc::new(Context::new(client, OADP_NAMESPACE));
         context.load_policy().await.unwrap();
         tokio::spawn(policy_source::watch(context.clone()));
         tokio::spawn(nabsl::run(context));
     }
-    let alice = server.client(&server.add_user("alice", &[]));
-    let bob = server.client(&server.add_user("bob", &[]));
+    let alice = cluster.user("alice");
+    let bob = cluster.user("bob");
     Env {
-        server,
+        cluster,
         admin,
         alice,
         bob,
@@ -268,9 +269,8 @@ fn assert_notes_stay_in_the_namespace(events: &[Event], nacuuid: &str) {
     }
 }
 
-#[tokio::test]
-async fn approval_off_creates_an_available_bsl_with_the_secret_copied() {
-    let e = env(false).await;
+async fn approval_off_creates_an_available_bsl_with_the_secret_copied(cluster: TestCluster) {
+    let e = env(cluster, false).await;
     create(&e, "mine", json!({})).await;
     let done = wait(&e.alice, "mine", 30, created_and_available).await;
     let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
@@ -330,9 +330,8 @@ async fn approval_off_creates_an_available_bsl_with_the_secret_copied() {
     assert_notes_stay_in_the_namespace(&events, &nacuuid);
 }
 
-#[tokio::test]
-async fn a_rotated_tenant_secret_is_copied_again() {
-    let e = env(false).await;
+async fn a_rotated_tenant_secret_is_copied_again(cluster: TestCluster) {
+    let e = env(cluster, false).await;
     create(&e, "mine", json!({})).await;
     let done = wait(&e.alice, "mine", 30, created_and_available).await;
     let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
@@ -405,9 +404,8 @@ async fn pending(e: &Env, name: &str) -> String {
     nacuuid
 }
 
-#[tokio::test]
-async fn approval_on_waits_for_the_admin_then_creates() {
-    let e = env(true).await;
+async fn approval_on_waits_for_the_admin_then_creates(cluster: TestCluster) {
+    let e = env(cluster, true).await;
     create(&e, "mine", json!({})).await;
     let nacuuid = pending(&e, "mine").await;
     decide(&e.admin, &nacuuid, "approve").await;
@@ -421,9 +419,8 @@ async fn approval_on_waits_for_the_admin_then_creates() {
     assert_eq!(s(&rv, "/status/phase"), "Approved");
 }
 
-#[tokio::test]
-async fn a_rejected_location_creates_nothing() {
-    let e = env(true).await;
+async fn a_rejected_location_creates_nothing(cluster: TestCluster) {
+    let e = env(cluster, true).await;
     create(&e, "mine", json!({})).await;
     let nacuuid = pending(&e, "mine").await;
     decide(&e.admin, &nacuuid, "reject").await;
@@ -439,9 +436,8 @@ async fn a_rejected_location_creates_nothing() {
     assert_eq!(s(&rv, "/status/phase"), "Rejected");
 }
 
-#[tokio::test]
-async fn revoking_an_approval_removes_the_secret_and_the_bsl() {
-    let e = env(true).await;
+async fn revoking_an_approval_removes_the_secret_and_the_bsl(cluster: TestCluster) {
+    let e = env(cluster, true).await;
     create(&e, "mine", json!({})).await;
     let nacuuid = pending(&e, "mine").await;
     decide(&e.admin, &nacuuid, "approve").await;
@@ -468,9 +464,8 @@ async fn revoking_an_approval_removes_the_secret_and_the_bsl() {
     assert_notes_stay_in_the_namespace(&events, &nacuuid);
 }
 
-#[tokio::test]
-async fn a_spec_update_after_approval_waits_for_a_new_approval() {
-    let e = env(true).await;
+async fn a_spec_update_after_approval_waits_for_a_new_approval(cluster: TestCluster) {
+    let e = env(cluster, true).await;
     create(&e, "mine", json!({})).await;
     let nacuuid = pending(&e, "mine").await;
     decide(&e.admin, &nacuuid, "approve").await;
@@ -522,9 +517,8 @@ async fn a_spec_update_after_approval_waits_for_a_new_approval() {
     );
 }
 
-#[tokio::test]
-async fn deleting_a_location_cascades_to_its_request_secret_and_bsl() {
-    let e = env(false).await;
+async fn deleting_a_location_cascades_to_its_request_secret_and_bsl(cluster: TestCluster) {
+    let e = env(cluster, false).await;
     create(&e, "mine", json!({})).await;
     let done = wait(&e.alice, "mine", 30, created_and_available).await;
     let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
@@ -555,9 +549,8 @@ async fn deleting_a_location_cascades_to_its_request_secret_and_bsl() {
     );
 }
 
-#[tokio::test]
-async fn malicious_locations_are_refused_with_the_field_named() {
-    let e = env(false).await;
+async fn malicious_locations_are_refused_with_the_field_named(cluster: TestCluster) {
+    let e = env(cluster, false).await;
     put_secret(
         &e.admin,
         "sts",
@@ -639,14 +632,16 @@ async fn malicious_locations_are_refused_with_the_field_named() {
 
 /// One reconcile by a freshly started controller (new client, new context: nothing remembered).
 async fn reconcile_once(e: &Env, token: &str, name: &str) {
-    let context = Arc::new(Context::new(e.server.client(token), OADP_NAMESPACE));
+    let context = Arc::new(Context::new(
+        e.cluster.client_as(token, Component::Controller),
+        OADP_NAMESPACE,
+    ));
     let current = nabsls(&e.admin).get(name).await.unwrap();
     nabsl::reconcile(Arc::new(current), context).await.unwrap();
 }
 
-#[tokio::test]
-async fn an_invalid_location_gets_one_warning_event_its_owner_can_list() {
-    let e = env_with(false, false).await;
+async fn an_invalid_location_gets_one_warning_event_its_owner_can_list(cluster: TestCluster) {
+    let e = env_with(cluster, false, false).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     create(
         &e,
@@ -729,10 +724,9 @@ async fn counts(admin: &Client) -> (usize, usize) {
     (bsls, secrets)
 }
 
-#[tokio::test]
-async fn a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy() {
+async fn a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
-    let e = env_with(false, false).await;
+    let e = env_with(cluster, false, false).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     create(&e, "crashy", json!({})).await;
     let mut steps = 0;
@@ -771,3 +765,16 @@ async fn a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy() {
     let counted: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(counted > steps, "{line} after {steps} steps");
 }
+
+on_both_servers!(
+    approval_off_creates_an_available_bsl_with_the_secret_copied,
+    a_rotated_tenant_secret_is_copied_again,
+    approval_on_waits_for_the_admin_then_creates,
+    a_rejected_location_creates_nothing,
+    revoking_an_approval_removes_the_secret_and_the_bsl,
+    a_spec_update_after_approval_waits_for_a_new_approval,
+    deleting_a_location_cascades_to_its_request_secret_and_bsl,
+    malicious_locations_are_refused_with_the_field_named,
+    an_invalid_location_gets_one_warning_event_its_owner_can_list,
+    a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy,
+);

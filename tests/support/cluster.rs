@@ -710,7 +710,8 @@ fn leftover_kinds() -> Vec<(ApiResource, bool)> {
 }
 
 /// Removes what earlier cases left: every NAC and Velero object (finalizers dropped: their
-/// controllers are gone with the case) but the admin's default BSL, and the cases' namespaces.
+/// controllers are gone with the case) but the admin's default BSL, the credentials NAC copied
+/// into the OADP namespace, the Events of the shared namespaces, and the cases' namespaces.
 async fn purge_previous_case(admin: &Client) {
     for (resource, namespaced) in leftover_kinds() {
         let api: Api<DynamicObject> = Api::all_with(admin.clone(), &resource);
@@ -745,6 +746,33 @@ async fn purge_previous_case(admin: &Client) {
                     .await;
             }
             let _ = api.delete(&name, &DeleteParams::default()).await;
+        }
+    }
+    // Events about earlier cases' objects (the real server keeps them for an hour; a case that
+    // reuses an object name would read them).
+    for ns in demo::TENANTS
+        .iter()
+        .map(|t| t.namespace)
+        .chain([OADP_NAMESPACE])
+    {
+        let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(admin.clone(), ns);
+        let _ = events
+            .delete_collection(&DeleteParams::default(), &ListParams::default())
+            .await;
+    }
+    // The credentials NAC copied into the OADP namespace for earlier cases' locations.
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(admin.clone(), OADP_NAMESPACE);
+    let managed = format!(
+        "{}={}",
+        nac::api::nonadmin::labels::MANAGED_BY,
+        nac::api::nonadmin::labels::MANAGED_BY_VALUE
+    );
+    if let Ok(copies) = secrets.list(&ListParams::default().labels(&managed)).await {
+        for secret in copies.items {
+            if let Some(name) = secret.metadata.name {
+                let _ = secrets.delete(&name, &DeleteParams::default()).await;
+            }
         }
     }
     let namespaces: Api<Namespace> = Api::all(admin.clone());

@@ -1,4 +1,5 @@
-//! NonAdminDownloadRequest and NonAdminSchedule scenarios on the emulator with the Velero
+//! NonAdminDownloadRequest and NonAdminSchedule scenarios on the emulator and on the real
+//! kube-apiserver (each case `NAME::emulator` and `NAME::real`) with the Velero
 //! simulator (its download endpoint served on a real port) and NAC's controllers running as
 //! their own service account: downloads of a tenant's own logs, refusals across namespaces,
 //! expiry and deletion before it; scheduled backups with child NABs, pause, invalid templates,
@@ -6,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::TestCluster;
 use support::{http_get, sa_token};
 
 use std::sync::Arc;
@@ -14,12 +16,12 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Event;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminSchedule};
 use nac::api::velero::{Backup, DownloadRequest, Schedule};
 use nac::controllers::{self, Context, nadr_decision, nas, nas_decision};
 use nac::manifest::tarball::gunzip;
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
@@ -27,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 struct Env {
-    server: ApiServer,
+    cluster: TestCluster,
     admin: Client,
     alice: Client,
     bob: Client,
@@ -35,22 +37,17 @@ struct Env {
 }
 
 /// The cluster, Velero (download endpoint on a real port) and NAC's controllers.
-async fn env(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    env_with(true, configure).await
+async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    env_with(cluster, true, configure).await
 }
 
 /// As [`env`]; NAC's controllers run only when `with_controllers`.
-async fn env_with(with_controllers: bool, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+async fn env_with(
+    cluster: TestCluster,
+    with_controllers: bool,
+    configure: impl FnOnce(&mut SimulatorOptions),
+) -> Env {
+    let admin = cluster.admin();
     let object_store = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
@@ -58,23 +55,28 @@ async fn env_with(with_controllers: bool, configure: impl FnOnce(&mut SimulatorO
         SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
     options.resync_interval = Duration::from_millis(100);
     configure(&mut options);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
+        Component::VeleroSimulator,
+    );
     let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
     let router = simulator.download_router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     tokio::spawn(simulator.run());
     if with_controllers {
-        let client =
-            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+        let client = cluster.client_as(
+            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
+            Component::Controller,
+        );
         tokio::spawn(controllers::run(Arc::new(Context::new(
             client,
             OADP_NAMESPACE,
         ))));
     }
-    let alice = server.client(&server.add_user("alice", &[]));
-    let bob = server.client(&server.add_user("bob", &[]));
+    let alice = cluster.user("alice");
+    let bob = cluster.user("bob");
     Env {
-        server,
+        cluster,
         admin,
         alice,
         bob,
@@ -234,9 +236,8 @@ async fn download_requests(admin: &Client) -> Vec<DownloadRequest> {
         .items
 }
 
-#[tokio::test]
-async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces() {
-    let e = env(|_| {}).await;
+async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces(cluster: TestCluster) {
+    let e = env(cluster, |_| {}).await;
     completed_nab(&e.alice, "team-a", "first").await;
     completed_nab(&e.bob, "team-b", "bobs").await;
     create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("logs", "BackupLog", "first")).await;
@@ -314,10 +315,9 @@ async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces() {
     );
 }
 
-#[tokio::test]
-async fn download_request_is_deleted_at_expiry() {
+async fn download_request_is_deleted_at_expiry(cluster: TestCluster) {
     // Ten simulated minutes (the URL lifetime) pass in about two real seconds.
-    let e = env(|o| o.time_scale = 300.0).await;
+    let e = env(cluster, |o| o.time_scale = 300.0).await;
     completed_nab(&e.alice, "team-a", "first").await;
     create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("logs", "BackupLog", "first")).await;
     wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30, |v| {
@@ -335,9 +335,10 @@ async fn download_request_is_deleted_at_expiry() {
     .await;
 }
 
-#[tokio::test]
-async fn a_download_request_deleted_before_expiry_takes_its_velero_request_along() {
-    let e = env(|_| {}).await;
+async fn a_download_request_deleted_before_expiry_takes_its_velero_request_along(
+    cluster: TestCluster,
+) {
+    let e = env(cluster, |_| {}).await;
     completed_nab(&e.alice, "team-a", "first").await;
     create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("logs", "BackupLog", "first")).await;
     let done = wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", "logs", 30, |v| {
@@ -382,10 +383,9 @@ async fn velero_backups(admin: &Client) -> Vec<Backup> {
         .items
 }
 
-#[tokio::test]
-async fn schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades() {
+async fn schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades(cluster: TestCluster) {
     // One simulated hour per real second: an hourly cron fires about once a second.
-    let e = env(|o| o.time_scale = 3600.0).await;
+    let e = env(cluster, |o| o.time_scale = 3600.0).await;
     create::<NonAdminSchedule>(&e.alice, "team-a", nas("hourly", "0 * * * *", json!({}))).await;
     let v = wait_for::<NonAdminSchedule>(&e.alice, "team-a", "hourly", 60, |v| {
         s(v, "/status/phase") == "Created"
@@ -523,9 +523,8 @@ async fn schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades() {
     );
 }
 
-#[tokio::test]
-async fn invalid_schedule_template_backs_off_without_a_velero_schedule() {
-    let e = env(|_| {}).await;
+async fn invalid_schedule_template_backs_off_without_a_velero_schedule(cluster: TestCluster) {
+    let e = env(cluster, |_| {}).await;
     create::<NonAdminSchedule>(
         &e.alice,
         "team-a",
@@ -580,7 +579,10 @@ async fn velero_schedules(admin: &Client) -> Vec<Schedule> {
 
 /// One NAS reconcile by a freshly started controller (new client, new context).
 async fn reconcile_nas(e: &Env, token: &str, name: &str) {
-    let context = Arc::new(Context::new(e.server.client(token), OADP_NAMESPACE));
+    let context = Arc::new(Context::new(
+        e.cluster.client_as(token, Component::Controller),
+        OADP_NAMESPACE,
+    ));
     let current = ns_api::<NonAdminSchedule>(&e.admin, "team-a")
         .get(name)
         .await
@@ -614,10 +616,9 @@ async fn step_until_created(e: &Env, token: &str, name: &str) -> Value {
     }
 }
 
-#[tokio::test]
-async fn a_crash_between_any_two_schedule_steps_yields_one_velero_schedule() {
+async fn a_crash_between_any_two_schedule_steps_yields_one_velero_schedule(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
-    let e = env_with(false, |_| {}).await;
+    let e = env_with(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     create::<NonAdminSchedule>(&e.alice, "team-a", nas("crashy", "0 * * * *", json!({}))).await;
     let v = step_until_created(&e, &token, "crashy").await;
@@ -645,9 +646,8 @@ async fn a_crash_between_any_two_schedule_steps_yields_one_velero_schedule() {
     );
 }
 
-#[tokio::test]
-async fn deleting_a_schedule_says_deleting_before_its_velero_schedule_goes() {
-    let e = env_with(false, |_| {}).await;
+async fn deleting_a_schedule_says_deleting_before_its_velero_schedule_goes(cluster: TestCluster) {
+    let e = env_with(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     create::<NonAdminSchedule>(&e.alice, "team-a", nas("doomed", "0 * * * *", json!({}))).await;
     let v = step_until_created(&e, &token, "doomed").await;
@@ -684,3 +684,13 @@ async fn deleting_a_schedule_says_deleting_before_its_velero_schedule_goes() {
     reconcile_nas(&e, &token, "doomed").await;
     wait_gone::<NonAdminSchedule>(&e.alice, "team-a", "doomed", 10).await;
 }
+
+on_both_servers!(
+    tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces,
+    download_request_is_deleted_at_expiry,
+    a_download_request_deleted_before_expiry_takes_its_velero_request_along,
+    schedule_runs_make_child_nabs_pause_stops_them_and_delete_cascades,
+    invalid_schedule_template_backs_off_without_a_velero_schedule,
+    a_crash_between_any_two_schedule_steps_yields_one_velero_schedule,
+    deleting_a_schedule_says_deleting_before_its_velero_schedule_goes,
+);

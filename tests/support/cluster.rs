@@ -522,8 +522,9 @@ impl Drop for RealControlPlane {
     fn drop(&mut self) {
         for name in ["kcm", "apiserver", "etcd"] {
             if let Ok(pid) = std::fs::read_to_string(self.dir.join(format!("{name}.pid"))) {
+                // SIGKILL, as the watchdog does (a graceful stop can hang without etcd).
                 let _ = Command::new("sh")
-                    .args(["-c", "kill \"$0\" 2>/dev/null", pid.trim()])
+                    .args(["-c", "kill -9 \"$0\" 2>/dev/null", pid.trim()])
                     .status();
             }
         }
@@ -562,14 +563,10 @@ fn spawn(dir: &Path, name: &str, command: &mut Command) {
 /// or killed) it stops every process whose pid file is in `dir` and removes `dir`.
 #[allow(clippy::zombie_processes)]
 fn spawn_watchdog(dir: &Path) {
+    // SIGKILL: the state is thrown away, and a kube-apiserver asked to stop gracefully can wait
+    // on its (already stopped) etcd for a long time.
     let script = r#"
         while kill -0 "$0" 2>/dev/null; do sleep 0.3; done
-        for f in "$1"/kcm.pid "$1"/apiserver.pid "$1"/etcd.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-          alive=0
-          for f in "$1"/*.pid; do [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
-          [ "$alive" = 0 ] && break; sleep 0.3
-        done
         for f in "$1"/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
         rm -rf "$1"
     "#;

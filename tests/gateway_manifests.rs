@@ -339,7 +339,7 @@ async fn the_dry_run_answers_the_manifest_of_the_backup_that_follows() {
 /// only after the 202s) so that the window cannot close before the reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_being_built_answers_202_with_retry_after_then_200() {
-    use nac::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
+    use nac::history::manifests::ManifestBuilder;
     use nac::history::recorder::{Recorder, RecorderConfig};
     use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
 
@@ -482,15 +482,7 @@ async fn a_manifest_being_built_answers_202_with_retry_after_then_200() {
         std::sync::Arc::new(
             nac::manifest::fetch::HttpArtifactFetcher::new(Duration::from_secs(20)).unwrap(),
         ),
-        ManifestBuilderConfig {
-            rescan_interval: Duration::from_secs(1),
-            await_min_backoff: Duration::from_millis(100),
-            retry_min_backoff: Duration::from_millis(200),
-            retry_max_backoff: Duration::from_secs(2),
-            download_poll: Duration::from_millis(50),
-            download_timeout: Duration::from_secs(20),
-            ..ManifestBuilderConfig::default()
-        },
+        support::nac_stack::quick_manifest_builder_config(),
     );
     tasks.push(tokio::spawn(builder.run()));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);

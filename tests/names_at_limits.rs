@@ -241,6 +241,23 @@ async fn assert_names_and_labels_fit(admin: &Client, namespaces: &[&str]) {
     assert!(seen > 0, "no objects were checked");
 }
 
+/// Creates NonAdminBackup `ns/name` with `backup_spec` and waits until it is Created with its
+/// Velero backup Completed.
+async fn backup_completed(c: &Client, ns: &str, name: &str, backup_spec: Value) -> Value {
+    create::<NonAdminBackup>(
+        c,
+        ns,
+        json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+               "metadata": {"name": name}, "spec": {"backupSpec": backup_spec}}),
+    )
+    .await;
+    wait_for::<NonAdminBackup>(c, ns, name, 90, |v| {
+        s(v, "/status/phase") == "Created"
+            && s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await
+}
+
 /// The body behind a signed download URL (gunzipped when it is gzip).
 async fn download(url: &str) -> String {
     let (status, body) = support::http_get(url).await;
@@ -298,18 +315,7 @@ async fn backup_restore_logs_and_delete(cluster: &TestCluster, names: Names) {
     let alice = cluster.client(&token);
     let admin = cluster.admin();
 
-    create::<NonAdminBackup>(
-        &alice,
-        ns,
-        json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-               "metadata": {"name": names.backup}, "spec": {"backupSpec": {}}}),
-    )
-    .await;
-    let done = wait_for::<NonAdminBackup>(&alice, ns, &names.backup, 90, |v| {
-        s(v, "/status/phase") == "Created"
-            && s(v, "/status/veleroBackup/status/phase") == "Completed"
-    })
-    .await;
+    let done = backup_completed(&alice, ns, &names.backup, json!({})).await;
     assert_eq!(condition(&done, "Accepted")["status"], "True", "{done}");
     let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
     assert!(nacuuid.len() <= 63, "{nacuuid}");
@@ -622,17 +628,7 @@ async fn shared_pool(cluster: &TestCluster, names: Names) {
         .await
         .unwrap();
 
-    create::<NonAdminBackup>(
-        &alice,
-        ns,
-        json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-               "metadata": {"name": names.backup}, "spec": {"backupSpec": {}}}),
-    )
-    .await;
-    let done = wait_for::<NonAdminBackup>(&alice, ns, &names.backup, 90, |v| {
-        s(v, "/status/veleroBackup/status/phase") == "Completed"
-    })
-    .await;
+    let done = backup_completed(&alice, ns, &names.backup, json!({})).await;
     let entry = eventually("the namespace's BackupEntry", 30, || async {
         Api::<BackupEntry>::all(admin.clone())
             .list(&ListParams::default())

@@ -113,9 +113,19 @@ echo "==> test cases per server: emulator $(grep -cE '::emulator \.\.\. ok$' "$t
 rm -f "$test_log"
 [ "$test_status" -eq 0 ] || exit "$test_status"
 
-echo "==> web console: browser end-to-end tests against nac demo (screenshots in web/test-output)"
+echo "==> web console: browser end-to-end tests against nac demo on its emulator (screenshots in web/test-output)"
 cargo build --quiet --bin nac
 (cd web && NAC_BIN="$CARGO_TARGET_DIR/debug/nac" npm run --silent e2e)
+# The same scenarios with `nac demo --kubeconfig` installed into a real control plane.
+if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+  echo "==> web console: browser end-to-end tests against nac demo on a real kube-apiserver (screenshots in web/test-output/real-server)"
+  (cd web && NAC_E2E_SERVER=real NAC_E2E_OUTPUT=test-output/real-server NAC_BIN="$CARGO_TARGET_DIR/debug/nac" npm run --silent e2e)
+elif [ "${CI:-}" = "true" ]; then
+  echo "error: CI=true and no real control plane (KUBEBUILDER_ASSETS) for the browser tests"
+  exit 1
+else
+  echo "==> no real control plane: the browser tests ran on the emulator only"
+fi
 
 echo "==> emulator benchmark (quick)"
 cargo bench --bench emulator -- --quick

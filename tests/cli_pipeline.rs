@@ -1,4 +1,6 @@
-//! The CI pipeline path, as a shell runs it: `nac demo`, then the `nac backup` / `nac restore`
+//! The CI pipeline path, as a shell runs it, on the emulator and on the real kube-apiserver
+//! (each case `NAME::emulator` and `NAME::real`): `nac demo` (its own emulator, or installed
+//! into the real control plane with `--kubeconfig`), then the `nac backup` / `nac restore`
 //! commands and `scripts/ci-backup.sh` as the ci-bot service account and alice (token in
 //! `NAC_TOKEN`, server in `NAC_SERVER`), checking exit codes, output formats, logs, a restore,
 //! and that another tenant is refused.
@@ -6,6 +8,8 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+mod support;
+use support::cluster::TestCluster;
 
 use std::process::{Command, Output};
 
@@ -23,10 +27,21 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-#[test]
-fn ci_bot_backs_up_team_a_and_waits_for_completion() {
+async fn ci_bot_backs_up_team_a_and_waits_for_completion(cluster: TestCluster) {
+    // On the real server the demo is installed into the control plane as its admin; on the
+    // emulator `nac demo` starts its own (the case's emulator stays unused).
+    let admin_kubeconfig = cluster.kubeconfig("demo-admin", &cluster.user_token("admin"));
+    let extra: Vec<String> = admin_kubeconfig
+        .map(|path| vec!["--kubeconfig".to_string(), path.display().to_string()])
+        .unwrap_or_default();
+    // The pipeline is a shell's: blocking processes, one after the other.
+    tokio::task::block_in_place(|| pipeline(&extra));
+}
+
+fn pipeline(extra: &[String]) {
     let xdg = tempfile::tempdir().unwrap();
-    let demo = demo::start(xdg.path(), &[]);
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let demo = demo::start(xdg.path(), &extra);
     let (server, ci_token) = demo::gateway_and_token(&demo.banner, "ci-bot");
 
     // The pipeline's step: create and wait; exit 0 means Completed.
@@ -250,3 +265,5 @@ fn ci_bot_backs_up_team_a_and_waits_for_completion() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!text(&out.stderr).contains("not-a-token"));
 }
+
+on_both_servers!(ci_bot_backs_up_team_a_and_waits_for_completion);

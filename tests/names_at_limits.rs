@@ -2,7 +2,9 @@
 //! limits (63-character namespaces, 253-character object names, dots included) — on the
 //! emulator and on the real kube-apiserver, NAC running with exactly `deploy/`'s RBAC: backup,
 //! manifest, restore, download request, delete; scheduled backups (their 78-character Velero
-//! names), their manifests, deletion and expiry; a tenant storage location. Each flow must give
+//! names), their manifests, deletion and expiry; a tenant storage location; the shared pool;
+//! the backup sync after the tenant's objects are lost, and the admin's DeletionAction on a
+//! permanent delete. Each flow must give
 //! the same results whatever the names, with no 422 from the server, no label value over 63
 //! bytes and no name over its limit.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -243,6 +245,20 @@ async fn assert_names_and_labels_fit(admin: &Client, namespaces: &[&str]) {
 
 /// Creates NonAdminBackup `ns/name` with `backup_spec` and waits until it is Created with its
 /// Velero backup Completed.
+/// Deletes a NonAdminBackup for good (`deleteBackup: true`) as its owner and waits until NAC
+/// removed its data, its Velero objects and then the NonAdminBackup itself.
+async fn delete_for_good(owner: &Client, ns: &str, name: &str) {
+    api::<NonAdminBackup>(owner, ns)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
+        )
+        .await
+        .unwrap();
+    wait_gone::<NonAdminBackup>(owner, ns, name, 90).await;
+}
+
 async fn backup_completed(c: &Client, ns: &str, name: &str, backup_spec: Value) -> Value {
     create::<NonAdminBackup>(
         c,
@@ -400,15 +416,7 @@ async fn backup_restore_logs_and_delete(cluster: &TestCluster, names: Names) {
     assert_names_and_labels_fit(&admin, &[ns, OADP_NAMESPACE]).await;
 
     // Delete it for good: the Velero Backup goes, then the NonAdminBackup.
-    api::<NonAdminBackup>(&alice, ns)
-        .patch(
-            &names.backup,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
-        )
-        .await
-        .unwrap();
-    wait_gone::<NonAdminBackup>(&alice, ns, &names.backup, 90).await;
+    delete_for_good(&alice, ns, &names.backup).await;
     assert!(
         api::<Backup>(&admin, OADP_NAMESPACE)
             .get_opt(&nacuuid)
@@ -475,15 +483,7 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
     );
 
     // Its owner deletes it for good.
-    api::<NonAdminBackup>(&alice, ns)
-        .patch(
-            &child,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
-        )
-        .await
-        .unwrap();
-    wait_gone::<NonAdminBackup>(&alice, ns, &child, 90).await;
+    delete_for_good(&alice, ns, &child).await;
 
     // Pause the schedule; runs expire (Velero's own DeleteBackupRequests, labelled with the
     // long names), and bob's backup is still taken.
@@ -661,6 +661,112 @@ async fn shared_pool(cluster: &TestCluster, names: Names) {
     assert_names_and_labels_fit(&admin, &[ns, OADP_NAMESPACE]).await;
 }
 
+/// The tenant's objects are lost (an etcd restore, a namespace re-applied from Git): the backup
+/// sync brings the NonAdminBackup back from its Velero Backup under its whole name; deleting it
+/// for good then calls the admin's DeletionAction for its items, which are told the whole
+/// NonAdminBackup name and namespace.
+async fn sync_and_deletion_action(cluster: &TestCluster, names: Names) {
+    use nac::sim::deletion_receiver::{self, CallFilter};
+    let ns = names.namespace.as_str();
+    cluster.tenant_namespace("alice", ns).await;
+    let mut stack = nac_stack::start(cluster, |_| {}).await;
+    let alice = cluster.user("alice");
+    let admin = cluster.admin();
+    let receiver_dir = tempfile::tempdir().unwrap();
+    let receiver = deletion_receiver::start(
+        receiver_dir.path(),
+        "127.0.0.1:0".parse().unwrap(),
+        deletion_receiver::DEFAULT_CAPACITY,
+    )
+    .await
+    .unwrap();
+    nac::sim::demo::install_deletion_action(&admin, &receiver.hook_url, &receiver.ca_pem)
+        .await
+        .unwrap();
+
+    let done = backup_completed(&alice, ns, &names.backup, json!({})).await;
+    let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+
+    // Lost while NAC's controller is down: gone from the API without NAC's finalizer
+    // running; the Velero Backup stays.
+    stack.stop_controllers().await;
+    let nabs = api::<NonAdminBackup>(&admin, ns);
+    nabs.patch(
+        &names.backup,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    nabs.delete(&names.backup, &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone::<NonAdminBackup>(&alice, ns, &names.backup, 30).await;
+    assert!(
+        api::<Backup>(&admin, OADP_NAMESPACE)
+            .get_opt(&nacuuid)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // One sync pass, as the controller's service account.
+    let controller = cluster.client_as(
+        &cluster
+            .sa_token(OADP_NAMESPACE, nac::sim::demo::CONTROLLER_SERVICE_ACCOUNT)
+            .await,
+        nac::api::client_identity::Component::Controller,
+    );
+    let context = nac::controllers::Context::new(controller, OADP_NAMESPACE);
+    let synced = nac::controllers::sync::sync_once(&context).await.unwrap();
+    assert!(
+        synced.contains(&(ns.to_string(), names.backup.clone())),
+        "{synced:?}"
+    );
+    // The controller, back, adopts it.
+    stack.start_controllers();
+    let back = wait_for::<NonAdminBackup>(&alice, ns, &names.backup, 60, |v| {
+        s(v, "/status/phase") == "Created"
+            && s(v, "/status/veleroBackup/nacuuid") == nacuuid
+            && s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    let synced_from = back
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(nac::api::nonadmin::labels::NAB_SYNCED_FROM_NACUUID))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(synced_from, nacuuid, "{back}");
+    assert_names_and_labels_fit(&admin, &[ns, OADP_NAMESPACE]).await;
+
+    // Deleted for good: the DeletionAction is called for its items first.
+    delete_for_good(&alice, ns, &names.backup).await;
+    let calls = receiver
+        .calls(&CallFilter {
+            non_admin_backup: Some(format!("{ns}/{}", names.backup)),
+            ..CallFilter::default()
+        })
+        .items;
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.kind == "ConfigMap" && c.name == "web-config"),
+        "{calls:?}"
+    );
+    // Every item is the tenant's: in its namespace, or that namespace itself.
+    assert!(
+        calls.iter().all(|c| c.backup == nacuuid
+            && c.action == nac::sim::demo::DELETION_ACTION
+            && (c.namespace.as_deref() == Some(ns) || (c.kind == "Namespace" && c.name == ns))),
+        "{calls:?}"
+    );
+    Api::<nac::api::nonadmin::DeletionAction>::all(admin.clone())
+        .delete(nac::sim::demo::DELETION_ACTION, &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
 /// Each flow as two cases: `FLOW_with_short_names` and `FLOW_with_names_at_their_limits`.
 macro_rules! with_short_and_long_names {
     ($($flow:ident => $short:ident, $long:ident;)*) => {$(
@@ -680,6 +786,7 @@ with_short_and_long_names! {
     scheduled_backups => scheduled_backups_with_short_names, scheduled_backups_with_names_at_their_limits;
     own_storage_location => own_storage_location_with_short_names, own_storage_location_with_names_at_their_limits;
     shared_pool => shared_pool_with_short_names, shared_pool_with_names_at_their_limits;
+    sync_and_deletion_action => sync_and_deletion_action_with_short_names, sync_and_deletion_action_with_names_at_their_limits;
 }
 
 /// The names used are really at the limits (a guard against the fixtures drifting).
@@ -700,4 +807,6 @@ on_both_servers!(
     own_storage_location_with_names_at_their_limits,
     shared_pool_with_short_names,
     shared_pool_with_names_at_their_limits,
+    sync_and_deletion_action_with_short_names,
+    sync_and_deletion_action_with_names_at_their_limits,
 );

@@ -1,27 +1,35 @@
-//! Shared backup buckets (seed 001) end to end on the emulator with the Velero simulator and
-//! NAC's controllers running as their own service accounts: entries assigned and spilling over
-//! at quota, a third namespace waiting until the admin adds a bucket, backups without a storage
-//! location stored under their namespace's prefix in the right bucket, tenant locations on pool
-//! buckets refused, a bucket with entries kept when deleted, the grace-period purge after a
-//! namespace is deleted (with a sped-up clock) through DeleteBackupRequests, force delete, and
-//! entries rebuilt after the API lost them. NonAdminSchedules are routed like NonAdminBackups
-//! (waiting while every bucket is full, then running on their entry), and after the tenant
-//! objects are lost the backup sync brings pool backups back into their own namespace only,
-//! never into a namespace re-created under the same name.
+//! Shared backup buckets (seed 001) end to end, on the emulator and on the real kube-apiserver
+//! (each case `NAME::emulator` and `NAME::real`), with the Velero simulator and NAC's
+//! controllers running as their own service accounts with exactly `deploy/`'s RBAC: entries
+//! assigned and spilling over at quota, a third namespace waiting until the admin adds a
+//! bucket, backups without a storage location stored under their namespace's prefix in the
+//! right bucket, tenant locations on pool buckets refused, a bucket with entries kept when
+//! deleted, the grace-period purge after a namespace is deleted (with a sped-up clock) through
+//! DeleteBackupRequests, force delete, and entries rebuilt after the API lost them.
+//! NonAdminSchedules are routed like NonAdminBackups (waiting while every bucket is full, then
+//! running on their entry), and after the tenant objects are lost the backup sync brings pool
+//! backups back into their own namespace only, never into a namespace re-created under the
+//! same name. Every case works in tenant namespaces of its own (unique names: the real
+//! cluster is shared by the cases of this binary, and namespaces are deleted by its
+//! kube-controller-manager, through Terminating).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::sa_token;
+use support::cluster::{TestCluster, eventually};
 
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use futures::StreamExt;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::{
     BackupBucket, BackupEntry, BackupEntryPhase, NonAdminBackup, NonAdminBackupStorageLocation,
     NonAdminSchedule, POOL_LOCATION_LABEL, TenantStorageState,
@@ -31,8 +39,7 @@ use nac::controllers::bucket::PoolConfig;
 use nac::controllers::bucket_store::ObjectStoreLister;
 use nac::controllers::clock::ManualClock;
 use nac::controllers::{self, Context, gc, sync};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
@@ -42,58 +49,80 @@ use serde_json::{Value, json};
 const HOUR: Duration = Duration::from_secs(3600);
 
 struct Env {
-    _server: ApiServer,
+    cluster: TestCluster,
     admin: Client,
     alice: Client,
     controller_client: Client,
     clock: Arc<ManualClock>,
     store: tempfile::TempDir,
+    /// The case's own namespace owned by alice (the demo's team-a).
+    team_a: String,
+    /// The case's own namespace owned by bob (the demo's team-b).
+    team_b: String,
+    velero: tokio::task::JoinHandle<()>,
     controllers: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Env {
-    async fn new() -> Env {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(filter)
-                .with_test_writer()
-                .try_init();
-        }
-        let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-        let admin = server.client(&server.admin_token());
-        demo::install(&admin).await.unwrap();
+    /// The Velero simulator and NAC's controllers (the pool's with a clock the case moves) on
+    /// `cluster`, each as its own service account; two tenant namespaces, `team_a` owned by
+    /// alice and `team_b` by bob; the pool's credential in the OADP namespace.
+    async fn new(cluster: TestCluster) -> Env {
+        let admin = cluster.admin();
+        let team_a = cluster.unique_name("team-a", None);
+        let team_b = cluster.unique_name("team-b", None);
+        cluster.tenant_namespace("alice", &team_a).await;
+        cluster.tenant_namespace("bob", &team_b).await;
         let store = tempfile::tempdir().unwrap();
         let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
         let mut options = SimulatorOptions::new(OADP_NAMESPACE, store.path().to_path_buf(), base);
         options.resync_interval = Duration::from_millis(100);
         options.backup_sync_interval = Duration::from_millis(200);
         options.bsl_validation_interval = Duration::from_millis(500);
-        let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
-        tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-        let controller_client =
-            server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-        let alice = server.client(&server.add_user("alice", &[]));
+        let velero = cluster.client_as(
+            &cluster
+                .sa_token(OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT)
+                .await,
+            Component::VeleroSimulator,
+        );
+        let velero = tokio::spawn(
+            VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run(),
+        );
+        let controller_client = cluster.client_as(
+            &cluster
+                .sa_token(OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT)
+                .await,
+            Component::Controller,
+        );
+        let alice = cluster.user("alice");
         let mut env = Env {
-            _server: server,
+            cluster,
             admin,
             alice,
             controller_client,
             clock: Arc::new(ManualClock::new()),
             store,
+            team_a,
+            team_b,
+            velero,
             controllers: None,
         };
         env.start_controllers();
-        // The pool's credential, as an admin keeps it in the OADP namespace.
+        // The pool's credential, as an admin keeps it in the OADP namespace (on the real
+        // server an earlier case of this binary may have made it already).
         let secret: Secret = serde_json::from_value(json!({
             "metadata": {"name": "pool-credentials", "namespace": OADP_NAMESPACE},
             "stringData": {"cloud": "[default]\naws_access_key_id=x\naws_secret_access_key=y\n"}
         }))
         .unwrap();
-        Api::<Secret>::namespaced(env.admin.clone(), OADP_NAMESPACE)
+        match Api::<Secret>::namespaced(env.admin.clone(), OADP_NAMESPACE)
             .create(&PostParams::default(), &secret)
             .await
-            .unwrap();
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(e) => panic!("creating the pool credential: {e}"),
+        }
         env
     }
 
@@ -116,6 +145,11 @@ impl Env {
         if let Some(task) = self.controllers.take() {
             task.abort();
         }
+    }
+
+    /// The names of the case's two tenant namespaces.
+    fn teams(&self) -> (String, String) {
+        (self.team_a.clone(), self.team_b.clone())
     }
 
     async fn add_bucket(&self, name: &str, max_entries: Option<u32>) {
@@ -190,14 +224,6 @@ impl Env {
         self.store.path().join(bucket)
     }
 
-    async fn create_namespace(&self, name: &str) {
-        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-        Api::<Namespace>::all(self.admin.clone())
-            .create(&PostParams::default(), &ns)
-            .await
-            .unwrap();
-    }
-
     async fn delete_namespace(&self, name: &str) {
         Api::<Namespace>::all(self.admin.clone())
             .delete(name, &DeleteParams::default())
@@ -205,8 +231,10 @@ impl Env {
             .unwrap();
     }
 
+    /// Waits until namespace `name` is gone (on the real server kube-controller-manager empties
+    /// it first, which takes seconds).
     async fn namespace_gone(&self, name: &str) {
-        eventually(&format!("namespace {name} gone"), 60, || async {
+        eventually(&format!("namespace {name} gone"), 90, || async {
             Api::<Namespace>::all(self.admin.clone())
                 .get_opt(name)
                 .await
@@ -237,25 +265,16 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         self.stop_controllers();
+        self.velero.abort();
     }
 }
 
-/// Polls `check` until it yields a value, for at most `secs` seconds.
-async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// A background task stopped when dropped.
+struct Task(tokio::task::JoinHandle<()>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -305,26 +324,31 @@ async fn namespace_uid(admin: &Client, name: &str) -> String {
         .unwrap()
 }
 
-#[tokio::test]
-async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_bucket() {
-    let e = Env::new().await;
+async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_bucket(
+    cluster: TestCluster,
+) {
+    let e = Env::new(cluster).await;
+    let (team_a, team_b) = e.teams();
+    let (team_a, team_b) = (team_a.as_str(), team_b.as_str());
     e.add_bucket("pool-1", Some(1)).await;
     e.add_bucket("pool-2", Some(1)).await;
-    e.create_namespace("team-c").await;
+    let team_c = e.cluster.unique_name("team-c", None);
+    e.cluster.tenant_namespace("carol", &team_c).await;
+    let team_c = team_c.as_str();
 
     // team-a: first bucket; its backup without a storage location lands under its prefix.
-    e.create_nab(&e.alice, "team-a", "first").await;
-    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
-    let uid_a = namespace_uid(&e.admin, "team-a").await;
+    e.create_nab(&e.alice, team_a, "first").await;
+    let a = e.entry_in_phase(team_a, BackupEntryPhase::Ready).await;
+    let uid_a = namespace_uid(&e.admin, team_a).await;
     assert_eq!(
         entry_name(&a),
-        format!("team-a--{}", &uid_a.replace('-', "")[..5])
+        format!("{team_a}--{}", &uid_a.replace('-', "")[..5])
     );
     assert_eq!(a.spec.bucket_name.as_deref(), Some("pool-1"));
     assert_eq!(a.spec.prefix, entry_name(&a));
     assert_eq!(a.spec.namespace_uid, uid_a);
     assert_eq!(a.tenant_view().state, TenantStorageState::Ready);
-    let done = e.completed_nab("team-a", "first").await;
+    let done = e.completed_nab(team_a, "first").await;
     let location = entry_location(&a);
     assert_eq!(
         s(&done, "/status/veleroBackup/spec/storageLocation"),
@@ -365,19 +389,19 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
     );
 
     // team-b: pool-1 is full, so pool-2.
-    e.create_nab(&e.admin, "team-b", "first").await;
-    let b = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    e.create_nab(&e.admin, team_b, "first").await;
+    let b = e.entry_in_phase(team_b, BackupEntryPhase::Ready).await;
     assert_eq!(b.spec.bucket_name.as_deref(), Some("pool-2"));
-    let done_b = e.completed_nab("team-b", "first").await;
+    let done_b = e.completed_nab(team_b, "first").await;
     assert_eq!(
         stored_backups(&e.bucket_dir("shared-pool-2"), &b.spec.prefix),
         BTreeSet::from([s(&done_b, "/status/veleroBackup/name").to_string()])
     );
 
     // team-c: every bucket is full; the entry waits and so does the backup, with reasons.
-    e.create_nab(&e.admin, "team-c", "first").await;
+    e.create_nab(&e.admin, team_c, "first").await;
     let c = e
-        .entry_in_phase("team-c", BackupEntryPhase::WaitingForBucket)
+        .entry_in_phase(team_c, BackupEntryPhase::WaitingForBucket)
         .await;
     let cv = serde_json::to_value(&c).unwrap();
     assert_eq!(condition(&cv, "Assigned")["reason"], "WaitingForBucket");
@@ -391,14 +415,20 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
         TenantStorageState::WaitingForCapacity
     );
     let waiting = eventually("team-c's backup waiting", 30, || async {
-        let nab = Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-c")
+        let nab = Api::<NonAdminBackup>::namespaced(e.admin.clone(), team_c)
             .get("first")
             .await
             .unwrap();
         let v = serde_json::to_value(&nab).unwrap();
-        (condition(&v, "Queued")["reason"] == "WaitingForBackupStorage").then_some(v)
+        // Until the controller polls again after the entry's wait began, the message says the
+        // storage is being set up.
+        let queued = condition(&v, "Queued");
+        (queued["reason"] == "WaitingForBackupStorage"
+            && s(queued, "/message").contains("every shared backup bucket is full"))
+        .then_some(v)
     })
     .await;
+    assert_eq!(condition(&waiting, "Queued")["status"], "False");
     assert!(
         s(condition(&waiting, "Queued"), "/message").contains("every shared backup bucket is full"),
         "{waiting}"
@@ -406,7 +436,7 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
     // The message names no bucket and no other namespace.
     let text = condition(&waiting, "Queued").to_string();
     assert!(
-        !text.contains("pool-1") && !text.contains("team-a"),
+        !text.contains("pool-1") && !text.contains(team_a) && !text.contains(team_b),
         "{text}"
     );
     assert!(waiting.pointer("/status/veleroBackup/status").is_none());
@@ -422,9 +452,9 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
 
     // The admin adds a bucket: team-c takes it and its backup completes there.
     e.add_bucket("pool-3", Some(1)).await;
-    let c = e.entry_in_phase("team-c", BackupEntryPhase::Ready).await;
+    let c = e.entry_in_phase(team_c, BackupEntryPhase::Ready).await;
     assert_eq!(c.spec.bucket_name.as_deref(), Some("pool-3"));
-    let done_c = e.completed_nab("team-c", "first").await;
+    let done_c = e.completed_nab(team_c, "first").await;
     assert_eq!(
         stored_backups(&e.bucket_dir("shared-pool-3"), &c.spec.prefix),
         BTreeSet::from([s(&done_c, "/status/veleroBackup/name").to_string()])
@@ -436,7 +466,7 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
         "stringData": {"cloud": "[default]\naws_access_key_id=a\naws_secret_access_key=b\n"}
     }))
     .unwrap();
-    Api::<Secret>::namespaced(e.alice.clone(), "team-a")
+    Api::<Secret>::namespaced(e.alice.clone(), team_a)
         .create(&PostParams::default(), &secret)
         .await
         .unwrap();
@@ -449,7 +479,7 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
             "credential": {"name": "mine", "key": "cloud"}}}
     }))
     .unwrap();
-    let nabsls = Api::<NonAdminBackupStorageLocation>::namespaced(e.alice.clone(), "team-a");
+    let nabsls = Api::<NonAdminBackupStorageLocation>::namespaced(e.alice.clone(), team_a);
     nabsls.create(&PostParams::default(), &nabsl).await.unwrap();
     let refused = eventually("NABSL on a pool bucket refused", 30, || async {
         let v = serde_json::to_value(nabsls.get("sneaky").await.unwrap()).unwrap();
@@ -520,29 +550,32 @@ async fn entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_buck
     .await;
 }
 
-#[tokio::test]
-async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_backup_requests() {
-    let e = Env::new().await;
+async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_backup_requests(
+    cluster: TestCluster,
+) {
+    let e = Env::new(cluster).await;
+    let (team_a, team_b) = e.teams();
+    let (team_a, team_b) = (team_a.as_str(), team_b.as_str());
     e.add_bucket("pool-1", None).await;
     // team-b asks for 96 hours instead of the default 72.
     Api::<Namespace>::all(e.admin.clone())
         .patch(
-            "team-b",
+            team_b,
             &PatchParams::default(),
             &Patch::Merge(json!({"metadata": {"labels": {
                 "oadp.openshift.io/backup-deletion-grace-period": "96h"}}})),
         )
         .await
         .unwrap();
-    e.create_nab(&e.admin, "team-b", "one").await;
-    e.create_nab(&e.admin, "team-b", "two").await;
+    e.create_nab(&e.admin, team_b, "one").await;
+    e.create_nab(&e.admin, team_b, "two").await;
     // team-a shares the bucket and must not be touched by team-b's purge.
-    e.create_nab(&e.alice, "team-a", "keep").await;
-    let one = e.completed_nab("team-b", "one").await;
-    let two = e.completed_nab("team-b", "two").await;
-    let keep = e.completed_nab("team-a", "keep").await;
-    let entry = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
-    let entry_a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    e.create_nab(&e.alice, team_a, "keep").await;
+    let one = e.completed_nab(team_b, "one").await;
+    let two = e.completed_nab(team_b, "two").await;
+    let keep = e.completed_nab(team_a, "keep").await;
+    let entry = e.entry_in_phase(team_b, BackupEntryPhase::Ready).await;
+    let entry_a = e.entry_in_phase(team_a, BackupEntryPhase::Ready).await;
     assert_eq!(
         entry
             .spec
@@ -561,10 +594,10 @@ async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_bac
     assert_eq!(stored_backups(&bucket, &entry.spec.prefix), names);
     let location = entry_location(&entry);
 
-    e.delete_namespace("team-b").await;
-    e.namespace_gone("team-b").await;
+    e.delete_namespace(team_b).await;
+    e.namespace_gone(team_b).await;
     let kept = e
-        .entry_in_phase("team-b", BackupEntryPhase::NamespaceDeleted)
+        .entry_in_phase(team_b, BackupEntryPhase::NamespaceDeleted)
         .await;
     let status = kept.status.clone().unwrap();
     let deleted_at = status.namespace_deleted_at.clone().unwrap().0;
@@ -593,40 +626,94 @@ async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_bac
     e.clock.advance(95 * HOUR);
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
-        e.entry_of("team-b").await.unwrap().phase(),
+        e.entry_of(team_b).await.unwrap().phase(),
         Some(BackupEntryPhase::NamespaceDeleted)
     );
     assert_eq!(stored_backups(&bucket, &entry.spec.prefix), names);
 
     // Past the grace period: every backup goes through a DeleteBackupRequest, then the
     // location and the entry.
-    e.clock.advance(2 * HOUR);
+    // Watched rather than polled: a request or a phase lasting less than a poll is still seen.
     let requests = Api::<DeleteBackupRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE);
-    let mut requested = BTreeSet::new();
-    let mut last_entry = None;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        for r in requests
-            .list(&ListParams::default().labels(&format!("{POOL_LOCATION_LABEL}={location}")))
-            .await
+    let by_location = format!("{POOL_LOCATION_LABEL}={location}");
+    let requested = Arc::new(Mutex::new(BTreeSet::new()));
+    let requests_watched = Arc::new(AtomicBool::new(false));
+    let request_watch = {
+        let (requested, watched) = (requested.clone(), requests_watched.clone());
+        let stream = watcher(
+            requests.clone(),
+            watcher::Config::default().labels(&by_location),
+        )
+        .default_backoff();
+        Task(tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(watcher::Event::Apply(r) | watcher::Event::InitApply(r)) => {
+                        requested.lock().unwrap().insert(r.spec.backup_name);
+                    }
+                    Ok(watcher::Event::InitDone) => watched.store(true, Ordering::SeqCst),
+                    _ => {}
+                }
+            }
+        }))
+    };
+    // Every state of team-b's entry, up to its deletion (`true` with the last one).
+    let states: Arc<Mutex<Vec<(BackupEntry, bool)>>> = Arc::default();
+    let entry_watch = {
+        let states = states.clone();
+        let team_b = team_b.to_string();
+        let stream = watcher(
+            Api::<BackupEntry>::all(e.admin.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff();
+        Task(tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                let (entry, deleted) = match event {
+                    Ok(watcher::Event::Apply(e) | watcher::Event::InitApply(e)) => (e, false),
+                    Ok(watcher::Event::Delete(e)) => (e, true),
+                    _ => continue,
+                };
+                if entry.spec.namespace == team_b {
+                    states.lock().unwrap().push((entry, deleted));
+                }
+            }
+        }))
+    };
+    eventually("the watches of the purge started", 30, || async {
+        (requests_watched.load(Ordering::SeqCst) && !states.lock().unwrap().is_empty())
+            .then_some(())
+    })
+    .await;
+    e.clock.advance(2 * HOUR);
+    eventually("team-b's entry purged", 60, || async {
+        states
+            .lock()
             .unwrap()
-            .items
-        {
-            requested.insert(r.spec.backup_name.clone());
-        }
-        match e.entry_of("team-b").await {
-            Some(entry) => last_entry = Some(entry),
-            None => break,
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "team-b's entry was not purged: {last_entry:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(requested, names, "a DeleteBackupRequest per backup");
-    let last = last_entry.unwrap();
-    assert_eq!(last.phase(), Some(BackupEntryPhase::Purging));
+            .last()
+            .is_some_and(|(_, deleted)| *deleted)
+            .then_some(())
+    })
+    .await;
+    assert!(e.entry_of(team_b).await.is_none());
+    // The requests were made before the entry went (their watch may still be behind).
+    eventually("a DeleteBackupRequest seen per backup", 10, || async {
+        requested.lock().unwrap().is_superset(&names).then_some(())
+    })
+    .await;
+    drop((request_watch, entry_watch));
+    assert_eq!(
+        *requested.lock().unwrap(),
+        names,
+        "a DeleteBackupRequest per backup"
+    );
+    let states = states.lock().unwrap().clone();
+    let phases: Vec<Option<BackupEntryPhase>> = states.iter().map(|(e, _)| e.phase()).collect();
+    // Purging from the end of the grace period until the entry is gone.
+    let last = &states[states.len() - 1].0;
+    assert_eq!(last.phase(), Some(BackupEntryPhase::Purging), "{phases:?}");
     assert!(stored_backups(&bucket, &entry.spec.prefix).is_empty());
     assert!(e.velero_backups_on(&location).await.is_empty());
     assert!(
@@ -650,7 +737,7 @@ async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_bac
         BTreeSet::from([s(&keep, "/status/veleroBackup/name").to_string()])
     );
     assert_eq!(
-        e.entry_of("team-a").await.unwrap().phase(),
+        e.entry_of(team_a).await.unwrap().phase(),
         Some(BackupEntryPhase::Ready)
     );
     let bucket_status = Api::<BackupBucket>::all(e.admin.clone())
@@ -662,21 +749,22 @@ async fn a_deleted_namespace_is_purged_after_its_grace_period_through_delete_bac
     assert_eq!(bucket_status.entry_count, 1);
 }
 
-#[tokio::test]
-async fn force_delete_purges_a_deleted_namespace_at_once() {
-    let e = Env::new().await;
+async fn force_delete_purges_a_deleted_namespace_at_once(cluster: TestCluster) {
+    let e = Env::new(cluster).await;
+    let (_, team_b) = e.teams();
+    let team_b = team_b.as_str();
     e.add_bucket("pool-1", None).await;
-    e.create_nab(&e.admin, "team-b", "one").await;
-    let one = e.completed_nab("team-b", "one").await;
-    let entry = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    e.create_nab(&e.admin, team_b, "one").await;
+    let one = e.completed_nab(team_b, "one").await;
+    let entry = e.entry_in_phase(team_b, BackupEntryPhase::Ready).await;
     let bucket = e.bucket_dir("shared-pool-1");
     let name = s(&one, "/status/veleroBackup/name").to_string();
     assert_eq!(
         stored_backups(&bucket, &entry.spec.prefix),
         BTreeSet::from([name.clone()])
     );
-    e.delete_namespace("team-b").await;
-    e.entry_in_phase("team-b", BackupEntryPhase::NamespaceDeleted)
+    e.delete_namespace(team_b).await;
+    e.entry_in_phase(team_b, BackupEntryPhase::NamespaceDeleted)
         .await;
     Api::<BackupEntry>::all(e.admin.clone())
         .patch(
@@ -688,7 +776,7 @@ async fn force_delete_purges_a_deleted_namespace_at_once() {
         .await
         .unwrap();
     eventually("entry force-deleted", 60, || async {
-        e.entry_of("team-b").await.is_none().then_some(())
+        e.entry_of(team_b).await.is_none().then_some(())
     })
     .await;
     assert!(stored_backups(&bucket, &entry.spec.prefix).is_empty());
@@ -699,17 +787,18 @@ async fn force_delete_purges_a_deleted_namespace_at_once() {
     );
 }
 
-#[tokio::test]
-async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets() {
-    let mut e = Env::new().await;
+async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets(cluster: TestCluster) {
+    let mut e = Env::new(cluster).await;
+    let (team_a, team_b) = e.teams();
+    let (team_a, team_b) = (team_a.as_str(), team_b.as_str());
     e.add_bucket("pool-1", Some(1)).await;
     e.add_bucket("pool-2", Some(1)).await;
-    e.create_nab(&e.alice, "team-a", "one").await;
-    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
-    e.create_nab(&e.admin, "team-b", "one").await;
-    let b = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
-    e.completed_nab("team-a", "one").await;
-    let b_backup = e.completed_nab("team-b", "one").await;
+    e.create_nab(&e.alice, team_a, "one").await;
+    let a = e.entry_in_phase(team_a, BackupEntryPhase::Ready).await;
+    e.create_nab(&e.admin, team_b, "one").await;
+    let b = e.entry_in_phase(team_b, BackupEntryPhase::Ready).await;
+    e.completed_nab(team_a, "one").await;
+    let b_backup = e.completed_nab(team_b, "one").await;
     assert_eq!(a.spec.bucket_name.as_deref(), Some("pool-1"));
     assert_eq!(b.spec.bucket_name.as_deref(), Some("pool-2"));
 
@@ -727,20 +816,20 @@ async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets() {
         .delete(&entry_location(&b), &DeleteParams::default())
         .await
         .unwrap();
-    e.delete_namespace("team-b").await;
-    assert!(e.entry_of("team-a").await.is_none() && e.entry_of("team-b").await.is_none());
+    e.delete_namespace(team_b).await;
+    assert!(e.entry_of(team_a).await.is_none() && e.entry_of(team_b).await.is_none());
 
     e.start_controllers();
     // team-a's entry comes back from its location: same name, bucket and prefix.
-    let rebuilt_a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    let rebuilt_a = e.entry_in_phase(team_a, BackupEntryPhase::Ready).await;
     assert_eq!(entry_name(&rebuilt_a), entry_name(&a));
     assert_eq!(rebuilt_a.spec.bucket_name, a.spec.bucket_name);
     assert_eq!(rebuilt_a.spec.prefix, a.spec.prefix);
     assert_eq!(rebuilt_a.spec.namespace_uid, a.spec.namespace_uid);
     // team-b's from the bucket listing; its namespace is gone, so its grace period starts.
-    e.namespace_gone("team-b").await;
+    e.namespace_gone(team_b).await;
     let rebuilt_b = e
-        .entry_in_phase("team-b", BackupEntryPhase::NamespaceDeleted)
+        .entry_in_phase(team_b, BackupEntryPhase::NamespaceDeleted)
         .await;
     assert_eq!(entry_name(&rebuilt_b), entry_name(&b));
     assert_eq!(rebuilt_b.spec.bucket_name.as_deref(), Some("pool-2"));
@@ -772,8 +861,8 @@ async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets() {
         assert_eq!(status.entry_count, 1);
     }
     // A new backup of team-a goes to the same prefix.
-    e.create_nab(&e.alice, "team-a", "two").await;
-    let two = e.completed_nab("team-a", "two").await;
+    e.create_nab(&e.alice, team_a, "two").await;
+    let two = e.completed_nab(team_a, "two").await;
     assert!(
         stored_backups(&e.bucket_dir("shared-pool-1"), &a.spec.prefix)
             .contains(s(&two, "/status/veleroBackup/name"))
@@ -914,20 +1003,21 @@ async fn velero_has(admin: &Client, name: &str) -> Backup {
     .await
 }
 
-#[tokio::test]
-async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
-    let e = Env::new().await;
+async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry(cluster: TestCluster) {
+    let e = Env::new(cluster).await;
+    let (team_a, team_b) = e.teams();
+    let (team_a, team_b) = (team_a.as_str(), team_b.as_str());
     e.add_bucket("pool-1", Some(1)).await;
     // team-b takes pool-1's only place.
-    e.create_nab(&e.admin, "team-b", "first").await;
-    e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    e.create_nab(&e.admin, team_b, "first").await;
+    e.entry_in_phase(team_b, BackupEntryPhase::Ready).await;
 
     // team-a has a schedule and nothing else: the schedule alone makes it use the pool.
-    create_nas(&e.alice, "team-a", "nightly").await;
-    e.entry_in_phase("team-a", BackupEntryPhase::WaitingForBucket)
+    create_nas(&e.alice, team_a, "nightly").await;
+    e.entry_in_phase(team_a, BackupEntryPhase::WaitingForBucket)
         .await;
     let waiting = eventually("team-a's schedule waiting for storage", 30, || async {
-        let v = nas_value(&e.alice, "team-a", "nightly").await;
+        let v = nas_value(&e.alice, team_a, "nightly").await;
         let queued = condition(&v, "Queued");
         (queued["reason"] == "WaitingForBackupStorage"
             && s(queued, "/message").contains("every shared backup bucket is full"))
@@ -939,23 +1029,20 @@ async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
     assert_eq!(s(&waiting, "/status/phase"), "New");
     // The message names no bucket and no other namespace.
     let text = condition(&waiting, "Queued").to_string();
-    assert!(
-        !text.contains("pool-1") && !text.contains("team-b"),
-        "{text}"
-    );
+    assert!(!text.contains("pool-1") && !text.contains(team_b), "{text}");
     // Nothing runs meanwhile: no Velero Schedule, so no backup either (not even to Velero's
     // default location).
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(velero_schedules_for(&e.admin, "team-a").await.is_empty());
-    assert!(velero_backups_for(&e.admin, "team-a").await.is_empty());
+    assert!(velero_schedules_for(&e.admin, team_a).await.is_empty());
+    assert!(velero_backups_for(&e.admin, team_a).await.is_empty());
 
     // The admin adds a bucket: team-a's entry takes it, and the schedule runs there.
     e.add_bucket("pool-2", Some(1)).await;
-    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
+    let a = e.entry_in_phase(team_a, BackupEntryPhase::Ready).await;
     assert_eq!(a.spec.bucket_name.as_deref(), Some("pool-2"));
     let location = entry_location(&a);
     let schedule = eventually("team-a's Velero Schedule", 30, || async {
-        velero_schedules_for(&e.admin, "team-a")
+        velero_schedules_for(&e.admin, team_a)
             .await
             .into_iter()
             .next()
@@ -967,9 +1054,9 @@ async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
     );
     assert_eq!(
         schedule.spec.template.included_namespaces,
-        Some(vec!["team-a".to_string()])
+        Some(vec![team_a.to_string()])
     );
-    let (child, velero_name) = first_scheduled_child(&e, "team-a", "nightly").await;
+    let (child, velero_name) = first_scheduled_child(&e, team_a, "nightly").await;
     assert_eq!(
         s(&child, "/status/veleroBackup/spec/storageLocation"),
         location.as_str()
@@ -985,7 +1072,7 @@ async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
             .exists()
     );
     // Every backup of team-a is on its entry's location.
-    for b in velero_backups_for(&e.admin, "team-a").await {
+    for b in velero_backups_for(&e.admin, team_a).await {
         assert_eq!(
             b.spec.storage_location.as_deref(),
             Some(location.as_str()),
@@ -995,7 +1082,7 @@ async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
     }
     // The tenant sees that the wait is over.
     let ready = eventually("team-a's schedule no longer waiting", 30, || async {
-        let v = nas_value(&e.alice, "team-a", "nightly").await;
+        let v = nas_value(&e.alice, team_a, "nightly").await;
         (condition(&v, "Queued")["status"] == "True").then_some(v)
     })
     .await;
@@ -1003,22 +1090,25 @@ async fn a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry() {
     assert_eq!(s(&ready, "/status/phase"), "Created");
 }
 
-#[tokio::test]
-async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_recreated_one() {
-    let mut e = Env::new().await;
+async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_recreated_one(
+    cluster: TestCluster,
+) {
+    let mut e = Env::new(cluster).await;
+    let (team_a, team_b) = e.teams();
+    let (team_a, team_b) = (team_a.as_str(), team_b.as_str());
     e.add_bucket("pool-1", None).await;
-    create_nas(&e.alice, "team-a", "nightly").await;
-    e.create_nab(&e.admin, "team-b", "first").await;
-    let (_, a_backup) = first_scheduled_child(&e, "team-a", "nightly").await;
+    create_nas(&e.alice, team_a, "nightly").await;
+    e.create_nab(&e.admin, team_b, "first").await;
+    let (_, a_backup) = first_scheduled_child(&e, team_a, "nightly").await;
     let child = s(
-        &nas_value(&e.admin, "team-a", "nightly").await,
+        &nas_value(&e.admin, team_a, "nightly").await,
         "/status/recentBackups/0/name",
     )
     .to_string();
-    let b_done = e.completed_nab("team-b", "first").await;
+    let b_done = e.completed_nab(team_b, "first").await;
     let b_backup = s(&b_done, "/status/veleroBackup/name").to_string();
-    let a = e.entry_in_phase("team-a", BackupEntryPhase::Ready).await;
-    let b = e.entry_in_phase("team-b", BackupEntryPhase::Ready).await;
+    let a = e.entry_in_phase(team_a, BackupEntryPhase::Ready).await;
+    let b = e.entry_in_phase(team_b, BackupEntryPhase::Ready).await;
     let (a_location, b_location) = (entry_location(&a), entry_location(&b));
     // What Velero keeps in the bucket names the backup's tenant (so a sync can find it).
     let stored: Value = serde_json::from_slice(
@@ -1037,7 +1127,7 @@ async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_re
             &stored,
             "/metadata/annotations/openshift.io~1oadp-nab-origin-namespace"
         ),
-        "team-a"
+        team_a
     );
 
     // State loss: the controller is down and the tenant objects are gone (the schedule, its
@@ -1045,22 +1135,22 @@ async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_re
     // the entries' prefixes.
     e.stop_controllers();
     wipe(
-        &Api::<NonAdminSchedule>::namespaced(e.admin.clone(), "team-a"),
+        &Api::<NonAdminSchedule>::namespaced(e.admin.clone(), team_a),
         "nightly",
     )
     .await;
     wipe(
-        &Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-a"),
+        &Api::<NonAdminBackup>::namespaced(e.admin.clone(), team_a),
         &child,
     )
     .await;
     wipe(
-        &Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-b"),
+        &Api::<NonAdminBackup>::namespaced(e.admin.clone(), team_b),
         "first",
     )
     .await;
     let schedules = Api::<Schedule>::namespaced(e.admin.clone(), OADP_NAMESPACE);
-    for schedule in velero_schedules_for(&e.admin, "team-a").await {
+    for schedule in velero_schedules_for(&e.admin, team_a).await {
         schedules
             .delete(
                 schedule.metadata.name.as_deref().unwrap(),
@@ -1092,15 +1182,15 @@ async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_re
     assert_eq!(
         created,
         [
-            ("team-a".to_string(), child.clone()),
-            ("team-b".to_string(), "first".to_string())
+            (team_a.to_string(), child.clone()),
+            (team_b.to_string(), "first".to_string())
         ]
     );
     // Each is adopted again, mirroring its backup on its own entry's location, and names no
     // location itself (a NAB without one belongs to its namespace's entry).
     for (namespace, name, velero_name, location) in [
-        ("team-a", child.as_str(), &a_backup, &a_location),
-        ("team-b", "first", &b_backup, &b_location),
+        (team_a, child.as_str(), &a_backup, &a_location),
+        (team_b, "first", &b_backup, &b_location),
     ] {
         let back = e.completed_nab(namespace, name).await;
         assert_eq!(s(&back, "/status/veleroBackup/name"), velero_name.as_str());
@@ -1124,22 +1214,22 @@ async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_re
 
     // team-a is deleted and created again under the same name: a new UID. Its entry keeps the
     // old backups for the grace period, and Velero keeps syncing them from its prefix...
-    let old_uid = namespace_uid(&e.admin, "team-a").await;
-    e.delete_namespace("team-a").await;
-    e.namespace_gone("team-a").await;
-    e.entry_in_phase("team-a", BackupEntryPhase::NamespaceDeleted)
+    let old_uid = namespace_uid(&e.admin, team_a).await;
+    e.delete_namespace(team_a).await;
+    e.namespace_gone(team_a).await;
+    e.entry_in_phase(team_a, BackupEntryPhase::NamespaceDeleted)
         .await;
-    e.create_namespace("team-a").await;
-    assert_ne!(namespace_uid(&e.admin, "team-a").await, old_uid);
+    e.cluster.tenant_namespace("alice", team_a).await;
+    assert_ne!(namespace_uid(&e.admin, team_a).await, old_uid);
     let resynced = velero_has(&e.admin, &a_backup).await;
     assert_eq!(
         resynced.metadata.annotations.as_ref().unwrap()["openshift.io/oadp-nab-origin-namespace"],
-        "team-a"
+        team_a
     );
     // ...but none of them is synced into the new namespace.
     assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
     assert!(
-        Api::<NonAdminBackup>::namespaced(e.admin.clone(), "team-a")
+        Api::<NonAdminBackup>::namespaced(e.admin.clone(), team_a)
             .list(&ListParams::default())
             .await
             .unwrap()
@@ -1163,3 +1253,12 @@ async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_re
     assert!(backups.get_opt(&a_backup).await.unwrap().is_some());
     assert!(stored_backups(&e.bucket_dir("shared-pool-1"), &a.spec.prefix).contains(&a_backup));
 }
+
+on_both_servers!(
+    entries_spill_over_at_quota_and_a_waiting_namespace_takes_the_next_bucket,
+    a_deleted_namespace_is_purged_after_its_grace_period_through_delete_backup_requests,
+    force_delete_purges_a_deleted_namespace_at_once,
+    entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets,
+    a_schedule_waits_while_every_bucket_is_full_then_runs_on_its_entry,
+    sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_recreated_one,
+);

@@ -332,7 +332,14 @@ pub struct ApiserverArgs {
 /// Options of `nac demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Address of the emulated Kubernetes API server (port 0 picks a free port).
+    /// Run on an existing cluster instead of the built-in emulator: the kubeconfig of a
+    /// cluster-admin there (a kind cluster, envtest's or `../shared/k8s` control plane). NAC, the
+    /// demo's namespaces and RBAC are installed into it; the tenants are service accounts
+    /// (team-a/alice, team-b/bob), since an existing cluster has no demo users to sign in as.
+    #[arg(long, value_name = "ADMIN_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Address of the emulated Kubernetes API server (port 0 picks a free port; unused with
+    /// --kubeconfig).
     #[arg(long, default_value = "127.0.0.1:6443")]
     pub apiserver_listen: SocketAddr,
     #[command(flatten)]

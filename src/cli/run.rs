@@ -745,6 +745,166 @@ async fn service_account_token(
         .ok_or_else(|| CliError::Kube("the API server issued no token".into()))
 }
 
+/// The cluster `nac demo` runs on: its own emulator, or an existing cluster (`--kubeconfig`).
+enum DemoCluster {
+    Emulated(Box<Served>),
+    Existing {
+        /// The admin's configuration; other identities replace only its credentials.
+        config: Box<kube::Config>,
+        /// The CA the API server's certificate is checked against, for the demo's kubeconfigs.
+        ca_pem: Option<String>,
+    },
+}
+
+impl DemoCluster {
+    /// Connects to the cluster of `kubeconfig` (an admin's), or starts the emulator.
+    async fn start(args: &DemoArgs, data_dir: &Path) -> Result<DemoCluster, CliError> {
+        match &args.kubeconfig {
+            None => Ok(DemoCluster::Emulated(Box::new(
+                serve_emulator(args.apiserver_listen, &args.emulator, data_dir).await?,
+            ))),
+            Some(path) => {
+                let config = config_from(Some(path)).await?;
+                let ca_pem = config
+                    .root_cert
+                    .as_ref()
+                    .map(|certs| certs.iter().map(|der| pem_certificate(der)).collect());
+                Ok(DemoCluster::Existing {
+                    config: Box::new(config),
+                    ca_pem,
+                })
+            }
+        }
+    }
+
+    /// The API server's URL.
+    fn url(&self) -> String {
+        match self {
+            DemoCluster::Emulated(served) => served.url.clone(),
+            DemoCluster::Existing { config, .. } => config
+                .cluster_url
+                .to_string()
+                .trim_end_matches('/')
+                .to_string(),
+        }
+    }
+
+    /// What the banner calls the API server.
+    fn describe(&self) -> &'static str {
+        match self {
+            DemoCluster::Emulated(_) => "Kubernetes API (emulated)  ",
+            DemoCluster::Existing { .. } => "Kubernetes API (existing)  ",
+        }
+    }
+
+    /// A client as the holder of `token`, identified as `component`.
+    fn client_as(&self, token: &str, component: Component) -> Result<kube::Client, CliError> {
+        match self {
+            DemoCluster::Emulated(served) => {
+                Ok(served.server.client_as(token, &component.identity()))
+            }
+            DemoCluster::Existing { config, .. } => {
+                identified_client(with_token(config, token), component)
+            }
+        }
+    }
+
+    /// The admin's client (as NAC's command line).
+    fn admin(&self) -> Result<kube::Client, CliError> {
+        match self {
+            DemoCluster::Emulated(served) => Ok(served.server.client(&served.server.admin_token())),
+            DemoCluster::Existing { config, .. } => {
+                identified_client((**config).clone(), Component::Cli)
+            }
+        }
+    }
+
+    /// The admin's token, for `kubeconfig-admin` (an existing cluster's admin keeps their own
+    /// kubeconfig: none is written).
+    fn admin_token(&self) -> Option<String> {
+        match self {
+            DemoCluster::Emulated(served) => Some(served.server.admin_token()),
+            DemoCluster::Existing { .. } => None,
+        }
+    }
+
+    /// A token of a demo tenant: a user of the emulator, or the tenant's service account
+    /// ([`demo::install_tenant_service_accounts`]) on an existing cluster.
+    async fn tenant_token(
+        &self,
+        admin: &kube::Client,
+        tenant: &demo::Tenant,
+    ) -> Result<String, CliError> {
+        match self {
+            DemoCluster::Emulated(served) => Ok(served.server.add_user(tenant.user, &[])),
+            DemoCluster::Existing { .. } => {
+                service_account_token(admin, tenant.namespace, tenant.user).await
+            }
+        }
+    }
+
+    /// Writes `DIR/kubeconfig-USER` for `token`.
+    fn write_kubeconfig(
+        &self,
+        dir: &Path,
+        user: &str,
+        token: &str,
+        namespace: &str,
+    ) -> Result<(), CliError> {
+        let ca_pem = match self {
+            DemoCluster::Emulated(served) => {
+                return write_kubeconfig(served, dir, user, token, namespace);
+            }
+            DemoCluster::Existing { ca_pem, .. } => ca_pem.as_deref(),
+        };
+        let path = dir.join(format!("kubeconfig-{user}"));
+        let text = kubeconfig::render(&self.url(), ca_pem, user, token, namespace);
+        persist::write_private(&path, text.as_bytes())
+            .map_err(|source| CliError::Write { path, source })
+    }
+
+    /// Saves the emulator's state (nothing to do on an existing cluster).
+    fn save(&self) -> Result<(), CliError> {
+        match self {
+            DemoCluster::Emulated(served) => Ok(served.server.save()?),
+            DemoCluster::Existing { .. } => Ok(()),
+        }
+    }
+
+    /// Runs until Ctrl-C (or the emulator stops), then saves.
+    async fn wait_for_shutdown(self) -> Result<(), CliError> {
+        match self {
+            DemoCluster::Emulated(served) => wait_for_shutdown(*served).await,
+            DemoCluster::Existing { .. } => tokio::signal::ctrl_c()
+                .await
+                .map_err(|e| CliError::Kube(e.to_string())),
+        }
+    }
+}
+
+/// `config` with its credentials replaced by a bearer token.
+fn with_token(config: &kube::Config, token: &str) -> kube::Config {
+    let mut config = config.clone();
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(secrecy::SecretString::from(token.to_string())),
+        ..Default::default()
+    };
+    config
+}
+
+/// A DER certificate as PEM.
+fn pem_certificate(der: &[u8]) -> String {
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in encoded.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str("-----END CERTIFICATE-----\n");
+    pem
+}
+
 async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let data_dir = match &args.data_dir {
         Some(d) => d.clone(),
@@ -755,19 +915,16 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         source,
     })?;
     let data_dir = std::fs::canonicalize(&data_dir).unwrap_or(data_dir);
-    let served = serve_emulator(args.apiserver_listen, &args.emulator, &data_dir).await?;
-    write_kubeconfig(
-        &served,
-        &data_dir,
-        "admin",
-        &served.server.admin_token(),
-        "default",
-    )?;
-    let admin = served.server.client(&served.server.admin_token());
+    let cluster = DemoCluster::start(&args, &data_dir).await?;
+    if let Some(token) = cluster.admin_token() {
+        cluster.write_kubeconfig(&data_dir, "admin", &token, "default")?;
+    }
+    let admin = cluster.admin()?;
     demo::install(&admin).await?;
+    if matches!(cluster, DemoCluster::Existing { .. }) {
+        demo::install_tenant_service_accounts(&admin).await?;
+    }
     demo::install_backup_pool(&admin).await?;
-    // The admin's DeletionAction (seed 003) and the HTTPS webhook it calls, on a free port; its
-    // CA and read token stay in the data directory across restarts.
     let receiver_dir = data_dir.join("deletion-receiver");
     let receiver = crate::sim::deletion_receiver::start(
         &receiver_dir,
@@ -779,9 +936,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     let mut lines = Vec::new();
     let mut tokens = Vec::new();
     for tenant in demo::TENANTS {
-        let token = served.server.add_user(tenant.user, &[]);
+        let token = cluster.tenant_token(&admin, tenant).await?;
         tokens.push((tenant.user, token.clone()));
-        write_kubeconfig(&served, &data_dir, tenant.user, &token, tenant.namespace)?;
+        cluster.write_kubeconfig(&data_dir, tenant.user, &token, tenant.namespace)?;
         lines.push(format!(
             "  {:<7} admin of {:<7}   KUBECONFIG={}",
             tenant.user,
@@ -793,7 +950,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     }
     let ci = demo::CI_BOT;
     let ci_token = service_account_token(&admin, ci.namespace, ci.user).await?;
-    write_kubeconfig(&served, &data_dir, ci.user, &ci_token, ci.namespace)?;
+    cluster.write_kubeconfig(&data_dir, ci.user, &ci_token, ci.namespace)?;
     tokens.push((ci.user, ci_token.clone()));
     lines.push(format!(
         "  {:<7} CI in {:<7}      KUBECONFIG={}",
@@ -818,9 +975,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         Duration::from_millis(100),
     )?;
     start_simulator(
-        served
-            .server
-            .client_as(&velero_token, &Component::VeleroSimulator.identity()),
+        cluster.client_as(&velero_token, Component::VeleroSimulator)?,
         options,
         listener,
     );
@@ -834,9 +989,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     // pool controller reads directly to rebuild entries.
     let context = Arc::new(
         crate::controllers::Context::new(
-            served
-                .server
-                .client_as(&controller_token, &Component::Controller.identity()),
+            cluster.client_as(&controller_token, Component::Controller)?,
             demo::OADP_NAMESPACE,
         )
         .with_pool(pool_config(
@@ -858,14 +1011,22 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     tokio::spawn(crate::controllers::run_leading_with(context, jobs));
     let gateway_token =
         service_account_token(&admin, demo::OADP_NAMESPACE, demo::GATEWAY_SERVICE_ACCOUNT).await?;
-    let emulator = served.server.clone();
-    let gateway_identity = Component::Gateway.identity();
-    let users: SharedUserClients = Arc::new(FnUserClients({
-        let identity = gateway_identity.clone();
-        move |token: &str| emulator.client_as(token, &identity)
-    }));
+    let users: SharedUserClients = match &cluster {
+        DemoCluster::Emulated(served) => {
+            let emulator = served.server.clone();
+            let identity = Component::Gateway.identity();
+            Arc::new(FnUserClients(move |token: &str| {
+                emulator.client_as(token, &identity)
+            }))
+        }
+        DemoCluster::Existing { config, .. } => Arc::new(KubeConfigClients::new(
+            (**config).clone(),
+            Duration::from_secs(60),
+            10_000,
+        )),
+    };
     let gateway_addr = start_gateway(
-        served.server.client_as(&gateway_token, &gateway_identity),
+        cluster.client_as(&gateway_token, Component::Gateway)?,
         users,
         history,
         GatewayConfig {
@@ -876,11 +1037,14 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         args.gateway_listen,
     )
     .await?;
-    served.server.save()?;
+    cluster.save()?;
     // The sample backups of team-a (taken once, as alice, in the background: a backup takes
     // seconds and the banner should not wait for them).
     if let Some((_, alice_token)) = tokens.first() {
-        let (admin, tenant) = (admin.clone(), served.server.client(alice_token));
+        let (admin, tenant) = (
+            admin.clone(),
+            cluster.client_as(alice_token, Component::Cli)?,
+        );
         tokio::spawn(async move {
             if let Err(error) = demo::seed_sample_backups(&admin, &tenant).await {
                 tracing::warn!(error = %error, "the demo's sample backups were not taken");
@@ -888,8 +1052,13 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         });
     }
 
+    // The admin's kubeconfig: the demo's own, or the one it was given for an existing cluster.
+    let admin_kubeconfig = args
+        .kubeconfig
+        .clone()
+        .unwrap_or_else(|| data_dir.join("kubeconfig-admin"));
     println!("NAC demo is running:");
-    println!("  Kubernetes API (emulated)   {}", served.url);
+    println!("  {} {}", cluster.describe(), cluster.url());
     println!(
         "  Velero 1.18 (simulated)     namespace {}, default BackupStorageLocation on {}",
         demo::OADP_NAMESPACE,
@@ -931,7 +1100,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     println!("Users:");
     println!(
         "  admin   cluster-admin         KUBECONFIG={}",
-        data_dir.join("kubeconfig-admin").display()
+        admin_kubeconfig.display()
     );
     for l in lines {
         println!("{l}");
@@ -944,10 +1113,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     if let Some((user, _)) = tokens.first() {
         println!("  open http://{gateway_addr}/ in a browser and paste {user}'s token");
     }
-    println!(
-        "  export KUBECONFIG={}",
-        data_dir.join("kubeconfig-admin").display()
-    );
+    println!("  export KUBECONFIG={}", admin_kubeconfig.display());
     println!(
         "  kubectl -n {} create -f - <<< '{{\"apiVersion\":\"velero.io/v1\",\"kind\":\"Backup\",\"metadata\":{{\"name\":\"team-a-1\"}},\"spec\":{{\"includedNamespaces\":[\"team-a\"]}}}}'",
         demo::OADP_NAMESPACE
@@ -991,7 +1157,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     }
     println!(
         "  kubectl --kubeconfig {} get deletionactions",
-        data_dir.join("kubeconfig-admin").display()
+        admin_kubeconfig.display()
     );
     println!(
         "  kubectl --kubeconfig {} -n {} patch nab {} --type merge -p '{{\"spec\":{{\"deleteBackup\":true}}}}'",
@@ -1015,7 +1181,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         "Press Ctrl-C to stop; state is kept in {}.",
         data_dir.display()
     );
-    wait_for_shutdown(served).await
+    cluster.wait_for_shutdown().await
 }
 
 #[cfg(test)]

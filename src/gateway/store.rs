@@ -417,6 +417,15 @@ async fn feed_tenant<K: Cached>(caches: Arc<WatchCaches>, api: Api<K>) {
     while let Some(event) = stream.next().await {
         let event = match event {
             Ok(event) => event,
+            // A real API server expires a watch's resourceVersion (410 Gone) after etcd
+            // compaction: the watcher lists again, which is routine, not a failure.
+            Err(watcher::Error::WatchError(status)) if status.code == 410 => {
+                tracing::debug!(
+                    resource = K::RESOURCE.plural(),
+                    "watch expired; listing again"
+                );
+                continue;
+            }
             Err(error) => {
                 tracing::warn!(resource = K::RESOURCE.plural(), error = %error, "watch failed; retrying");
                 continue;

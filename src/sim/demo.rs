@@ -262,6 +262,34 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
     Ok(())
 }
 
+/// The service account a demo tenant signs in as on an existing cluster (`nac demo
+/// --kubeconfig`), which has no demo users: `<user>` in the tenant's own namespace, bound to
+/// `admin` there exactly as the user is.
+pub async fn install_tenant_service_accounts(admin: &kube::Client) -> Result<(), DemoError> {
+    for t in TENANTS {
+        let ns = t.namespace;
+        ensure_namespaced::<ServiceAccount>(
+            admin,
+            ns,
+            "tenant service account",
+            json!({"metadata": {"name": t.user, "namespace": ns}}),
+        )
+        .await?;
+        ensure_namespaced::<RoleBinding>(
+            admin,
+            ns,
+            "tenant service account binding",
+            json!({
+                "metadata": {"name": format!("{}-admin-service-account", t.user), "namespace": ns},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+                "subjects": [{"kind": "ServiceAccount", "name": t.user, "namespace": ns}]
+            }),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// The demo's shared backup pool (seed 001): BackupBuckets on the local object store.
 pub const POOL_BUCKETS: &[&str] = &["pool-1", "pool-2"];
 /// The pool buckets' credential Secret in the OADP namespace (the local provider ignores its

@@ -757,6 +757,13 @@ async fn purge_previous_case(admin: &Client) {
             .delete_collection(&DeleteParams::default(), &ListParams::default())
             .await;
     }
+    // Leader-election Leases of the OADP namespace: an earlier case's holder (another identity,
+    // or a lease taken for a minute) would keep this case's controllers waiting.
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(admin.clone(), OADP_NAMESPACE);
+    let _ = leases
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await;
     // The credentials NAC copied into the OADP namespace for earlier cases' locations.
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(admin.clone(), OADP_NAMESPACE);

@@ -68,6 +68,27 @@ pub struct NacStack {
     pub object_store: tempfile::TempDir,
     _history_dir: tempfile::TempDir,
     _tasks: Tasks,
+    /// NAC's controllers, apart from the rest: a case may stop and restart them.
+    controllers: Tasks,
+    context: Arc<Context>,
+}
+
+impl NacStack {
+    /// Stops NAC's controllers (Velero, the recorder and the gateway go on), as when the
+    /// controller crashed or was scaled down; returns once they stopped.
+    pub async fn stop_controllers(&mut self) {
+        for task in std::mem::take(&mut self.controllers.0) {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// Starts NAC's controllers again (a new process: nothing remembered but the cluster).
+    pub fn start_controllers(&mut self) {
+        self.controllers
+            .0
+            .push(tokio::spawn(controllers::run(self.context.clone())));
+    }
 }
 
 /// Starts everything on `cluster`, the simulator's options adjusted by `adjust`.
@@ -139,12 +160,13 @@ async fn start_with(
             ..PoolConfig::default()
         });
     }
+    let context = Arc::new(context);
+    let controllers = Tasks(vec![tokio::spawn(controllers::run(context.clone()))]);
     let tasks = Tasks(vec![
         tokio::spawn(async move {
             let _ = axum::serve(listener, downloads).await;
         }),
         tokio::spawn(simulator.run()),
-        tokio::spawn(controllers::run(Arc::new(context))),
         tokio::spawn(recorder.run()),
         tokio::spawn(builder.run()),
     ]);
@@ -183,6 +205,8 @@ async fn start_with(
         object_store,
         _history_dir: history_dir,
         _tasks: tasks,
+        controllers,
+        context,
     }
 }
 

@@ -5,23 +5,34 @@
 // go to test-output/screenshots (also at phone width).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startControlPlane } from './control-plane.mjs';
 import { launchBrowser, screenshot, startDemo } from './harness.mjs';
+
+// NAC_E2E_SERVER=real: the demo runs on a real control plane ($KUBEBUILDER_ASSETS) instead of
+// its own emulator; the tenants are then service accounts (team-a/alice, team-b/bob).
+const REAL = process.env.NAC_E2E_SERVER === 'real';
 
 const BACKUP = 'e2e-web-1';
 const RESTORE = 'e2e-web-1-restore';
 const LIVE = 90_000;
 
+let controlPlane;
 let demo;
 let chromium;
 
 before(async () => {
-  demo = await startDemo();
+  if (REAL) {
+    controlPlane = await startControlPlane();
+    console.log(`real control plane: ${controlPlane.server} (${controlPlane.version})`);
+  }
+  demo = await startDemo({ kubeconfig: controlPlane?.adminKubeconfig });
   chromium = await launchBrowser();
 });
 
 after(async () => {
   await chromium?.close();
   await demo?.stop();
+  await controlPlane?.stop();
 });
 
 /** A fresh browser context (no cookies) on a page of the demo's gateway. */
@@ -69,7 +80,7 @@ async function waitForText(locator, pattern, timeout = LIVE) {
   throw new Error(`waited ${timeout} ms for ${pattern}, last text: ${JSON.stringify(last)}`);
 }
 
-describe('the console against nac demo', () => {
+describe(`the console against nac demo on ${REAL ? 'a real kube-apiserver' : 'its emulator'}`, () => {
   test('a bad token is refused and no session cookie is set', async () => {
     const { context, page } = await newPage();
     await signIn(page, 'nac-emu-not-a-real-token');
@@ -325,9 +336,16 @@ describe('the console against nac demo', () => {
     ]) {
       await page.goto(path);
       await page.waitForTimeout(800);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 1, `${path} fits a phone screen (overflow ${overflow}px)`);
       await screenshot(page, name);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      // What sticks out, innermost first, so a failure names the culprit.
+      const outside = await page.evaluate(() =>
+        [...document.querySelectorAll('body *')]
+          .filter((element) => element.getBoundingClientRect().right > window.innerWidth + 1 && element.children.length === 0)
+          .slice(0, 5)
+          .map((element) => `${element.tagName.toLowerCase()}.${element.className} "${(element.textContent ?? '').slice(0, 40)}"`),
+      );
+      assert.ok(overflow <= 1, `${path} fits a phone screen (overflow ${overflow}px): ${outside.join('; ')}`);
     }
     await context.close();
   });

@@ -32,15 +32,23 @@ export function nacBinary() {
 
 /**
  * Starts `nac demo` and resolves once its gateway answers /readyz, with the base URL and the
- * tokens printed in the banner. `stop()` ends it (SIGINT, like Ctrl-C).
+ * tokens printed in the banner. `stop()` ends it (SIGINT, like Ctrl-C). With `kubeconfig` (an
+ * admin's, e.g. from control-plane.mjs) the demo is installed into that cluster instead of its
+ * own emulator.
  */
-export async function startDemo() {
+export async function startDemo({ kubeconfig } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'nac-e2e-'));
   const gatewayPort = await freePort();
   const apiserverPort = await freePort();
   const child = spawn(
     nacBinary(),
-    ['demo', '--data-dir', dataDir, '--gateway-listen', `127.0.0.1:${gatewayPort}`, '--apiserver-listen', `127.0.0.1:${apiserverPort}`],
+    [
+      'demo',
+      '--data-dir', dataDir,
+      '--gateway-listen', `127.0.0.1:${gatewayPort}`,
+      '--apiserver-listen', `127.0.0.1:${apiserverPort}`,
+      ...(kubeconfig ? ['--kubeconfig', kubeconfig] : []),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' } },
   );
   let banner = '';
@@ -58,7 +66,8 @@ export async function startDemo() {
       throw new Error(`nac demo did not become ready in 120 s:\n${banner}\n${logs.slice(-4000)}`);
     }
     for (const user of ['alice', 'bob', 'ci-bot']) {
-      const match = new RegExp(`^\\s+${user}\\s+(nac-\\S+)\\s*$`, 'm').exec(banner);
+      // The token lines: `  USER  TOKEN` (an emulator token, or a service account's JWT).
+      const match = new RegExp(`^\\s+${user}\\s+(\\S+)\\s*$`, 'm').exec(banner);
       if (match) tokens[user] = match[1];
     }
     if (tokens.alice && tokens.bob) {

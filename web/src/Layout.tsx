@@ -27,6 +27,7 @@ import {
   ToolbarItem,
 } from '@patternfly/react-core';
 import BarsIcon from '@patternfly/react-icons/dist/esm/icons/bars-icon';
+import UserIcon from '@patternfly/react-icons/dist/esm/icons/user-icon';
 import { useSession } from './session';
 import { useNamespaces } from './namespaces';
 import { formatTimestamp } from './format';
@@ -60,7 +61,10 @@ function NamespaceSwitcher({ current }: { current?: string }) {
       onOpenChange={setOpen}
       toggle={(ref) => (
         <MenuToggle ref={ref} onClick={() => setOpen(!open)} isExpanded={open} aria-label={t.header.namespace} data-testid="namespace-switcher">
-          {current ?? t.header.chooseNamespace}
+          {/* Namespaces may have 63 characters: cut in the masthead, whole in the list. */}
+          <span className="nac-masthead-namespace" title={current}>
+            {current ?? t.header.chooseNamespace}
+          </span>
         </MenuToggle>
       )}
     >
@@ -86,7 +90,13 @@ function UserMenu() {
       popperProps={{ position: 'right' }}
       toggle={(ref) => (
         <MenuToggle ref={ref} onClick={() => setOpen(!open)} isExpanded={open} variant="plainText" aria-label={t.header.userMenu} data-testid="user-menu">
-          {session.username}
+          {/* OpenShift and service-account names can be long (system:serviceaccount:NS:NAME):
+              cut in the masthead, an icon alone at phone width, whole in the menu and the
+              tooltip. */}
+          <UserIcon className="nac-user-icon" aria-hidden="true" />
+          <span className="nac-username" title={session.username}>
+            {session.username}
+          </span>
         </MenuToggle>
       )}
     >

@@ -1,11 +1,16 @@
-//! Deletion actions (seed 003) end to end: the emulator, the Velero simulator (download endpoint
-//! on a real port) and NAC's controllers, with real HTTPS webhook servers (a CA made here, the
-//! server certificate signed by it). A NonAdminBackup is permanently deleted and the admin's
-//! DeletionActions must run in name order with the right items, before the DeleteBackupRequest;
-//! failures are retried (Fail) or recorded (Ignore); a wrong CA or a non-https URL is visible.
+//! Deletion actions (seed 003) end to end on the emulator and on the real kube-apiserver (each
+//! case `NAME::emulator` and `NAME::real`): the Velero simulator (download endpoint on a real
+//! port) and NAC's controllers running as their own service accounts with `deploy/`'s RBAC,
+//! with real HTTPS webhook servers (a CA made here, the server certificate signed by it). A
+//! NonAdminBackup is permanently deleted and the admin's DeletionActions must run in name order
+//! with the right items, before the DeleteBackupRequest; failures are retried (Fail) or
+//! recorded (Ignore); a wrong CA or a non-https URL is visible. Each case works in a tenant
+//! namespace of its own (owned by alice), so cases sharing the real server never see each
+//! other's items.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::TestCluster;
 use support::sa_token;
 
 use std::collections::HashMap;
@@ -21,12 +26,12 @@ use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::{DeletionAction, NonAdminBackup};
 use nac::api::velero::{DeleteBackupRequest, DownloadRequest};
 use nac::controllers::{self, Context};
 use nac::sim::apiserver::tls::{Pki, serve_tls};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
@@ -35,45 +40,49 @@ use serde_json::{Value, json};
 const CONDITION_PREFIX: &str = "deletionaction.oadp.openshift.io/";
 
 struct Env {
-    _server: ApiServer,
+    _cluster: TestCluster,
     admin: Client,
     alice: Client,
+    /// The case's tenant namespace, owned by alice.
+    ns: String,
     _object_store: tempfile::TempDir,
 }
 
-/// The cluster, Velero (serving downloads on a real port) and NAC's controllers.
-async fn env() -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+/// NAC on `cluster` (emulator or real kube-apiserver): a tenant namespace of the case's own,
+/// Velero (serving downloads on a real port) and NAC's controllers, each as its own service
+/// account.
+async fn env(cluster: TestCluster) -> Env {
+    let admin = cluster.admin();
+    let ns = cluster.unique_name("team-a", None);
+    cluster.tenant_namespace("alice", &ns).await;
     let object_store = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
     let mut options =
         SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
     options.resync_interval = Duration::from_millis(100);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
+        Component::VeleroSimulator,
+    );
     let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
     let router = simulator.download_router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     tokio::spawn(simulator.run());
-    let client = server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let client = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
+        Component::Controller,
+    );
     tokio::spawn(controllers::run(Arc::new(Context::new(
         client,
         OADP_NAMESPACE,
     ))));
-    let alice = server.client(&server.add_user("alice", &[]));
+    let alice = cluster.user("alice");
     Env {
-        _server: server,
+        _cluster: cluster,
         admin,
         alice,
+        ns,
         _object_store: object_store,
     }
 }
@@ -223,20 +232,20 @@ async fn register(admin: &Client, name: &str, url: &str, ca_pem: Option<&str>, s
 // Tenant side
 // ---------------------------------------------------------------------------------------------
 
-async fn create_in_team_a(alice: &Client, value: Value) {
+async fn create_in(alice: &Client, ns: &str, value: Value) {
     let kind = value["kind"].as_str().unwrap().to_string();
     match kind.as_str() {
         "ConfigMap" => {
             let object: k8s_openapi::api::core::v1::ConfigMap =
                 serde_json::from_value(value).unwrap();
-            Api::namespaced(alice.clone(), "team-a")
+            Api::namespaced(alice.clone(), ns)
                 .create(&PostParams::default(), &object)
                 .await
                 .unwrap();
         }
         "Secret" => {
             let object: k8s_openapi::api::core::v1::Secret = serde_json::from_value(value).unwrap();
-            Api::namespaced(alice.clone(), "team-a")
+            Api::namespaced(alice.clone(), ns)
                 .create(&PostParams::default(), &object)
                 .await
                 .unwrap();
@@ -255,24 +264,24 @@ fn secret(name: &str, labels: Value) -> Value {
            "metadata": {"name": name, "labels": labels}, "stringData": {"k": "v"}})
 }
 
-fn nabs(c: &Client) -> Api<NonAdminBackup> {
-    Api::namespaced(c.clone(), "team-a")
+fn nabs(c: &Client, ns: &str) -> Api<NonAdminBackup> {
+    Api::namespaced(c.clone(), ns)
 }
 
-/// Backs up team-a as alice with NAB `name`; returns the Velero Backup's name once Completed.
-async fn completed_backup(alice: &Client, name: &str) -> String {
+/// Backs up `ns` as alice with NAB `name`; returns the Velero Backup's name once Completed.
+async fn completed_backup(alice: &Client, ns: &str, name: &str) -> String {
     let nab: NonAdminBackup = serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
         "metadata": {"name": name}, "spec": {"backupSpec": {}}
     }))
     .unwrap();
-    nabs(alice)
+    nabs(alice, ns)
         .create(&PostParams::default(), &nab)
         .await
         .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let nab = nabs(alice).get(name).await.unwrap();
+        let nab = nabs(alice, ns).get(name).await.unwrap();
         let value = serde_json::to_value(&nab).unwrap();
         if value.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed")) {
             return value["status"]["veleroBackup"]["name"]
@@ -290,11 +299,11 @@ async fn completed_backup(alice: &Client, name: &str) -> String {
 
 /// Every state of NAB `name` the watch delivers, from now on (the last one stays readable after
 /// the NAB is gone).
-fn record_states(alice: &Client, name: &str) -> Arc<Mutex<Vec<Value>>> {
+fn record_states(alice: &Client, ns: &str, name: &str) -> Arc<Mutex<Vec<Value>>> {
     let states: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = states.clone();
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let stream = watcher::watcher(nabs(alice), config);
+    let stream = watcher::watcher(nabs(alice, ns), config);
     tokio::spawn(async move {
         let mut stream = stream.boxed();
         while let Some(event) = stream.next().await {
@@ -308,8 +317,8 @@ fn record_states(alice: &Client, name: &str) -> Arc<Mutex<Vec<Value>>> {
     states
 }
 
-async fn delete_permanently(alice: &Client, name: &str) {
-    nabs(alice)
+async fn delete_permanently(alice: &Client, ns: &str, name: &str) {
+    nabs(alice, ns)
         .patch(
             name,
             &PatchParams::default(),
@@ -319,15 +328,15 @@ async fn delete_permanently(alice: &Client, name: &str) {
         .unwrap();
 }
 
-async fn wait_gone(alice: &Client, name: &str, secs: u64) {
+async fn wait_gone(alice: &Client, ns: &str, name: &str, secs: u64) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     while tokio::time::Instant::now() < deadline {
-        if nabs(alice).get_opt(name).await.unwrap().is_none() {
+        if nabs(alice, ns).get_opt(name).await.unwrap().is_none() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let last = nabs(alice).get_opt(name).await.unwrap();
+    let last = nabs(alice, ns).get_opt(name).await.unwrap();
     panic!(
         "NonAdminBackup {name} still exists: {}",
         serde_json::to_string(&last).unwrap()
@@ -371,8 +380,8 @@ async fn delete_requests(admin: &Client) -> Vec<DeleteBackupRequest> {
         .items
 }
 
-async fn event_reasons(alice: &Client) -> Vec<String> {
-    Api::<k8s_openapi::api::core::v1::Event>::namespaced(alice.clone(), "team-a")
+async fn event_reasons(alice: &Client, ns: &str) -> Vec<String> {
+    Api::<k8s_openapi::api::core::v1::Event>::namespaced(alice.clone(), ns)
         .list(&ListParams::default())
         .await
         .unwrap()
@@ -386,9 +395,10 @@ async fn event_reasons(alice: &Client) -> Vec<String> {
 // Scenarios
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_request() {
-    let e = env().await;
+async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_request(
+    cluster: TestCluster,
+) {
+    let e = env(cluster).await;
     let hooks = Hooks::start(&e.admin).await;
     // Registered out of order: the name decides.
     register(
@@ -409,7 +419,7 @@ async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_reque
                              "labelSelector": {"matchLabels": {"cleanup": "yes"}}}}),
     )
     .await;
-    // Applies to nothing in team-a's backup: never called.
+    // Applies to nothing in the tenant's backup: never called.
     register(
         &e.admin,
         "c-elsewhere",
@@ -418,20 +428,35 @@ async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_reque
         json!({"appliesTo": {"includedNamespaces": ["team-b"]}}),
     )
     .await;
-    create_in_team_a(&e.alice, config_map("cm-1", json!({"cleanup": "yes"}))).await;
-    create_in_team_a(&e.alice, config_map("cm-2", json!({"cleanup": "yes"}))).await;
-    create_in_team_a(&e.alice, config_map("cm-3", json!({"cleanup": "no"}))).await;
-    create_in_team_a(&e.alice, secret("s-audit", json!({"audit": "yes"}))).await;
-    create_in_team_a(&e.alice, secret("s-other", json!({}))).await;
-    let velero_name = completed_backup(&e.alice, "doomed").await;
+    create_in(
+        &e.alice,
+        &e.ns,
+        config_map("cm-1", json!({"cleanup": "yes"})),
+    )
+    .await;
+    create_in(
+        &e.alice,
+        &e.ns,
+        config_map("cm-2", json!({"cleanup": "yes"})),
+    )
+    .await;
+    create_in(
+        &e.alice,
+        &e.ns,
+        config_map("cm-3", json!({"cleanup": "no"})),
+    )
+    .await;
+    create_in(&e.alice, &e.ns, secret("s-audit", json!({"audit": "yes"}))).await;
+    create_in(&e.alice, &e.ns, secret("s-other", json!({}))).await;
+    let velero_name = completed_backup(&e.alice, &e.ns, "doomed").await;
     assert!(
         hooks.calls().is_empty(),
         "nothing is called before a deletion"
     );
 
-    let states = record_states(&e.alice, "doomed");
-    delete_permanently(&e.alice, "doomed").await;
-    wait_gone(&e.alice, "doomed", 60).await;
+    let states = record_states(&e.alice, &e.ns, "doomed");
+    delete_permanently(&e.alice, &e.ns, "doomed").await;
+    wait_gone(&e.alice, &e.ns, "doomed", 60).await;
 
     // a-cleanup before b-audit, each with exactly its items, the third never.
     let calls = hooks.calls();
@@ -457,7 +482,7 @@ async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_reque
             call.body["backup"]["metadata"]["name"],
             velero_name.as_str()
         );
-        assert_eq!(call.body["item"]["metadata"]["namespace"], "team-a");
+        assert_eq!(call.body["item"]["metadata"]["namespace"], e.ns.as_str());
         // The DeleteBackupRequest comes only after the actions.
         assert_eq!(call.delete_requests_then, 0, "{}", call.item());
     }
@@ -502,15 +527,14 @@ async fn actions_run_in_name_order_on_their_items_before_the_delete_backup_reque
         .unwrap();
     assert!(downloads.is_none());
     assert!(
-        event_reasons(&e.alice)
+        event_reasons(&e.alice, &e.ns)
             .await
             .contains(&"DeletionActionSucceeded".to_string())
     );
 }
 
-#[tokio::test]
-async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
-    let e = env().await;
+async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block(cluster: TestCluster) {
+    let e = env(cluster).await;
     let hooks = Hooks::start(&e.admin).await;
     register(
         &e.admin,
@@ -530,10 +554,15 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
         json!({"appliesTo": {"includedResources": ["secrets"]}, "failurePolicy": "Ignore"}),
     )
     .await;
-    create_in_team_a(&e.alice, config_map("cm-1", json!({"cleanup": "yes"}))).await;
-    completed_backup(&e.alice, "flaky").await;
-    let states = record_states(&e.alice, "flaky");
-    delete_permanently(&e.alice, "flaky").await;
+    create_in(
+        &e.alice,
+        &e.ns,
+        config_map("cm-1", json!({"cleanup": "yes"})),
+    )
+    .await;
+    completed_backup(&e.alice, &e.ns, "flaky").await;
+    let states = record_states(&e.alice, &e.ns, "flaky");
+    delete_permanently(&e.alice, &e.ns, "flaky").await;
 
     // The failure is visible while the NAB waits, Deleting, without a DeleteBackupRequest.
     let failing = wait_state(&states, 30, "a-flaky failed once", |s| {
@@ -544,7 +573,10 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
     assert_eq!(condition["status"], "False");
     let message = condition["message"].as_str().unwrap();
     assert!(
-        message.starts_with("attempt 1 failed: configmaps/team-a/cm-1: HTTP 500: boom"),
+        message.starts_with(&format!(
+            "attempt 1 failed: configmaps/{}/cm-1: HTTP 500: boom",
+            e.ns
+        )),
         "{message}"
     );
     assert_eq!(failing["status"]["phase"], "Deleting");
@@ -561,7 +593,7 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
     })
     .await;
 
-    wait_gone(&e.alice, "flaky", 60).await;
+    wait_gone(&e.alice, &e.ns, "flaky", 60).await;
     let flaky = hooks.calls_of("a-flaky");
     assert_eq!(flaky.len(), 3, "two failures, then the success");
     assert!(flaky.iter().all(|c| c.item() == "ConfigMap/cm-1"));
@@ -588,7 +620,7 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
             .contains("HTTP 500: the audit log is down"),
         "{ignored}"
     );
-    let reasons = event_reasons(&e.alice).await;
+    let reasons = event_reasons(&e.alice, &e.ns).await;
     assert!(
         reasons.contains(&"DeletionActionFailed".to_string()),
         "{reasons:?}"
@@ -599,9 +631,8 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block() {
     );
 }
 
-#[tokio::test]
-async fn a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed() {
-    let e = env().await;
+async fn a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed(cluster: TestCluster) {
+    let e = env(cluster).await;
     let hooks = Hooks::start(&e.admin).await;
     let other_ca = Pki::generate(&[]).unwrap().ca_cert_pem;
     register(
@@ -612,9 +643,9 @@ async fn a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed() {
         json!({"appliesTo": {"includedResources": ["configmaps"]}}),
     )
     .await;
-    completed_backup(&e.alice, "guarded").await;
-    let states = record_states(&e.alice, "guarded");
-    delete_permanently(&e.alice, "guarded").await;
+    completed_backup(&e.alice, &e.ns, "guarded").await;
+    let states = record_states(&e.alice, &e.ns, "guarded");
+    delete_permanently(&e.alice, &e.ns, "guarded").await;
 
     let failing = wait_state(&states, 30, "a TLS failure", |s| {
         action_condition(s, "a-tls").is_some_and(|c| c["reason"] == "Failed")
@@ -631,7 +662,7 @@ async fn a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed() {
     );
     // Held: still there, Deleting, and Velero was not asked to delete anything.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let nab = nabs(&e.alice).get("guarded").await.unwrap();
+    let nab = nabs(&e.alice, &e.ns).get("guarded").await.unwrap();
     assert_eq!(
         nab.status
             .as_ref()
@@ -650,14 +681,15 @@ async fn a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed() {
         )
         .await
         .unwrap();
-    wait_gone(&e.alice, "guarded", 60).await;
+    wait_gone(&e.alice, &e.ns, "guarded", 60).await;
     assert!(!hooks.calls_of("a-tls").is_empty());
     assert_eq!(delete_requests(&e.admin).await.len(), 1);
 }
 
-#[tokio::test]
-async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actions() {
-    let e = env().await;
+async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actions(
+    cluster: TestCluster,
+) {
+    let e = env(cluster).await;
     let hooks = Hooks::start(&e.admin).await;
     register(
         &e.admin,
@@ -690,9 +722,9 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
     assert_eq!(status.observed_generation, Some(1));
 
     // An invalid Fail action holds deletions (with the reason) until the admin fixes it.
-    completed_backup(&e.alice, "held").await;
-    let states = record_states(&e.alice, "held");
-    delete_permanently(&e.alice, "held").await;
+    completed_backup(&e.alice, &e.ns, "held").await;
+    let states = record_states(&e.alice, &e.ns, "held");
+    delete_permanently(&e.alice, &e.ns, "held").await;
     let held = wait_state(&states, 30, "the invalid action's failure", |s| {
         action_condition(s, "plain-http").is_some_and(|c| c["reason"] == "Failed")
     })
@@ -732,7 +764,7 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    wait_gone(&e.alice, "held", 60).await;
+    wait_gone(&e.alice, &e.ns, "held", 60).await;
     assert!(!hooks.calls_of("plain-http").is_empty());
 
     // Tenants never see nor register deletion actions.
@@ -757,3 +789,10 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
         "{created:?}"
     );
 }
+
+on_both_servers!(
+    actions_run_in_name_order_on_their_items_before_the_delete_backup_request,
+    a_failing_action_is_retried_and_an_ignored_one_does_not_block,
+    a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed,
+    a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actions,
+);

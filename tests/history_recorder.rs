@@ -1,13 +1,17 @@
-//! The history recorder against the emulator, the Velero simulator and NAC's controllers (all
-//! as their own service accounts; the recorder as the controller's): timelines of backups,
-//! restores and schedule runs in a SQLite store, replays that add nothing, deletions (seen and
-//! missed), and a Postgres outage in the middle of running backups.
+//! The history recorder on the emulator and on the real kube-apiserver (each case
+//! `NAME::emulator` and `NAME::real`) with the Velero simulator and NAC's controllers (all as
+//! their own service accounts with `deploy/`'s RBAC; the recorder as the controller's):
+//! timelines of backups, restores and schedule runs in a SQLite store, replays that add
+//! nothing, deletions (seen and missed), a Postgres outage in the middle of running backups and
+//! an overflowing buffer made good by a resync. Each case works in a tenant namespace of its own
+//! (owned by alice) with a store of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/postgres.rs"]
 mod postgres_support;
 mod support;
 
+use support::cluster::TestCluster;
 use support::sa_token;
 
 use std::collections::BTreeMap;
@@ -17,6 +21,7 @@ use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore, NonAdminSchedule};
 use nac::controllers::{self, Context};
 use nac::history::observe::{self, PhaseSource, phase_rank};
@@ -27,8 +32,7 @@ use nac::history::{
     OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord, SharedHistory,
     StoreFuture, StoredManifest, StoredTransition, TimeWindow,
 };
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::SimulatorOptions;
 use nac::sim::velero::signed_url::UrlSigner;
@@ -37,42 +41,45 @@ use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 struct Env {
-    server: ApiServer,
+    _cluster: TestCluster,
     alice: Client,
+    /// The case's tenant namespace, owned by alice.
+    ns: String,
     /// The controller's identity, which the recorder runs as.
     controller: Client,
     _object_store: tempfile::TempDir,
 }
 
-async fn env(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
+/// NAC on `cluster` (emulator or real kube-apiserver): a tenant namespace of the case's own,
+/// Velero and NAC's controllers, each as its own service account.
+async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
+    let admin = cluster.admin();
+    let ns = cluster.unique_name("team-a", None);
+    cluster.tenant_namespace("alice", &ns).await;
     let object_store = tempfile::tempdir().unwrap();
     let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
     let mut options =
         SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
     options.resync_interval = Duration::from_millis(100);
     configure(&mut options);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
+    let velero = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
+        Component::VeleroSimulator,
+    );
     tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    let controller =
-        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let controller = cluster.client_as(
+        &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
+        Component::Controller,
+    );
     tokio::spawn(controllers::run(Arc::new(Context::new(
         controller.clone(),
         OADP_NAMESPACE,
     ))));
-    let alice = server.client(&server.add_user("alice", &[]));
+    let alice = cluster.user("alice");
     Env {
-        server,
+        _cluster: cluster,
         alice,
+        ns,
         controller,
         _object_store: object_store,
     }
@@ -177,8 +184,8 @@ where
     .await
 }
 
-async fn wait_completed(c: &Client, name: &str) -> NonAdminBackup {
-    wait_object(&nabs(c, "team-a"), name, 90, |v| {
+async fn wait_completed(c: &Client, ns: &str, name: &str) -> NonAdminBackup {
+    wait_object(&nabs(c, ns), name, 90, |v| {
         s(v, "/status/phase") == "Created"
             && s(v, "/status/veleroBackup/status/phase") == "Completed"
             && v.pointer("/status/queueInfo/estimatedQueuePosition") == Some(&json!(0))
@@ -186,8 +193,8 @@ async fn wait_completed(c: &Client, name: &str) -> NonAdminBackup {
     .await
 }
 
-async fn wait_gone(c: &Client, name: &str) {
-    let api = nabs(c, "team-a");
+async fn wait_gone(c: &Client, ns: &str, name: &str) {
+    let api = nabs(c, ns);
     eventually(&format!("{name} to go"), 60, || async {
         api.get_opt(name).await.unwrap().is_none().then_some(())
     })
@@ -198,18 +205,19 @@ fn uid<K: kube::Resource>(o: &K) -> String {
     o.meta().uid.clone().unwrap()
 }
 
-async fn operation(store: &SharedHistory, id: &str) -> Option<OperationRecord> {
-    store.operation("team-a", id).await.unwrap()
+async fn operation(store: &SharedHistory, ns: &str, id: &str) -> Option<OperationRecord> {
+    store.operation(ns, id).await.unwrap()
 }
 
 /// Waits until the stored operation passes `done`.
 async fn wait_operation(
     store: &SharedHistory,
+    ns: &str,
     id: &str,
     done: impl Fn(&OperationRecord) -> bool,
 ) -> OperationRecord {
     eventually(&format!("operation {id} in the store"), 60, || async {
-        operation(store, id).await.filter(|o| done(o))
+        operation(store, ns, id).await.filter(|o| done(o))
     })
     .await
 }
@@ -222,18 +230,18 @@ fn values(timeline: &[StoredTransition], attribute: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every transition stored for team-a (operations paged through, each timeline read).
-async fn all_transitions(store: &SharedHistory) -> Vec<StoredTransition> {
+/// Every transition stored for namespace `ns` (operations paged through, each timeline read).
+async fn all_transitions(store: &SharedHistory, ns: &str) -> Vec<StoredTransition> {
     let mut out = Vec::new();
     let filter = OperationFilter::default();
     let mut after = None;
     loop {
         let page = store
-            .operations("team-a", &filter, after.as_ref(), 100)
+            .operations(ns, &filter, after.as_ref(), 100)
             .await
             .unwrap();
         for o in &page.items {
-            out.extend(store.timeline("team-a", &o.id).await.unwrap());
+            out.extend(store.timeline(ns, &o.id).await.unwrap());
         }
         match page.next {
             Some(next) => after = Some(next),
@@ -247,8 +255,9 @@ async fn all_transitions(store: &SharedHistory) -> Vec<StoredTransition> {
 async fn assert_cluster_facts_stored(store: &SharedHistory, nab: &NonAdminBackup) {
     let id = uid(nab);
     let name = nab.metadata.name.clone().unwrap();
+    let ns = nab.metadata.namespace.clone().unwrap();
     let status = nab.status.clone().unwrap();
-    let timeline = store.timeline("team-a", &id).await.unwrap();
+    let timeline = store.timeline(&ns, &id).await.unwrap();
     let has = |attribute: &str, value: &str, dedup: &str| {
         timeline.iter().any(|t| {
             t.transition.attribute == attribute
@@ -282,15 +291,14 @@ async fn assert_cluster_facts_stored(store: &SharedHistory, nab: &NonAdminBackup
             c.last_transition_time
         );
     }
-    let op = operation(store, &id).await.unwrap();
+    let op = operation(store, &ns, &id).await.unwrap();
     assert_eq!(op.phase.as_deref(), Some(velero_phase.as_str()), "{name}");
     assert_eq!(op.nac_phase.as_deref(), Some(nac_phase.as_str()), "{name}");
 }
 
-#[tokio::test]
-async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
+async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(cluster: TestCluster) {
     // One backup at a time, each taking a while: a queue forms behind the first.
-    let e = env(|o| o.item_delay = Duration::from_millis(30)).await;
+    let e = env(cluster, |o| o.item_delay = Duration::from_millis(30)).await;
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite_store(&dir).await;
     let recorder = start_recorder(&e, &store, fast());
@@ -298,16 +306,16 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
 
     let names = ["q1", "q2", "q3", "q4"];
     for name in names {
-        nabs(&e.alice, "team-a")
+        nabs(&e.alice, &e.ns)
             .create(&PostParams::default(), &nab(name))
             .await
             .unwrap();
     }
     let mut done = Vec::new();
     for name in names {
-        done.push(wait_completed(&e.alice, name).await);
+        done.push(wait_completed(&e.alice, &e.ns, name).await);
     }
-    let nars: Api<NonAdminRestore> = Api::namespaced(e.alice.clone(), "team-a");
+    let nars: Api<NonAdminRestore> = Api::namespaced(e.alice.clone(), &e.ns);
     let restore: NonAdminRestore = serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminRestore",
         "metadata": {"name": "back"}, "spec": {"restoreSpec": {"backupName": "q1"}}
@@ -321,7 +329,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
 
     // The operations: what each backup ran, from start to completion.
     for nab in &done {
-        let op = wait_operation(&store, &uid(nab), |o| {
+        let op = wait_operation(&store, &e.ns, &uid(nab), |o| {
             o.phase.as_deref() == Some("Completed") && o.completed_at.is_some()
         })
         .await;
@@ -361,7 +369,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
         assert_eq!(op.queue_position, Some(0));
         assert_eq!(op.deleted_at, None);
     }
-    let op = wait_operation(&store, &uid(&restored), |o| {
+    let op = wait_operation(&store, &e.ns, &uid(&restored), |o| {
         o.phase.as_deref() == Some("Completed")
     })
     .await;
@@ -374,7 +382,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
     let mut queued_somewhere = false;
     for nab in &done {
         let name = nab.metadata.name.clone().unwrap();
-        let timeline = store.timeline("team-a", &uid(nab)).await.unwrap();
+        let timeline = store.timeline(&e.ns, &uid(nab)).await.unwrap();
         assert_eq!(values(&timeline, "phase"), vec!["New", "Created"], "{name}");
         let velero = values(&timeline, "veleroPhase");
         assert!(
@@ -388,14 +396,14 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
         assert_eq!(
             velero.last().map(String::as_str),
             Some("Completed"),
-            "{name}"
+            "{name}: {timeline:#?}"
         );
         assert!(
             velero
                 .windows(2)
                 .all(|w| phase_rank(PhaseSource::Velero, &w[0])
                     < phase_rank(PhaseSource::Velero, &w[1])),
-            "{name}: Velero phases in order: {velero:?}"
+            "{name}: Velero phases in order: {velero:?} in {timeline:#?}"
         );
         // NAC's New comes first, Velero's outcome last.
         assert_eq!(timeline[0].transition.attribute, "phase", "{name}");
@@ -442,7 +450,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
         queued_somewhere,
         "with one backup at a time, some were queued"
     );
-    let restore_timeline = store.timeline("team-a", &uid(&restored)).await.unwrap();
+    let restore_timeline = store.timeline(&e.ns, &uid(&restored)).await.unwrap();
     assert_eq!(
         values(&restore_timeline, "veleroPhase")
             .last()
@@ -468,7 +476,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
     }
 
     // A restart replays everything the cluster shows: nothing new is stored.
-    let before = all_transitions(&store).await;
+    let before = all_transitions(&store, &e.ns).await;
     let first = recorder.stats();
     assert!(first.written_transitions > 0 && first.batches > 0 && first.observed > 0);
     assert_eq!((first.dropped, first.unresolved), (0, 0), "{first:?}");
@@ -480,29 +488,31 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing() {
     let stats = again.stats();
     assert!(stats.batches > 0, "the replay was written: {stats:?}");
     assert_eq!(stats.written_transitions, 0, "and added nothing: {stats:?}");
-    let after = all_transitions(&store).await;
+    let after = all_transitions(&store, &e.ns).await;
     assert_eq!(after.len(), before.len());
     assert_eq!(after, before);
 }
 
-#[tokio::test]
-async fn deletions_keep_history_seen_or_missed() {
-    let e = env(|_| {}).await;
+async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
+    let e = env(cluster, |_| {}).await;
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite_store(&dir).await;
     let recorder = start_recorder(&e, &store, fast());
     settled(&recorder, 30).await;
-    let api = nabs(&e.alice, "team-a");
+    let api = nabs(&e.alice, &e.ns);
     for name in ["doomed", "kept", "missed"] {
         api.create(&PostParams::default(), &nab(name))
             .await
             .unwrap();
     }
-    let doomed = wait_completed(&e.alice, "doomed").await;
-    let kept = wait_completed(&e.alice, "kept").await;
-    let missed = wait_completed(&e.alice, "missed").await;
+    let doomed = wait_completed(&e.alice, &e.ns, "doomed").await;
+    let kept = wait_completed(&e.alice, &e.ns, "kept").await;
+    let missed = wait_completed(&e.alice, &e.ns, "missed").await;
     for n in [&doomed, &kept, &missed] {
-        wait_operation(&store, &uid(n), |o| o.phase.as_deref() == Some("Completed")).await;
+        wait_operation(&store, &e.ns, &uid(n), |o| {
+            o.phase.as_deref() == Some("Completed")
+        })
+        .await;
     }
 
     // Permanent deletion: the NAB goes, its history stays, with the deletion as an operation.
@@ -513,8 +523,8 @@ async fn deletions_keep_history_seen_or_missed() {
     )
     .await
     .unwrap();
-    wait_gone(&e.alice, "doomed").await;
-    let backup = wait_operation(&store, &uid(&doomed), |o| o.deleted_at.is_some()).await;
+    wait_gone(&e.alice, &e.ns, "doomed").await;
+    let backup = wait_operation(&store, &e.ns, &uid(&doomed), |o| o.deleted_at.is_some()).await;
     assert_eq!(
         backup.phase.as_deref(),
         Some("Completed"),
@@ -522,7 +532,7 @@ async fn deletions_keep_history_seen_or_missed() {
     );
     assert_eq!(backup.name, "doomed");
     let delete_id = observe::delete_operation_id(&uid(&doomed));
-    let deletion = wait_operation(&store, &delete_id, |o| {
+    let deletion = wait_operation(&store, &e.ns, &delete_id, |o| {
         o.phase.as_deref() == Some("Processed") && o.deleted_at.is_some()
     })
     .await;
@@ -530,18 +540,18 @@ async fn deletions_keep_history_seen_or_missed() {
     assert_eq!(deletion.parent_name.as_deref(), Some("doomed"));
     assert_eq!(deletion.failure_reason, None);
     let by_name = store
-        .operation_by_name("team-a", OperationKind::Backup, "doomed")
+        .operation_by_name(&e.ns, OperationKind::Backup, "doomed")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(by_name.id, uid(&doomed));
-    let timeline = store.timeline("team-a", &uid(&doomed)).await.unwrap();
+    let timeline = store.timeline(&e.ns, &uid(&doomed)).await.unwrap();
     assert!(values(&timeline, "phase").contains(&"Deleting".to_string()));
     assert_eq!(
         timeline.last().map(|t| t.transition.attribute.as_str()),
         Some("deleted")
     );
-    let deletion_timeline = store.timeline("team-a", &delete_id).await.unwrap();
+    let deletion_timeline = store.timeline(&e.ns, &delete_id).await.unwrap();
     assert!(values(&deletion_timeline, "veleroPhase").contains(&"Processed".to_string()));
     // Another namespace finds nothing of it, by id or by name.
     for id in [uid(&doomed), delete_id.clone()] {
@@ -562,18 +572,24 @@ async fn deletions_keep_history_seen_or_missed() {
     api.delete("missed", &DeleteParams::default())
         .await
         .unwrap();
-    wait_gone(&e.alice, "missed").await;
+    wait_gone(&e.alice, &e.ns, "missed").await;
     assert_eq!(
-        operation(&store, &uid(&missed)).await.unwrap().deleted_at,
+        operation(&store, &e.ns, &uid(&missed))
+            .await
+            .unwrap()
+            .deleted_at,
         None
     );
     let again = start_recorder(&e, &store, fast());
     settled(&again, 30).await;
-    let gone = operation(&store, &uid(&missed)).await.unwrap();
+    let gone = operation(&store, &e.ns, &uid(&missed)).await.unwrap();
     assert!(gone.deleted_at.is_some(), "{gone:?}");
     assert_eq!(gone.phase.as_deref(), Some("Completed"));
     assert_eq!(
-        operation(&store, &uid(&kept)).await.unwrap().deleted_at,
+        operation(&store, &e.ns, &uid(&kept))
+            .await
+            .unwrap()
+            .deleted_at,
         None
     );
     let live: Vec<String> = store
@@ -584,17 +600,15 @@ async fn deletions_keep_history_seen_or_missed() {
         .map(|(id, _)| id)
         .collect();
     assert_eq!(live, vec![uid(&kept)]);
-    let _ = &e.server;
 }
 
-#[tokio::test]
-async fn schedule_runs_are_recorded_under_their_schedule() {
+async fn schedule_runs_are_recorded_under_their_schedule(cluster: TestCluster) {
     // One simulated hour per real second: an hourly cron fires about once a second.
-    let e = env(|o| o.time_scale = 3600.0).await;
+    let e = env(cluster, |o| o.time_scale = 3600.0).await;
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite_store(&dir).await;
     let recorder = start_recorder(&e, &store, fast());
-    let schedules: Api<NonAdminSchedule> = Api::namespaced(e.alice.clone(), "team-a");
+    let schedules: Api<NonAdminSchedule> = Api::namespaced(e.alice.clone(), &e.ns);
     let nas: NonAdminSchedule = serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
         "metadata": {"name": "hourly"},
@@ -605,7 +619,7 @@ async fn schedule_runs_are_recorded_under_their_schedule() {
         .create(&PostParams::default(), &nas)
         .await
         .unwrap();
-    let api = nabs(&e.alice, "team-a");
+    let api = nabs(&e.alice, &e.ns);
     let child = eventually("a completed schedule run", 90, || async {
         api.list(&Default::default())
             .await
@@ -618,7 +632,7 @@ async fn schedule_runs_are_recorded_under_their_schedule() {
             })
     })
     .await;
-    let op = wait_operation(&store, &uid(&child), |o| {
+    let op = wait_operation(&store, &e.ns, &uid(&child), |o| {
         o.phase.as_deref() == Some("Completed")
     })
     .await;
@@ -626,44 +640,43 @@ async fn schedule_runs_are_recorded_under_their_schedule() {
     assert_eq!(op.parent_name.as_deref(), Some("hourly"));
     let related = child.status.clone().unwrap().velero_backup.unwrap();
     assert_eq!(op.velero_name, related.name);
-    let timeline = store.timeline("team-a", &uid(&child)).await.unwrap();
+    let timeline = store.timeline(&e.ns, &uid(&child)).await.unwrap();
     assert!(values(&timeline, "veleroPhase").contains(&"Completed".to_string()));
     let stats = recorder.stats();
     assert_eq!(stats.dropped, 0, "{stats:?}");
 }
 
-#[tokio::test]
-async fn a_postgres_outage_loses_nothing_the_cluster_still_shows() {
-    // This test stops its server, so it has a cluster of its own.
-    let cluster = tokio::task::spawn_blocking(PgCluster::start).await.unwrap();
-    let url = cluster.fresh_database();
+async fn a_postgres_outage_loses_nothing_the_cluster_still_shows(cluster: TestCluster) {
+    // This test stops its server, so it has a PostgreSQL cluster of its own.
+    let pg = tokio::task::spawn_blocking(PgCluster::start).await.unwrap();
+    let url = pg.fresh_database();
     let store = nac::history::open(&url).await.unwrap();
-    let e = env(|o| o.item_delay = Duration::from_millis(60)).await;
+    let e = env(cluster, |o| o.item_delay = Duration::from_millis(60)).await;
     let recorder = start_recorder(&e, &store, fast());
     settled(&recorder, 30).await;
 
     let names: Vec<String> = (1..=8).map(|i| format!("b{i}")).collect();
     for name in &names {
-        nabs(&e.alice, "team-a")
+        nabs(&e.alice, &e.ns)
             .create(&PostParams::default(), &nab(name))
             .await
             .unwrap();
     }
     // The first backup is under way: pull the database from under the recorder.
     let first = names[0].clone();
-    wait_object(&nabs(&e.alice, "team-a"), &first, 60, |v| {
+    wait_object(&nabs(&e.alice, &e.ns), &first, 60, |v| {
         s(v, "/status/veleroBackup/status/phase") == "InProgress"
     })
     .await;
-    let cluster = Arc::new(cluster);
-    let stopping = cluster.clone();
+    let pg = Arc::new(pg);
+    let stopping = pg.clone();
     tokio::task::spawn_blocking(move || stopping.stop())
         .await
         .unwrap();
     // Everything runs to completion meanwhile.
     let mut done = Vec::new();
     for name in &names {
-        done.push(wait_completed(&e.alice, name).await);
+        done.push(wait_completed(&e.alice, &e.ns, name).await);
     }
     let down = eventually("the recorder to notice the outage", 30, || async {
         let s = recorder.stats();
@@ -671,7 +684,7 @@ async fn a_postgres_outage_loses_nothing_the_cluster_still_shows() {
     })
     .await;
     assert!(down.buffered > 0, "{down:?}");
-    let starting = cluster.clone();
+    let starting = pg.clone();
     tokio::task::spawn_blocking(move || starting.start_again())
         .await
         .unwrap();
@@ -685,21 +698,18 @@ async fn a_postgres_outage_loses_nothing_the_cluster_still_shows() {
     // Every fact the cluster still shows is stored, and every backup has its outcome.
     let mut seen_phases: BTreeMap<String, usize> = BTreeMap::new();
     for nab in &done {
-        let current = nabs(&e.alice, "team-a")
+        let current = nabs(&e.alice, &e.ns)
             .get(&nab.metadata.name.clone().unwrap())
             .await
             .unwrap();
         assert_cluster_facts_stored(&store, &current).await;
-        let op = operation(&store, &uid(&current)).await.unwrap();
+        let op = operation(&store, &e.ns, &uid(&current)).await.unwrap();
         assert_eq!(op.phase.as_deref(), Some("Completed"));
         assert!(
             op.completed_at.is_some() && op.started_at.is_some(),
             "{op:?}"
         );
-        for p in values(
-            &store.timeline("team-a", &op.id).await.unwrap(),
-            "veleroPhase",
-        ) {
+        for p in values(&store.timeline(&e.ns, &op.id).await.unwrap(), "veleroPhase") {
             *seen_phases.entry(p).or_default() += 1;
         }
     }
@@ -864,9 +874,8 @@ impl HistoryStore for Switchable {
     }
 }
 
-#[tokio::test]
-async fn an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state() {
-    let e = env(|o| o.item_delay = Duration::from_millis(20)).await;
+async fn an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state(cluster: TestCluster) {
+    let e = env(cluster, |o| o.item_delay = Duration::from_millis(20)).await;
     let dir = tempfile::tempdir().unwrap();
     let sqlite = sqlite_store(&dir).await;
     let switch = Arc::new(Switchable {
@@ -884,14 +893,14 @@ async fn an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state() {
     switch.down.store(true, Ordering::Relaxed);
     let names: Vec<String> = (1..=4).map(|i| format!("o{i}")).collect();
     for name in &names {
-        nabs(&e.alice, "team-a")
+        nabs(&e.alice, &e.ns)
             .create(&PostParams::default(), &nab(name))
             .await
             .unwrap();
     }
     let mut done = Vec::new();
     for name in &names {
-        done.push(wait_completed(&e.alice, name).await);
+        done.push(wait_completed(&e.alice, &e.ns, name).await);
     }
     let down = recorder.stats();
     assert!(!down.database_up, "{down:?}");
@@ -905,12 +914,20 @@ async fn an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state() {
     .await;
     assert!(stats.dropped >= down.dropped);
     for nab in &done {
-        let current = nabs(&e.alice, "team-a")
+        let current = nabs(&e.alice, &e.ns)
             .get(&nab.metadata.name.clone().unwrap())
             .await
             .unwrap();
         assert_cluster_facts_stored(&sqlite, &current).await;
-        let op = operation(&sqlite, &uid(&current)).await.unwrap();
+        let op = operation(&sqlite, &e.ns, &uid(&current)).await.unwrap();
         assert!(op.started_at.is_some() && op.completed_at.is_some() && op.items_done.is_some());
     }
 }
+
+on_both_servers!(
+    backups_and_restores_are_recorded_in_order_and_replays_add_nothing,
+    deletions_keep_history_seen_or_missed,
+    schedule_runs_are_recorded_under_their_schedule,
+    a_postgres_outage_loses_nothing_the_cluster_still_shows,
+    an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state,
+);

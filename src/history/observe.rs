@@ -935,6 +935,24 @@ fn record_digest(r: &OperationRecord) -> u64 {
     h.finish()
 }
 
+/// The rank of a phase fact (`phase` or `veleroPhase`); `None` for any other attribute.
+fn ranked(t: &Transition) -> Option<i64> {
+    match t.attribute.as_str() {
+        ATTR_PHASE => Some(phase_rank(PhaseSource::Nac, &t.value)),
+        ATTR_VELERO_PHASE => Some(phase_rank(PhaseSource::Velero, &t.value)),
+        _ => None,
+    }
+}
+
+/// Where a phase fact was placed on the timeline.
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    fact: u64,
+    velero: bool,
+    rank: i64,
+    at: EpochMillis,
+}
+
 /// What the recorder remembers of one operation between observations (compactly: hashes),
 /// so it sends only what changed.
 #[derive(Clone, Debug, Default)]
@@ -943,19 +961,61 @@ pub struct Seen {
     best_rank: i64,
     queued: bool,
     last_record: Option<u64>,
+    /// The phase facts sent so far and where they were placed (a handful per operation).
+    placed: Vec<Placed>,
 }
 
 impl Seen {
+    /// Places `current`'s phase facts on the timeline in rank order with the phase facts
+    /// already sent: a fact timed when it was observed (Finalizing, say) can be observed after
+    /// the whole second that stamps a later phase (Completed at its completion second) has
+    /// passed, and a lagging mirror can show a phase after a later one was seen. A phase is
+    /// therefore placed no earlier than any lower-ranked phase and (when that is possible)
+    /// before any higher-ranked one already sent; a fact sent before keeps its place, so a
+    /// resync sends it where it was.
+    pub fn place(&mut self, current: &mut Observation) {
+        for t in &mut current.transitions {
+            let Some(rank) = ranked(t) else { continue };
+            let velero = t.attribute == ATTR_VELERO_PHASE;
+            let fact = fact_key(t);
+            if let Some(p) = self.placed.iter().find(|p| p.fact == fact) {
+                t.at = p.at;
+                continue;
+            }
+            let same = || self.placed.iter().filter(|p| p.velero == velero);
+            let after = same().filter(|p| p.rank < rank).map(|p| p.at).max();
+            let before = same().filter(|p| p.rank > rank).map(|p| p.at).min();
+            if let Some(before) = before
+                && t.at >= before
+            {
+                t.at = before - 1;
+            }
+            if let Some(after) = after
+                && t.at < after
+            {
+                t.at = after;
+            }
+            self.placed.push(Placed {
+                fact,
+                velero,
+                rank,
+                at: t.at,
+            });
+        }
+    }
+
     /// What to send for `current`, observed at `observed_at`: its state and only its new facts
-    /// (plus the final queue position 0 once it was queued); `None` when nothing changed.
+    /// (plus the final queue position 0 once it was queued), its phases placed in rank order
+    /// ([`Seen::place`]); `None` when nothing changed.
     ///
     /// An observation ranked below what was seen (a lagging mirror) does not carry Velero's
     /// counters along, so they never move backwards either.
     pub fn update(
         &mut self,
-        current: Observation,
+        mut current: Observation,
         observed_at: EpochMillis,
     ) -> Option<Observation> {
+        self.place(&mut current);
         let Observation {
             mut operation,
             transitions,
@@ -1914,6 +1974,51 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["InProgress"]
         );
+    }
+
+    #[test]
+    fn seen_places_phases_in_rank_order_whatever_the_observation_times() {
+        let with_velero = |status: Value, observed: i64| {
+            observe_backup(
+                &nab(json!({"status": {"phase": "Created",
+                    "veleroBackup": {"nacuuid": "n", "status": status}}})),
+                at(observed),
+            )
+            .unwrap()
+            .operations
+            .remove(0)
+            .0
+        };
+        let velero_at = |o: &Observation, value: &str| {
+            o.transitions
+                .iter()
+                .find(|t| t.attribute == ATTR_VELERO_PHASE && t.value == value)
+                .map(|t| t.at)
+        };
+        let mut seen = Seen::default();
+        // Finalizing, timed when observed: just after the second Velero completed in.
+        let finalizing = with_velero(json!({"phase": "Finalizing"}), 9_050);
+        let sent = seen.update(finalizing, at(9_050)).unwrap();
+        assert_eq!(velero_at(&sent, "Finalizing"), Some(at(9_050)));
+        // Completed, stamped with its whole completion second (10:00:08), observed later:
+        // alone it would sit at the end of that second, before Finalizing.
+        let completed = with_velero(
+            json!({"phase": "Completed", "completionTimestamp": "2025-03-01T10:00:08Z"}),
+            9_100,
+        );
+        let mut alone = completed.clone();
+        Seen::default().place(&mut alone);
+        assert_eq!(velero_at(&alone, "Completed"), Some(at(8_999)));
+        let sent = seen.update(completed.clone(), at(9_100)).unwrap();
+        assert_eq!(velero_at(&sent, "Completed"), Some(at(9_050)));
+        // A phase first seen late (a lagging mirror) goes before the higher ones sent.
+        let lagging = with_velero(json!({"phase": "InProgress"}), 20_000);
+        let sent = seen.update(lagging, at(20_000)).unwrap();
+        assert_eq!(velero_at(&sent, "InProgress"), Some(at(9_049)));
+        // A fact sent before keeps its place when sent whole again (a resync).
+        let mut again = completed;
+        seen.place(&mut again);
+        assert_eq!(velero_at(&again, "Completed"), Some(at(9_050)));
     }
 
     #[test]

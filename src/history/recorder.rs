@@ -570,7 +570,9 @@ impl Tracker {
     ) -> Vec<Observation> {
         let mut out = self.register(&obs);
         for (o, _) in obs.operations {
-            // Remember it as sent, but send it whole: the store may have lost it.
+            // Remember it as sent, but send it whole (its phases where they were placed):
+            // the store may have lost it.
+            let o = self.place(o);
             let _ = self.send(o.clone(), observed_at);
             out.push(o);
         }
@@ -584,9 +586,18 @@ impl Tracker {
         observed_at: EpochMillis,
     ) -> Option<Observation> {
         let identity = &self.targets.get(&v.key)?.identity;
-        let resolved = v.resolve(identity)?;
+        let resolved = self.place(v.resolve(identity)?);
         let _ = self.send(resolved.clone(), observed_at);
         Some(resolved)
+    }
+
+    /// `observation` with its phase facts where its operation's timeline places them.
+    fn place(&mut self, mut observation: Observation) -> Observation {
+        self.seen
+            .entry(observation.operation.id.clone())
+            .or_default()
+            .place(&mut observation);
+        observation
     }
 }
 

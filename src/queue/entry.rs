@@ -126,7 +126,7 @@ fn restore_activity(phase: &RestorePhase) -> Activity {
 pub struct Entry {
     /// `metadata.name` (unique per kind within the Velero namespace).
     pub name: String,
-    /// `metadata.creationTimestamp`: the queue order; ties are broken by name.
+    /// `metadata.creationTimestamp`: the queue order (ties within a second: see the index).
     pub created: DateTime<Utc>,
     /// `status.phase`, which also says the kind.
     pub phase: VeleroPhase,

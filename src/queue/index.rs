@@ -9,9 +9,23 @@ use chrono::{DateTime, Utc};
 use super::entry::{Activity, Entry, QueueKind};
 use super::tree::OrderStatisticTree;
 
-/// Queue order: creation time, then name (Kubernetes timestamps have one-second resolution,
-/// so ties are common when a schedule or a script creates many backups at once).
-type OrderKey = (DateTime<Utc>, String);
+/// Queue order: creation time first. Kubernetes timestamps have one-second resolution, so ties
+/// are common when a schedule, a script or NAC's concurrent reconciles create many objects at
+/// once; within one second, an object further along is ahead (running, then queued by Velero,
+/// then not taken yet), and objects not taken yet keep the order they were created in, which
+/// is the order Velero's watch delivers and takes them in: their `resourceVersion` (nothing
+/// changed them since their creation). The name breaks the remaining ties. A pure function of
+/// the object's current state, so the index never depends on the order of events.
+type OrderKey = (DateTime<Utc>, u8, Option<u64>, String);
+
+fn order_key(entry: &Entry) -> OrderKey {
+    let (stage, version) = match entry.activity() {
+        Activity::Running => (0, None),
+        _ if entry.phase.is_velero_queued() => (1, None),
+        _ => (2, entry.resource_version),
+    };
+    (entry.created, stage, version, entry.name.clone())
+}
 
 /// What [`QueueIndex::upsert`] did with an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +60,7 @@ impl KindIndex {
     fn upsert(&mut self, entry: Entry) -> UpsertOutcome {
         match self.by_name.entry(entry.name.clone()) {
             MapEntry::Vacant(vacant) => {
-                let order_key = (entry.created, entry.name.clone());
+                let order_key = order_key(&entry);
                 if entry.activity().is_active() {
                     self.active.insert(order_key.clone());
                 }
@@ -66,14 +80,16 @@ impl KindIndex {
                 }
                 let was_active = indexed.entry.activity().is_active();
                 let is_active = entry.activity().is_active();
-                // creationTimestamp never changes for one object, but a delete and re-create
-                // under the same name can arrive as one update after a missed watch event.
-                let moved = indexed.entry.created != entry.created;
+                // Moves within its second as it gets further along (and creationTimestamp
+                // changes when a delete and re-create under the same name arrive as one
+                // update after a missed watch event).
+                let key = order_key(&entry);
+                let moved = indexed.order_key != key;
                 if was_active && (moved || !is_active) {
                     self.active.remove(&indexed.order_key);
                 }
                 if moved {
-                    indexed.order_key.0 = entry.created;
+                    indexed.order_key = key;
                 }
                 if is_active && (moved || !was_active) {
                     self.active.insert(indexed.order_key.clone());
@@ -186,7 +202,8 @@ impl QueueIndex {
     }
 
     /// Queue position of an object: 1 + the number of objects of the same kind ahead of it
-    /// (created earlier, ties by name) that are pending or running.
+    /// (created earlier; within one second, further along or created first, see
+    /// [`OrderKey`]) that are pending or running.
     ///
     /// - a Backup in phase Queued with Velero's own `queuePosition` gets that position, since
     ///   Velero may let a later backup pass one whose namespaces are busy;
@@ -222,14 +239,14 @@ impl QueueIndex {
         QueueKind::ALL.iter().all(|&kind| self.len(kind) == 0)
     }
 
-    /// The active objects of `kind` in queue order (creation time, then name), for the
+    /// The active objects of `kind` in queue order (see [`OrderKey`]), for the
     /// gateway's queue views. O(log n) to start, O(1) amortized per item.
     pub fn active_in_order(&self, kind: QueueKind) -> impl Iterator<Item = &Entry> + '_ {
         let index = self.kind(kind);
         index
             .active
             .iter()
-            .filter_map(|(_, name)| index.by_name.get(name).map(|indexed| &indexed.entry))
+            .filter_map(|(_, _, _, name)| index.by_name.get(name).map(|indexed| &indexed.entry))
     }
 
     /// A counter that grows whenever the indexed state changes, so a consumer (the position
@@ -280,6 +297,42 @@ mod tests {
             .map(|entry| entry.name.as_str())
             .collect();
         assert_eq!(order, ["running", "waiting", "a-new", "b-new"]);
+    }
+
+    #[test]
+    fn within_one_second_creation_order_decides_before_the_name() {
+        let with_version = |name: &str, version: u64| {
+            let mut entry = backup(name, 5, None);
+            entry.resource_version = Some(version);
+            entry
+        };
+        let mut index = QueueIndex::new();
+        // NAC's concurrent reconciles created q4's backup first, then q1's, in one second.
+        index.upsert(with_version("team-a-q4", 100));
+        assert_eq!(index.position(QueueKind::Backup, "team-a-q4"), Some(1));
+        index.upsert(with_version("team-a-q1", 101));
+        assert_eq!(index.position(QueueKind::Backup, "team-a-q4"), Some(1));
+        assert_eq!(index.position(QueueKind::Backup, "team-a-q1"), Some(2));
+        // Taken by Velero (a later resourceVersion), it stays ahead of those not taken yet.
+        let mut queued = with_version("team-a-q4", 102);
+        queued.phase = VeleroPhase::Backup(Some(BackupPhase::Queued));
+        index.upsert(queued);
+        assert_eq!(index.position(QueueKind::Backup, "team-a-q1"), Some(2));
+        let order: Vec<&str> = index
+            .active_in_order(QueueKind::Backup)
+            .map(|entry| entry.name.as_str())
+            .collect();
+        assert_eq!(order, ["team-a-q4", "team-a-q1"]);
+        // Running, whatever its name and version, it is ahead of the rest of its second.
+        let mut running = with_version("team-a-q9", 200);
+        running.phase = VeleroPhase::Backup(Some(BackupPhase::InProgress));
+        index.upsert(running);
+        assert_eq!(index.position(QueueKind::Backup, "team-a-q1"), Some(3));
+        let order: Vec<&str> = index
+            .active_in_order(QueueKind::Backup)
+            .map(|entry| entry.name.as_str())
+            .collect();
+        assert_eq!(order, ["team-a-q9", "team-a-q4", "team-a-q1"]);
     }
 
     #[test]

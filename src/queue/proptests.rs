@@ -11,6 +11,17 @@ use super::naive::naive_position;
 use super::tests_support::{SplitMix64, backup, restore};
 use crate::api::velero::{BackupPhase, RestorePhase};
 
+/// The queue order, spelled out: creation second; within it running, then queued by Velero,
+/// then not taken yet (those in creation order, as their `resourceVersion` tells); then name.
+fn order(entry: &Entry) -> (chrono::DateTime<chrono::Utc>, u8, Option<u64>, &str) {
+    let (stage, version) = match entry.activity() {
+        Activity::Running => (0, None),
+        _ if entry.phase.is_velero_queued() => (1, None),
+        _ => (2, entry.resource_version),
+    };
+    (entry.created, stage, version, &entry.name)
+}
+
 /// The index's semantics, computed by scanning everything: the specification the index must
 /// match.
 fn reference_position(entries: &[&Entry], kind: QueueKind, name: &str) -> Option<u64> {
@@ -29,7 +40,7 @@ fn reference_position(entries: &[&Entry], kind: QueueKind, name: &str) -> Option
             let ahead = entries
                 .iter()
                 .filter(|entry| entry.kind() == kind && entry.activity().is_active())
-                .filter(|entry| (entry.created, &entry.name) < (target.created, &target.name))
+                .filter(|entry| order(entry) < order(target))
                 .count();
             Some(1 + ahead as u64)
         }
@@ -206,11 +217,12 @@ fn run(seed: u64, steps: usize, names: u64, seconds: u64) {
                     .filter(|entry| entry.kind() == kind && entry.activity().is_active())
                     .collect();
                 assert_eq!(index.active_len(kind), active.len(), "step {step}");
-                let mut expected: Vec<(chrono::DateTime<chrono::Utc>, &str)> = active
+                let mut ordered = active.clone();
+                ordered.sort_by(|a, b| order(a).cmp(&order(b)));
+                let expected: Vec<(chrono::DateTime<chrono::Utc>, &str)> = ordered
                     .iter()
                     .map(|entry| (entry.created, entry.name.as_str()))
                     .collect();
-                expected.sort();
                 let got: Vec<(chrono::DateTime<chrono::Utc>, &str)> = index
                     .active_in_order(kind)
                     .map(|entry| (entry.created, entry.name.as_str()))

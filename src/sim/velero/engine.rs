@@ -855,6 +855,11 @@ impl VeleroSimulator {
                     .unwrap_or_else(Utc::now),
                 phase: backup_phase(b),
                 queue_position: b.status.as_ref().and_then(|s| s.queue_position),
+                resource_version: b
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok()),
                 namespaces: backup_namespaces_for_queue(&b.spec, &namespaces)
                     .into_iter()
                     .collect(),

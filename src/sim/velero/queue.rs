@@ -2,7 +2,9 @@
 //! which queued backups may start now.
 //!
 //! Followed from `pkg/controller/backup_queue_controller.go` and `backup_tracker.go`:
-//! - a New backup (phase unset or "New") becomes Queued at the highest queued position + 1;
+//! - a New backup (phase unset or "New") becomes Queued at the highest queued position + 1,
+//!   in the order Velero's watch delivers their creation (`resourceVersion` order; the
+//!   creation second alone cannot tell backups created in the same second apart);
 //! - a Queued backup moves to ReadyToStart (its position reset to 0) only while fewer than
 //!   `--concurrent-backups` backups are running, where running means ReadyToStart or InProgress
 //!   (`BackupTracker.RunningCount`; WaitingForPluginOperations and Finalizing backups no
@@ -33,6 +35,10 @@ pub struct QueueEntry {
     pub name: String,
     /// `metadata.creationTimestamp`; orders New backups (Velero queues them as it sees them).
     pub creation_timestamp: DateTime<Utc>,
+    /// `metadata.resourceVersion` as a number: within one second, the order New backups were
+    /// created in (an untouched New backup still has the version it was created with), which
+    /// is the order Velero's watch delivers them. Names break the remaining ties.
+    pub resource_version: Option<u64>,
     /// `status.phase`; `None` is a backup no controller has touched yet.
     pub phase: Option<BackupPhase>,
     /// `status.queuePosition` (0 or `None` when not queued).
@@ -113,7 +119,13 @@ pub fn plan_queue(backups: &[QueueEntry], concurrency: usize) -> QueuePlan {
         .iter()
         .filter(|backup| is_new(backup.phase.as_ref()))
         .collect();
-    new.sort_by(|a, b| (a.creation_timestamp, &a.name).cmp(&(b.creation_timestamp, &b.name)));
+    new.sort_by(|a, b| {
+        (a.creation_timestamp, a.resource_version, &a.name).cmp(&(
+            b.creation_timestamp,
+            b.resource_version,
+            &b.name,
+        ))
+    });
     let mut highest = queued
         .iter()
         .map(|backup| backup.queue_position.unwrap_or(0))
@@ -198,6 +210,7 @@ mod tests {
             creation_timestamp: DateTime::from_timestamp(minute * 60, 0).unwrap(),
             phase,
             queue_position: None,
+            resource_version: None,
             namespaces: namespaces.iter().map(|ns| (*ns).to_owned()).collect(),
         }
     }
@@ -240,6 +253,21 @@ mod tests {
         assert_eq!(plan.newly_queued, vec!["a", "b", "c"]);
         assert_eq!(plan.ready_to_start, vec!["a"]);
         assert_eq!(positions(&plan), vec![("b", 1), ("c", 2)]);
+    }
+
+    #[test]
+    fn new_backups_of_one_second_queue_in_the_order_they_were_created() {
+        let created = |name: &str, version: u64| QueueEntry {
+            resource_version: Some(version),
+            ..entry(name, 1, None, &["team-a"])
+        };
+        // Created q4 first, then q1 and q2, all in one second: Velero's watch delivers them
+        // in that order, whatever their names.
+        let backups = [created("q1", 11), created("q4", 10), created("q2", 12)];
+        let plan = plan_queue(&backups, 1);
+        assert_eq!(plan.newly_queued, vec!["q4", "q1", "q2"]);
+        assert_eq!(plan.ready_to_start, vec!["q4"]);
+        assert_eq!(positions(&plan), vec![("q1", 1), ("q2", 2)]);
     }
 
     #[test]

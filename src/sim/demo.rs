@@ -246,15 +246,11 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
     .await?;
     for t in TENANTS {
         let ns = t.namespace;
-        ensure_namespaced::<RoleBinding>(
+        bind_tenant_admin(
             admin,
-            ns,
-            "tenant binding",
-            json!({
-                "metadata": {"name": format!("{}-admin", t.user), "namespace": ns},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": t.user}]
-            }),
+            t,
+            &format!("{}-admin", t.user),
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": t.user}),
         )
         .await?;
         seed_workload(admin, ns).await?;
@@ -275,19 +271,36 @@ pub async fn install_tenant_service_accounts(admin: &kube::Client) -> Result<(),
             json!({"metadata": {"name": t.user, "namespace": ns}}),
         )
         .await?;
-        ensure_namespaced::<RoleBinding>(
+        bind_tenant_admin(
             admin,
-            ns,
-            "tenant service account binding",
-            json!({
-                "metadata": {"name": format!("{}-admin-service-account", t.user), "namespace": ns},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-                "subjects": [{"kind": "ServiceAccount", "name": t.user, "namespace": ns}]
-            }),
+            t,
+            &format!("{}-admin-service-account", t.user),
+            json!({"kind": "ServiceAccount", "name": t.user, "namespace": ns}),
         )
         .await?;
     }
     Ok(())
+}
+
+/// Binds `subject` to `admin` in `tenant`'s namespace (RoleBinding `name`).
+async fn bind_tenant_admin(
+    admin: &kube::Client,
+    tenant: &Tenant,
+    name: &str,
+    subject: serde_json::Value,
+) -> Result<(), DemoError> {
+    let ns = tenant.namespace;
+    ensure_namespaced::<RoleBinding>(
+        admin,
+        ns,
+        "tenant binding",
+        json!({
+            "metadata": {"name": name, "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+            "subjects": [subject]
+        }),
+    )
+    .await
 }
 
 /// The demo's shared backup pool (seed 001): BackupBuckets on the local object store.

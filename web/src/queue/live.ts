@@ -53,9 +53,13 @@ export function useReloadOnChanges(
 
 /** The time (epoch ms) `data` last changed: the base of count-down estimates. */
 export function useReceivedAt(data: unknown): number {
-  const [receivedAt, setReceivedAt] = useState(() => Date.now());
-  useEffect(() => {
-    setReceivedAt(Date.now());
-  }, [data]);
-  return receivedAt;
+  // Stamped in the render that first shows `data` (React's "state from the previous render"
+  // pattern), not in an effect: an effect runs later, so a count-down could restart from zero.
+  const [seen, setSeen] = useState(() => ({ data, at: Date.now() }));
+  if (seen.data !== data) {
+    const next = { data, at: Date.now() };
+    setSeen(next);
+    return next.at;
+  }
+  return seen.at;
 }

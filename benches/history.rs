@@ -28,7 +28,7 @@ use nac::history::sql::SqlCore;
 use nac::history::sqlite::SqliteHistoryStore;
 use nac::history::{
     HistoryStore, Observation, OperationFilter, OperationKind, OperationRecord, SharedHistory,
-    TimeWindow, Transition,
+    TenantNamespace, TimeWindow, Transition,
 };
 use postgres_support::PgCluster;
 
@@ -113,6 +113,7 @@ fn observation(
     let operation = OperationRecord {
         id: id.clone(),
         namespace: namespace.clone(),
+        namespace_uid: uid_of(&namespace),
         kind: Some(kind),
         name: format!("nab-{i}"),
         uid: id.clone(),
@@ -159,6 +160,16 @@ fn observation(
         operation,
         transitions,
     }
+}
+
+/// The UID namespace `ns` has in the workload.
+fn uid_of(ns: &str) -> String {
+    format!("uid-of-{ns}")
+}
+
+/// Namespace `ns` as the store's reads name it.
+fn tenant(ns: &str) -> TenantNamespace {
+    TenantNamespace::new(ns, uid_of(ns)).expect("a name and a UID")
 }
 
 /// Where fresh databases come from.
@@ -324,7 +335,7 @@ async fn run_backend(target: &Target, plan: Plan, lines: &mut Vec<Line>) {
     for _ in 0..plan.queries {
         let (ns, id) = &ids[random.below(ids.len() as u64) as usize];
         let started = Instant::now();
-        let rows = store.timeline(ns, id).await.unwrap();
+        let rows = store.timeline(&tenant(ns), id).await.unwrap();
         timeline.push(started.elapsed());
         assert_eq!(rows.len(), 5);
     }
@@ -333,7 +344,10 @@ async fn run_backend(target: &Target, plan: Plan, lines: &mut Vec<Line>) {
     for _ in 0..plan.queries {
         let ns = format!("tenant-{:03}", random.below(NAMESPACES as u64));
         let started = Instant::now();
-        let rows = store.operations(&ns, &filter, None, 50).await.unwrap();
+        let rows = store
+            .operations(&tenant(&ns), &filter, None, 50)
+            .await
+            .unwrap();
         page.push(started.elapsed());
         black_box(rows);
     }
@@ -345,7 +359,7 @@ async fn run_backend(target: &Target, plan: Plan, lines: &mut Vec<Line>) {
     for _ in 0..plan.queries {
         let ns = format!("tenant-{:03}", random.below(NAMESPACES as u64));
         let started = Instant::now();
-        let answer = store.stats(&ns, window).await.unwrap();
+        let answer = store.stats(&tenant(&ns), window).await.unwrap();
         stats.push(started.elapsed());
         black_box(answer);
     }

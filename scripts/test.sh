@@ -105,7 +105,8 @@ fi
 echo "==> cargo test"
 test_log="$(mktemp)"
 set +e
-cargo test --lib --bins --tests -- --test-threads=2 2>&1 | tee "$test_log"
+# --no-fail-fast: one failing suite must not hide what the others say.
+cargo test --no-fail-fast --lib --bins --tests -- --test-threads=2 2>&1 | tee "$test_log"
 test_status=${PIPESTATUS[0]}
 set -e
 # Cases that run on both servers are named `<case>::emulator` and `<case>::real`.

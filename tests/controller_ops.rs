@@ -127,7 +127,17 @@ async fn make_nab(c: &Client, ns: &str, name: &str, labels: Value) -> Value {
     wait_nab(c, ns, name, created_and_completed).await
 }
 
-/// A NAC-labelled Velero Backup for the NAB `ns`/`name`, written by the admin with `phase`.
+/// The UID namespace `ns` has now, if it exists.
+async fn namespace_uid(admin: &Client, ns: &str) -> Option<String> {
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(admin.clone())
+        .get_opt(ns)
+        .await
+        .unwrap()
+        .and_then(|n| n.metadata.uid)
+}
+
+/// A NAC-labelled Velero Backup for the NAB `ns`/`name`, written by the admin with `phase`,
+/// recording the UID `ns` has now (as NAC records it).
 async fn plant_backup(
     admin: &Client,
     uuid: &str,
@@ -136,6 +146,7 @@ async fn plant_backup(
     location: &str,
     phase: Option<&str>,
 ) {
+    let uid = namespace_uid(admin, ns).await.unwrap_or_default();
     let b: Backup = serde_json::from_value(json!({
         "apiVersion": "velero.io/v1", "kind": "Backup",
         "metadata": {"name": uuid, "labels": {
@@ -144,6 +155,7 @@ async fn plant_backup(
             "openshift.io/oadp-nab-origin-nacuuid": uuid},
           "annotations": {
             "openshift.io/oadp-nab-origin-namespace": ns,
+            "openshift.io/oadp-nab-origin-namespace-uid": uid,
             "openshift.io/oadp-nab-origin-name": name}},
         "spec": {"storageLocation": location, "includedNamespaces": [ns]},
         // Velero's Backup CRD has no status subresource: the status is written with the object.
@@ -574,10 +586,112 @@ async fn metrics_show_the_queue_length_and_readiness_follows_leadership(cluster:
     );
 }
 
+/// Finding 3: a namespace deleted and created again under the same name (on OpenShift, anyone
+/// who may create projects can claim a deleted project's name) is another tenant. The Velero
+/// Backup records the namespace's UID; the sync gives the new namespace none of its
+/// predecessor's backups, unless the admin opts in to cross-namespace recovery.
+async fn sync_never_gives_a_recreated_namespace_its_predecessors_backups(cluster: TestCluster) {
+    let e = env(cluster, true).await;
+    let ns = e._cluster.unique_name("reborn", None);
+    e._cluster.tenant_namespace("alice", &ns).await;
+    let controllers = start_controllers(&e);
+    let done = make_nab(&e.alice, &ns, "precious", json!({})).await;
+    let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+    controllers.abort();
+    let _ = controllers.await;
+    let old_uid = namespace_uid(&e.admin, &ns).await.unwrap();
+    let velero = backups(&e.admin).get(&nacuuid).await.unwrap();
+    let recorded = velero.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        recorded.get(nac::api::nonadmin::labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION),
+        Some(&old_uid),
+        "{recorded:?}"
+    );
+
+    // alice's namespace goes (its NAB with it; NAC is down, so nothing tidies up the Velero
+    // Backup), and bob claims the name.
+    nabs(&e.admin, &ns)
+        .patch(
+            "precious",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(e.admin.clone());
+    namespaces
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .unwrap();
+    support::cluster::eventually(&format!("namespace {ns} gone"), 90, || async {
+        namespaces
+            .get_opt(&ns)
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    e._cluster.tenant_namespace("bob", &ns).await;
+    assert_ne!(namespace_uid(&e.admin, &ns).await.unwrap(), old_uid);
+
+    // The sync plants nothing of alice's in bob's namespace.
+    let ctx = context(&e);
+    let created = sync::sync_once(&ctx).await.unwrap();
+    assert!(created.iter().all(|(n, _)| n != &ns), "{created:?}");
+    assert!(
+        nabs(&e.bob, &ns)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+
+    // The admin opts in to cross-namespace recovery: the backup is adopted by name.
+    let policies =
+        Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    let _ = policies
+        .delete(
+            controllers::policy_source::POLICY_CONFIG_MAP,
+            &DeleteParams::default(),
+        )
+        .await;
+    let policy: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": controllers::policy_source::POLICY_CONFIG_MAP,
+                     "namespace": OADP_NAMESPACE},
+        "data": {"policy.yaml": "allowCrossNamespaceRecovery: true\n"}
+    }))
+    .unwrap();
+    policies
+        .create(&PostParams::default(), &policy)
+        .await
+        .unwrap();
+    ctx.load_policy().await.unwrap();
+    // Only this case's backup (other cases' leftovers on a shared server stay theirs).
+    let created = sync::sync_backups(&ctx, std::slice::from_ref(&velero))
+        .await
+        .unwrap();
+    policies
+        .delete(
+            controllers::policy_source::POLICY_CONFIG_MAP,
+            &DeleteParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created, [(ns.clone(), "precious".to_string())]);
+    let adopted = nabs(&e.bob, &ns).get("precious").await.unwrap();
+    assert_eq!(
+        adopted.status.unwrap().velero_backup.unwrap().nacuuid,
+        Some(nacuuid)
+    );
+}
+
 on_both_servers!(
     sync_recreates_a_wiped_nab_which_the_controller_adopts,
     sync_never_plants_backups_outside_their_origin_namespace,
     a_forged_synced_from_label_adopts_nothing,
+    sync_never_gives_a_recreated_namespace_its_predecessors_backups,
     gc_deletes_orphans_and_never_touches_unlabelled_objects,
     two_contenders_one_leads_and_the_other_takes_over_after_expiry,
     metrics_show_the_queue_length_and_readiness_follows_leadership,

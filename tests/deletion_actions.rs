@@ -38,6 +38,8 @@ use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::{Value, json};
 
 const CONDITION_PREFIX: &str = "deletionaction.oadp.openshift.io/";
+/// What the `broken` webhook's answer body holds: the admin's internals, for the admin only.
+const HOOK_SECRET: &str = "token=hunter2";
 
 struct Env {
     _cluster: TestCluster,
@@ -198,7 +200,7 @@ async fn hook(
         "flaky" if nth <= 2 => (StatusCode::INTERNAL_SERVER_ERROR, "boom".into()),
         "broken" => (
             StatusCode::INTERNAL_SERVER_ERROR,
-            "the audit log is down".into(),
+            format!("the audit log is down: {HOOK_SECRET} at 10.0.3.7"),
         ),
         _ => (StatusCode::OK, "{}".into()),
     }
@@ -378,6 +380,18 @@ async fn delete_requests(admin: &Client) -> Vec<DeleteBackupRequest> {
         .await
         .unwrap()
         .items
+}
+
+/// Every Event note in `ns`, as the tenant reads them.
+async fn event_notes(alice: &Client, ns: &str) -> Vec<String> {
+    Api::<k8s_openapi::api::core::v1::Event>::namespaced(alice.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|e| e.message)
+        .collect()
 }
 
 async fn event_reasons(alice: &Client, ns: &str) -> Vec<String> {
@@ -574,11 +588,12 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block(cluster: 
     let message = condition["message"].as_str().unwrap();
     assert!(
         message.starts_with(&format!(
-            "attempt 1 failed: configmaps/{}/cm-1: HTTP 500: boom",
+            "attempt 1 failed: configmaps/{}/cm-1: the webhook answered HTTP 500 (its answer is in NAC's controller log)",
             e.ns
         )),
         "{message}"
     );
+    assert!(!message.contains("boom"), "{message}");
     assert_eq!(failing["status"]["phase"], "Deleting");
     assert!(
         action_condition(&failing, "b-broken").is_none(),
@@ -613,12 +628,32 @@ async fn a_failing_action_is_retried_and_an_ignored_one_does_not_block(cluster: 
         (&ignored["status"], &ignored["reason"]),
         (&json!("False"), &json!("Ignored"))
     );
+    // The tenant learns the status code, never what the webhook answered (the admin's
+    // internals): not in a condition, not in an Event.
+    let message = ignored["message"].as_str().unwrap();
     assert!(
-        ignored["message"]
-            .as_str()
-            .unwrap()
-            .contains("HTTP 500: the audit log is down"),
+        message.contains("the webhook answered HTTP 500"),
         "{ignored}"
+    );
+    for state in states.lock().unwrap().iter() {
+        let text = state["status"]["conditions"].to_string();
+        assert!(
+            !text.contains(HOOK_SECRET) && !text.contains("audit log is down"),
+            "{text}"
+        );
+    }
+    let notes = event_notes(&e.alice, &e.ns).await;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("the webhook answered HTTP 500")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .all(|n| !n.contains(HOOK_SECRET) && !n.contains("boom")),
+        "{notes:?}"
     );
     let reasons = event_reasons(&e.alice, &e.ns).await;
     assert!(
@@ -790,7 +825,142 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
     );
 }
 
+/// The tarball of Velero Backup `velero_name` in the object store under `root`.
+fn tarball_path(root: &std::path::Path, velero_name: &str) -> std::path::PathBuf {
+    let file = format!("{velero_name}.tar.gz");
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().and_then(|n| n.to_str()) == Some(file.as_str()) {
+                return path;
+            }
+        }
+    }
+    panic!("no {file} under {}", root.display());
+}
+
+fn forged(
+    group: &str,
+    resource: &str,
+    kind: &str,
+    filed_in: Option<&str>,
+    claims: Option<&str>,
+    name: &str,
+) -> nac::manifest::tarball::BackupItem {
+    let api_version = if group.is_empty() {
+        "v1".to_string()
+    } else {
+        format!("{group}/v1")
+    };
+    let mut object = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
+    if let Some(namespace) = claims {
+        object["metadata"]["namespace"] = json!(namespace);
+    }
+    nac::manifest::tarball::BackupItem {
+        group: group.into(),
+        version: "v1".into(),
+        kind: kind.into(),
+        resource: resource.into(),
+        namespace: filed_in.map(Into::into),
+        name: name.into(),
+        object,
+    }
+}
+
+/// Finding 4: a tenant writes its own bucket, so the tarball a deletion action reads is the
+/// tenant's to forge. Items of another namespace — planted, or disguised as the tenant's — and
+/// cluster-scoped items the action does not list never reach the admin's webhook; the
+/// backup's own items (and its own Namespace, listed) do.
+async fn forged_items_in_the_tenants_tarball_never_reach_a_webhook(cluster: TestCluster) {
+    let e = env(cluster).await;
+    let hooks = Hooks::start(&e.admin).await;
+    register(
+        &e.admin,
+        "audit-all",
+        &hooks.url("ok", "audit-all"),
+        Some(&hooks.ca_pem),
+        json!({"clusterScopedResources": ["namespaces"], "failurePolicy": "Ignore"}),
+    )
+    .await;
+    create_in(&e.alice, &e.ns, config_map("cm-1", json!({}))).await;
+    let velero_name = completed_backup(&e.alice, &e.ns, "forged").await;
+
+    // What Velero wrote, then what the tenant adds to it in its bucket.
+    let path = tarball_path(e._object_store.path(), &velero_name);
+    let mut items =
+        nac::manifest::tarball::read_backup_tarball(&std::fs::read(&path).unwrap()).unwrap();
+    let own: std::collections::BTreeSet<String> = items
+        .iter()
+        .filter(|i| {
+            i.namespace.as_deref() == Some(e.ns.as_str())
+                || (i.resource == "namespaces" && i.name == e.ns)
+        })
+        .map(|i| format!("{}/{}", i.kind, i.name))
+        .collect();
+    assert!(own.contains("ConfigMap/cm-1"), "{own:?}");
+    items.extend([
+        forged(
+            "",
+            "configmaps",
+            "ConfigMap",
+            Some("team-b"),
+            Some("team-b"),
+            "planted",
+        ),
+        forged(
+            "",
+            "secrets",
+            "Secret",
+            Some("kube-system"),
+            Some("kube-system"),
+            "admin-token",
+        ),
+        forged(
+            "",
+            "configmaps",
+            "ConfigMap",
+            Some(&e.ns),
+            Some("team-b"),
+            "disguised",
+        ),
+        forged("", "namespaces", "Namespace", None, None, "kube-system"),
+        forged(
+            "rbac.authorization.k8s.io",
+            "clusterroles",
+            "ClusterRole",
+            None,
+            None,
+            "evil",
+        ),
+    ]);
+    std::fs::write(
+        &path,
+        nac::manifest::tarball::write_backup_tarball(&items).unwrap(),
+    )
+    .unwrap();
+
+    delete_permanently(&e.alice, &e.ns, "forged").await;
+    wait_gone(&e.alice, &e.ns, "forged", 60).await;
+    let calls = hooks.calls_of("audit-all");
+    let received: std::collections::BTreeSet<String> = calls.iter().map(Call::item).collect();
+    assert_eq!(received, own, "only the backup's own items");
+    assert_eq!(calls.len(), own.len(), "each once");
+    for call in &calls {
+        let item = &call.body["item"];
+        let namespace = item["metadata"]["namespace"].as_str();
+        assert!(
+            namespace == Some(e.ns.as_str())
+                || (item["kind"] == "Namespace" && item["metadata"]["name"] == e.ns.as_str()),
+            "{item}"
+        );
+    }
+}
+
 on_both_servers!(
+    forged_items_in_the_tenants_tarball_never_reach_a_webhook,
     actions_run_in_name_order_on_their_items_before_the_delete_backup_request,
     a_failing_action_is_retried_and_an_ignored_one_does_not_block,
     a_wrong_ca_fails_visibly_and_holds_the_deletion_until_fixed,

@@ -39,16 +39,20 @@ struct Env {
 }
 
 async fn env(cluster: TestCluster) -> Env {
+    env_with(cluster, |_| {}).await
+}
+
+/// [`env`] with `configure` applied last to the gateway's configuration.
+async fn env_with(
+    cluster: TestCluster,
+    configure: impl FnOnce(&mut nac::gateway::GatewayConfig),
+) -> Env {
     let admin = cluster.admin();
     let velero = gateway_support::start_velero_and_controllers(&cluster, &admin).await;
     let (history, history_dir) = support::sqlite_history().await;
-    let router = gateway_support::start_gateway(
-        &cluster,
-        &admin,
-        history,
-        gateway_support::config_short_ttls(),
-    )
-    .await;
+    let mut config = gateway_support::config_short_ttls();
+    configure(&mut config);
+    let router = gateway_support::start_gateway(&cluster, &admin, history, config).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let served = router.clone();
@@ -493,7 +497,12 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster:
         assert_eq!(change["namespace"], "team-a", "{message}");
         if change["name"] == name {
             assert_eq!(change["resource"], "BACKUPS");
-            assert!(change["id"].as_str().unwrap().contains('-'));
+            // Opaque: no `<epoch>-<sequence>` of a cluster-wide log.
+            let id = change["id"].as_str().unwrap();
+            let counter = id.split_once('-').is_some_and(|(epoch, sequence)| {
+                epoch.len() == 8 && sequence.chars().all(|c| c.is_ascii_digit())
+            });
+            assert!(id.len() >= 40 && !counter, "{id}");
             if let Some(phase) = change["phase"].as_str() {
                 phases.push(phase.to_string());
             }
@@ -535,6 +544,128 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster:
             assert!(!text.contains("team-a") && !text.contains(name), "{text}");
         }
     }
+}
+
+/// Reads frames until the socket closes (or `limit`): the text frames, and the close.
+async fn until_closed(ws: &mut Ws, limit: Duration) -> (Vec<Value>, Option<(u16, String)>) {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut texts = Vec::new();
+    loop {
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(remaining, ws.frame()).await {
+            Ok(Some(Frame::Text(text))) => texts.push(serde_json::from_str(&text).unwrap()),
+            Ok(Some(Frame::Close(code, reason))) => return (texts, Some((code, reason))),
+            Ok(None) | Err(_) => return (texts, None),
+        }
+    }
+}
+
+/// One socket, many operations: each draws from the caller's rate limit as an HTTP request
+/// does; over it, RATE_LIMITED (not run), and a socket that keeps going is closed with 4429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_on_a_websocket_is_rate_limited() {
+    const BURST: u32 = 5;
+    let env = env_with(TestCluster::emulator().await, |config| {
+        config.rate_limit.burst = BURST;
+        config.rate_limit.per_second = 0.01;
+    })
+    .await;
+    let mut ws = Ws::open(&env.addr, json!({"token": env.alice})).await;
+    const SENT: usize = 300;
+    for n in 0..SENT {
+        ws.subscribe(&format!("q{n}"), "{ viewer { username } }")
+            .await;
+    }
+    let (texts, closed) = until_closed(&mut ws, Duration::from_secs(30)).await;
+    let answered: Vec<&Value> = texts
+        .iter()
+        .filter(|m| m["type"] == "next" && m["payload"]["data"]["viewer"]["username"] == "alice")
+        .collect();
+    let limited: Vec<&Value> = texts
+        .iter()
+        .filter(|m| m["payload"]["errors"][0]["extensions"]["code"] == "RATE_LIMITED")
+        .collect();
+    // connection_init took one from the bucket; the rest of the burst runs.
+    assert!(
+        !answered.is_empty() && answered.len() < BURST as usize,
+        "{} operations ran",
+        answered.len()
+    );
+    assert!(!limited.is_empty(), "no operation was rate limited");
+    let retry = limited[0]["payload"]["errors"][0]["extensions"]["retryAfterSeconds"]
+        .as_u64()
+        .unwrap();
+    assert!(retry >= 1);
+    // Each refused operation is completed, never run.
+    let refused_id = limited[0]["id"].as_str().unwrap();
+    assert!(
+        texts
+            .iter()
+            .any(|m| m["id"] == refused_id && m["type"] == "complete")
+    );
+    assert_eq!(
+        closed.as_ref().map(|(code, _)| *code),
+        Some(4429),
+        "{closed:?}"
+    );
+    assert!(answered.len() + limited.len() < SENT);
+    // The limit is the caller's, not the socket's: HTTP is over it too.
+    let answer = gql(&env, Some(&env.alice), "{ viewer { username } }", json!({})).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// A socket whose token stops being valid (its service account is deleted; its RoleBinding,
+/// and so every access review, stays) is closed with 4401 within the token-cache TTL, its
+/// subscription ending UNAUTHENTICATED if it notices first.
+async fn a_websocket_closes_when_its_token_is_no_longer_valid(cluster: TestCluster) {
+    const TOKEN_TTL: Duration = Duration::from_secs(2);
+    let env = env_with(cluster, |config| config.authn.success_ttl = TOKEN_TTL).await;
+    let name = env._cluster.unique_name("socket", None);
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(env.admin.clone(), "team-a");
+    accounts
+        .create(
+            &kube::api::PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env._cluster
+        .bind("team-a", &name, "ServiceAccount", "view")
+        .await;
+    let token = env._cluster.sa_token("team-a", &name).await;
+    let mut ws = Ws::open(&env.addr, json!({"token": token})).await;
+    ws.subscribe("s", CHANGES).await;
+    let ready = ws.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        ready["payload"]["data"]["changes"]["kind"], "READY",
+        "{ready}"
+    );
+    assert_eq!(
+        ready["payload"]["data"]["changes"]["namespaces"],
+        json!(["team-a"])
+    );
+    accounts
+        .delete(&name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    let (texts, closed) = until_closed(&mut ws, TOKEN_TTL + Duration::from_secs(12)).await;
+    assert_eq!(
+        closed.as_ref().map(|(code, _)| *code),
+        Some(4401),
+        "{closed:?} after {texts:?}"
+    );
+    for message in &texts {
+        if let Some(code) = message["payload"]["errors"][0]["extensions"]["code"].as_str() {
+            assert_eq!(code, "UNAUTHENTICATED", "{message}");
+        }
+    }
+    // A new socket with it is refused at connection_init.
+    let mut again = Ws::connect(&env.addr, None).await.unwrap();
+    assert!(matches!(
+        again.init(json!({"token": token})).await,
+        Frame::Close(..)
+    ));
 }
 
 async fn paging_limits_and_error_codes(cluster: TestCluster) {
@@ -729,5 +860,6 @@ async fn paging_limits_and_error_codes(cluster: TestCluster) {
 on_both_servers!(
     isolation_matrix_over_queries_and_mutations,
     subscriptions_follow_a_mutation_to_completed_and_stay_isolated,
+    a_websocket_closes_when_its_token_is_no_longer_valid,
     paging_limits_and_error_codes,
 );

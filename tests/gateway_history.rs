@@ -23,9 +23,10 @@ use http::{Method, StatusCode};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use nac::history::{
     Coverage, EpochMillis, HistoryError, HistoryStore, IdempotencyAnswer, IdempotencyState,
-    ManifestPut, ManifestSummary, ManifestTarget, NamespaceStats, Observation, OperationCursor,
-    OperationFilter, OperationKind, OperationPage, OperationRecord, SharedHistory, StoreFuture,
-    StoredManifest, StoredTransition, TimeWindow, Transition, now_millis,
+    ManifestPut, ManifestSummary, ManifestTarget, NamespaceIdentity, NamespaceStats, Observation,
+    OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord, SharedHistory,
+    StoreFuture, StoredManifest, StoredTransition, TenantNamespace, TimeWindow, Transition,
+    now_millis,
 };
 use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use nac::sim::demo::OADP_NAMESPACE;
@@ -119,6 +120,18 @@ fn error_code(answer: &Value) -> &str {
 
 // ---- seeding -------------------------------------------------------------------------------
 
+/// Namespace `ns` of the emulator as the history store's reads name it (name and UID).
+async fn tenant(env: &Env, ns: &str) -> TenantNamespace {
+    let uid = Api::<k8s_openapi::api::core::v1::Namespace>::all(env.admin.clone())
+        .get(ns)
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    TenantNamespace::new(ns, uid).unwrap()
+}
+
 fn uid(group: u32, n: u32) -> String {
     format!("6c1c7c2e-0000-4000-8{group:03}-{n:012}")
 }
@@ -188,7 +201,8 @@ const NIGHTLY: u32 = 30;
 /// team-a: 30 nightly backups a minute apart (every fifth Failed), 3 restores after them, 4
 /// `hourly` schedule runs (the newest Failed) and 2 `daily` ones half a day before, and a
 /// backup deleted from the cluster a day before; team-b: 2 backups.
-async fn seed(history: &SharedHistory) -> Seeded {
+async fn seed(env: &Env) -> Seeded {
+    let history = &env.history;
     let base = now_millis() - 3 * DAY;
     let mut batch = Vec::new();
     let mut team_a = Vec::new();
@@ -299,6 +313,23 @@ async fn seed(history: &SharedHistory) -> Seeded {
             transitions: vec![transition(op, op.created_at, "phase", "New")],
         });
     }
+    // Recorded in the namespaces as they are now (as the recorder attributes them).
+    let uid_a = tenant(env, "team-a").await.uid().to_string();
+    let uid_b = tenant(env, "team-b").await.uid().to_string();
+    let uid_of = |ns: &str| {
+        if ns == "team-a" {
+            uid_a.clone()
+        } else {
+            uid_b.clone()
+        }
+    };
+    for o in &mut batch {
+        o.operation.namespace_uid = uid_of(&o.operation.namespace);
+    }
+    for o in team_a.iter_mut().chain(team_b.iter_mut()) {
+        o.namespace_uid = uid_of(&o.namespace);
+    }
+    gone.namespace_uid = uid_a.clone();
     history.record(batch).await.unwrap();
     Seeded {
         base,
@@ -345,7 +376,7 @@ async fn all_pages(env: &Env, path: &str, token: &str) -> (Vec<String>, usize) {
 #[tokio::test]
 async fn alice_reads_team_a_history_pages_filters_timeline_stats_and_coverage() {
     let env = env().await;
-    let seeded = seed(&env.history).await;
+    let seeded = seed(&env).await;
     let total = seeded.team_a.len();
 
     // Paging: every row exactly once, newest first, across pages of 7.
@@ -569,7 +600,7 @@ async fn alice_reads_team_a_history_pages_filters_timeline_stats_and_coverage() 
 #[tokio::test]
 async fn graphql_history_operation_stats_and_coverage() {
     let env = env().await;
-    let seeded = seed(&env.history).await;
+    let seeded = seed(&env).await;
     const HISTORY: &str =
         "query($ns: String!, $first: Int, $after: String, $kinds: [OperationKind!]) {
         history(namespace: $ns, first: $first, after: $after, kinds: $kinds) {
@@ -711,7 +742,7 @@ async fn graphql_history_operation_stats_and_coverage() {
 #[tokio::test]
 async fn bob_gets_the_same_403_for_team_a_whatever_exists() {
     let env = env().await;
-    let seeded = seed(&env.history).await;
+    let seeded = seed(&env).await;
     let request_id = [("x-request-id", "same-request-id")];
     let existing = call_with(
         &env,
@@ -810,7 +841,7 @@ async fn bob_gets_the_same_403_for_team_a_whatever_exists() {
 #[tokio::test]
 async fn bad_parameters_are_refused_naming_them() {
     let env = env().await;
-    seed(&env.history).await;
+    seed(&env).await;
     for (query, status, param) in [
         ("since=yesterday", StatusCode::UNPROCESSABLE_ENTITY, "since"),
         (
@@ -874,7 +905,7 @@ async fn bad_parameters_are_refused_naming_them() {
 #[tokio::test]
 async fn a_removed_role_binding_stops_history_access() {
     let env = env().await;
-    seed(&env.history).await;
+    seed(&env).await;
     let carol = env.server.add_user("carol", &[]);
     let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
         Api::namespaced(env.admin.clone(), "team-a");
@@ -914,7 +945,7 @@ async fn a_removed_role_binding_stops_history_access() {
 #[tokio::test]
 async fn creates_record_their_requester_and_queue_items_carry_an_eta() {
     let env = env().await;
-    seed(&env.history).await;
+    seed(&env).await;
     let created = call_with(
         &env,
         Method::POST,
@@ -931,7 +962,11 @@ async fn creates_record_their_requester_and_queue_items_carry_an_eta() {
         .to_string();
     let noted = env
         .history
-        .operation_by_name("team-a", OperationKind::Backup, "by-alice")
+        .operation_by_name(
+            &tenant(&env, "team-a").await,
+            OperationKind::Backup,
+            "by-alice",
+        )
         .await
         .unwrap()
         .expect("the create is in the history");
@@ -957,7 +992,11 @@ async fn creates_record_their_requester_and_queue_items_carry_an_eta() {
     assert_eq!(dry.status, StatusCode::OK, "{}", dry.text());
     assert!(
         env.history
-            .operation_by_name("team-a", OperationKind::Backup, "dry-alice")
+            .operation_by_name(
+                &tenant(&env, "team-a").await,
+                OperationKind::Backup,
+                "dry-alice",
+            )
             .await
             .unwrap()
             .is_none()
@@ -1064,41 +1103,56 @@ impl HistoryStore for DownStore {
     fn mark_deleted(&self, _: Vec<String>, _: EpochMillis) -> StoreFuture<'_, u64> {
         down()
     }
-    fn operation<'a>(&'a self, _: &'a str, _: &'a str) -> StoreFuture<'a, Option<OperationRecord>> {
+    fn attribute_namespaces(&self, _: Vec<NamespaceIdentity>) -> StoreFuture<'_, u64> {
+        down()
+    }
+    fn operation<'a>(
+        &'a self,
+        _: &'a TenantNamespace,
+        _: &'a str,
+    ) -> StoreFuture<'a, Option<OperationRecord>> {
         down()
     }
     fn operation_by_name<'a>(
         &'a self,
-        _: &'a str,
+        _: &'a TenantNamespace,
         _: OperationKind,
         _: &'a str,
     ) -> StoreFuture<'a, Option<OperationRecord>> {
         down()
     }
-    fn timeline<'a>(&'a self, _: &'a str, _: &'a str) -> StoreFuture<'a, Vec<StoredTransition>> {
+    fn timeline<'a>(
+        &'a self,
+        _: &'a TenantNamespace,
+        _: &'a str,
+    ) -> StoreFuture<'a, Vec<StoredTransition>> {
         down()
     }
     fn operations<'a>(
         &'a self,
-        _: &'a str,
+        _: &'a TenantNamespace,
         _: &'a OperationFilter,
         _: Option<&'a OperationCursor>,
         _: u32,
     ) -> StoreFuture<'a, OperationPage> {
         down()
     }
-    fn stats<'a>(&'a self, _: &'a str, _: TimeWindow) -> StoreFuture<'a, NamespaceStats> {
+    fn stats<'a>(
+        &'a self,
+        _: &'a TenantNamespace,
+        _: TimeWindow,
+    ) -> StoreFuture<'a, NamespaceStats> {
         down()
     }
     fn recent_durations<'a>(
         &'a self,
-        _: &'a str,
+        _: &'a TenantNamespace,
         _: &'a [OperationKind],
         _: u32,
     ) -> StoreFuture<'a, Vec<i64>> {
         down()
     }
-    fn coverage<'a>(&'a self, _: &'a [String]) -> StoreFuture<'a, Vec<Coverage>> {
+    fn coverage<'a>(&'a self, _: &'a [TenantNamespace]) -> StoreFuture<'a, Vec<Coverage>> {
         down()
     }
     fn purge(&self, _: EpochMillis) -> StoreFuture<'_, u64> {
@@ -1106,6 +1160,7 @@ impl HistoryStore for DownStore {
     }
     fn idempotency_begin<'a>(
         &'a self,
+        _: &'a str,
         _: &'a str,
         _: &'a str,
         _: &'a str,
@@ -1119,6 +1174,7 @@ impl HistoryStore for DownStore {
         _: &'a str,
         _: &'a str,
         _: &'a str,
+        _: &'a str,
         _: IdempotencyAnswer,
         _: i64,
     ) -> StoreFuture<'a, ()> {
@@ -1126,6 +1182,7 @@ impl HistoryStore for DownStore {
     }
     fn idempotency_abandon<'a>(
         &'a self,
+        _: &'a str,
         _: &'a str,
         _: &'a str,
         _: &'a str,
@@ -1138,17 +1195,24 @@ impl HistoryStore for DownStore {
     fn put_manifest(&self, _: StoredManifest) -> StoreFuture<'_, ManifestPut> {
         down()
     }
-    fn manifest<'a>(&'a self, _: &'a str, _: &'a str) -> StoreFuture<'a, Option<StoredManifest>> {
-        down()
-    }
-    fn manifest_by_name<'a>(
+    fn manifest<'a>(
         &'a self,
-        _: &'a str,
+        _: &'a TenantNamespace,
         _: &'a str,
     ) -> StoreFuture<'a, Option<StoredManifest>> {
         down()
     }
-    fn manifest_summaries<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Vec<ManifestSummary>> {
+    fn manifest_by_name<'a>(
+        &'a self,
+        _: &'a TenantNamespace,
+        _: &'a str,
+    ) -> StoreFuture<'a, Option<StoredManifest>> {
+        down()
+    }
+    fn manifest_summaries<'a>(
+        &'a self,
+        _: &'a TenantNamespace,
+    ) -> StoreFuture<'a, Vec<ManifestSummary>> {
         down()
     }
     fn manifests_missing(&self, _: u32) -> StoreFuture<'_, Vec<ManifestTarget>> {

@@ -10,7 +10,7 @@
 mod gateway_support;
 mod support;
 use gateway_support::{ALLOW_TTL, Answer, backup_names, without_request_id};
-use support::cluster::TestCluster;
+use support::cluster::{TestCluster, eventually};
 use support::sqlite_history;
 
 use std::time::Duration;
@@ -767,6 +767,345 @@ async fn a_removed_role_binding_stops_access_within_the_allow_ttl(cluster: TestC
     })
     .await;
     assert!(text.contains("event: forbidden"), "{text}");
+}
+
+/// The `id:` of the first SSE frame of type `event` in `text` (that contains `needle`).
+fn sse_id(text: &str, event: &str, needle: &str) -> String {
+    text.split("\n\n")
+        .find(|frame| frame.contains(&format!("event: {event}")) && frame.contains(needle))
+        .and_then(|frame| frame.lines().find_map(|l| l.strip_prefix("id: ")))
+        .unwrap_or_else(|| panic!("no {event} event with {needle} and an id in {text}"))
+        .to_string()
+}
+
+/// Whether `id` reads as a position in one cluster-wide log (`<epoch>-<sequence>`).
+fn is_a_counter(id: &str) -> bool {
+    id.split_once('-').is_some_and(|(epoch, sequence)| {
+        epoch.len() == 8
+            && epoch.chars().all(|c| c.is_ascii_hexdigit())
+            && !sequence.is_empty()
+            && sequence.chars().all(|c| c.is_ascii_digit())
+    })
+}
+
+/// bob follows team-b while alice works in team-a: his event ids are opaque (no cluster-wide
+/// counter he could subtract), the same size whatever happened elsewhere, and still resume.
+async fn sse_event_ids_are_opaque_and_per_stream(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    let path = "/api/v1/namespaces/team-b/events";
+    let (status, first) = open_stream(&env, path, &env.bob, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = read_stream(first, Duration::from_secs(10), |t| {
+        t.contains("event: ready")
+    })
+    .await;
+    let ready_before = sse_id(&text, "ready", "");
+    // alice's activity in team-a: several changes bob must not be able to count.
+    for n in 0..3 {
+        let created = call(
+            &env,
+            Method::POST,
+            "/api/v1/namespaces/team-a/backups",
+            Some(&env.alice),
+            Some(json!(format!("alice-{n}"))),
+        )
+        .await;
+        assert_eq!(created.status, StatusCode::CREATED);
+    }
+    let (_, second) = open_stream(&env, path, &env.bob, None).await;
+    let created = call(
+        &env,
+        Method::POST,
+        "/api/v1/namespaces/team-b/backups",
+        Some(&env.bob),
+        Some(json!("bobs")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let text = read_stream(second, Duration::from_secs(10), |t| t.contains("\"bobs\"")).await;
+    let ready_after = sse_id(&text, "ready", "");
+    let added = sse_id(&text, "ADDED", "\"bobs\"");
+    assert!(!text.contains("alice-"), "{text}");
+    for id in [&ready_before, &ready_after, &added] {
+        assert!(
+            !is_a_counter(id),
+            "{id} is a position in a cluster-wide counter"
+        );
+        assert_eq!(id.len(), ready_before.len(), "ids differ in size: {id}");
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{id}"
+        );
+    }
+    assert_ne!(ready_before, ready_after);
+    // Resuming from before alice's activity gives bob exactly his own change, no reset.
+    let (_, resumed) = open_stream(&env, path, &env.bob, Some(&ready_before)).await;
+    let text = read_stream(resumed, Duration::from_secs(10), |t| t.contains("\"bobs\"")).await;
+    assert!(
+        text.contains("event: ADDED") && text.contains("\"bobs\""),
+        "{text}"
+    );
+    assert!(
+        !text.contains("event: reset") && !text.contains("alice-"),
+        "{text}"
+    );
+    // A counter-shaped id (what ids used to be) is just not one of ours: re-list.
+    let (_, forged) = open_stream(&env, path, &env.bob, Some("0badc0de-1")).await;
+    let text = read_stream(forged, Duration::from_secs(5), |t| {
+        t.contains("event: reset")
+    })
+    .await;
+    assert!(text.contains("event: reset"), "{text}");
+}
+
+/// A service account in team-a with `role` there, and its token.
+async fn service_account_with(env: &Env, base: &str, role: &str) -> (String, String) {
+    let name = env.cluster.unique_name(base, None);
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(env.admin.clone(), "team-a");
+    accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.cluster
+        .bind("team-a", &name, "ServiceAccount", role)
+        .await;
+    let token = env.cluster.sa_token("team-a", &name).await;
+    (name, token)
+}
+
+/// How long the gateway trusts a reviewed token in the token-validity cases.
+const TOKEN_TTL: Duration = Duration::from_secs(2);
+
+/// A stream whose token stops being valid (its service account is deleted; its RoleBinding,
+/// and so every access review, stays) ends with `unauthenticated` within the token-cache TTL.
+async fn an_sse_stream_ends_when_its_token_is_no_longer_valid(cluster: TestCluster) {
+    let env = env_on_configured(cluster, false, |config| {
+        config.authn.success_ttl = TOKEN_TTL;
+    })
+    .await;
+    let (account, token) = service_account_with(&env, "streamer", "view").await;
+    let (status, stream) =
+        open_stream(&env, "/api/v1/namespaces/team-a/events", &token, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, all) = open_stream(&env, "/api/v1/events", &token, None).await;
+    Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(env.admin.clone(), "team-a")
+        .delete(&account, &DeleteParams::default())
+        .await
+        .unwrap();
+    let deleted_at = tokio::time::Instant::now();
+    let limit = TOKEN_TTL + Duration::from_secs(12);
+    let text = read_stream(stream, limit, |t| t.contains("event: unauthenticated")).await;
+    assert!(text.contains("event: unauthenticated"), "{text}");
+    assert!(text.contains("no longer valid"), "{text}");
+    assert!(!text.contains("event: forbidden"), "{text}");
+    let text = read_stream(all, limit, |t| t.contains("event: unauthenticated")).await;
+    assert!(text.contains("event: unauthenticated"), "{text}");
+    assert!(deleted_at.elapsed() < limit);
+    // And the token opens nothing any more.
+    let (status, _) = open_stream(&env, "/api/v1/namespaces/team-a/events", &token, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+/// The gateway's count of SubjectAccessReviews sent so far.
+async fn reviews_sent(env: &Env) -> u64 {
+    call(env, Method::GET, "/metrics", None, None)
+        .await
+        .text()
+        .lines()
+        .find_map(|line| line.strip_prefix("nac_gateway_subjectaccessreviews_total "))
+        .expect("the SAR counter")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The access reviews "my namespaces" costs are bounded: one per cluster namespace for a
+/// caller with access nowhere (not three), at most the request's budget per request (REST,
+/// and a GraphQL document with aliased `namespaces` fields alike), with a `continue` token for
+/// the rest; never a silent truncation.
+async fn the_namespace_listing_is_bounded_in_access_reviews(cluster: TestCluster) {
+    const BUDGET: usize = 30;
+    let env = env_on_configured(cluster, false, |config| {
+        config.service.review_budget = BUDGET;
+    })
+    .await;
+    // 40 more namespaces; erin may use the last one created.
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.admin.clone());
+    let mut created = Vec::new();
+    for _ in 0..40 {
+        let name = env.cluster.unique_name("sar-fanout", None);
+        namespaces
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(
+                    json!({"metadata": {"name": name, "labels": {"nac-test/harness": "true"}}}),
+                )
+                .unwrap(),
+            )
+            .await
+            .unwrap();
+        created.push(name);
+    }
+    let erins = created.last().unwrap().clone();
+    env.cluster.bind(&erins, "erin", "User", "view").await;
+    let erin = env.cluster.user_token("erin");
+    // Walks every page of `/api/v1/namespaces` as `token`: (names, requests, reviews per request).
+    async fn walk(env: &Env, token: &str) -> (Vec<String>, usize, Vec<u64>) {
+        let (mut names, mut costs, mut next) = (Vec::new(), Vec::new(), None::<String>);
+        loop {
+            let before = reviews_sent(env).await;
+            let path = match &next {
+                Some(token) => format!("/api/v1/namespaces?continue={token}"),
+                None => "/api/v1/namespaces".to_string(),
+            };
+            let page = call(env, Method::GET, &path, Some(token), None).await;
+            assert_eq!(page.status, StatusCode::OK, "{}", page.text());
+            costs.push(reviews_sent(env).await - before);
+            let page = page.json();
+            for item in page["items"].as_array().unwrap() {
+                names.push(item["name"].as_str().unwrap().to_string());
+            }
+            match page["continue"].as_str() {
+                Some(token) => next = Some(token.to_string()),
+                None => return (names, costs.len(), costs),
+            }
+        }
+    }
+    // Wait until the gateway's namespace cache has them all (erin's is the last created).
+    let (names, _, _) = eventually("erin's namespace listed", 30, || async {
+        let walked = walk(&env, &erin).await;
+        walked.0.contains(&erins).then_some(walked)
+    })
+    .await;
+    assert_eq!(names, std::slice::from_ref(&erins));
+    let cluster_namespaces = namespaces
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    assert!(cluster_namespaces > BUDGET);
+
+    // frank may use nothing: one review per namespace in all, at most BUDGET per request.
+    let frank = env.cluster.user_token("frank");
+    let (names, requests, costs) = walk(&env, &frank).await;
+    assert!(names.is_empty(), "{names:?}");
+    let total: u64 = costs.iter().sum();
+    assert!(
+        total as usize <= cluster_namespaces,
+        "{total} reviews for {cluster_namespaces} namespaces (per request: {costs:?})"
+    );
+    assert!(
+        costs.iter().all(|&cost| cost as usize <= BUDGET),
+        "{costs:?}"
+    );
+    assert!(requests >= 2, "{costs:?}");
+    eprintln!(
+        "no-access caller over {cluster_namespaces} namespaces: {total} SubjectAccessReviews in {requests} requests ({costs:?}); budget {BUDGET} per request"
+    );
+
+    // GraphQL: three aliases of `namespaces` share one budget, and say they are incomplete.
+    let dave = env.cluster.user_token("dave");
+    let before = reviews_sent(&env).await;
+    let answer = call(
+        &env,
+        Method::POST,
+        "/graphql",
+        Some(&dave),
+        Some(json!({"query": "{ a: namespaces { name } b: namespaces { name } c: namespaces { name permissions { resource verbs } } }"})),
+    )
+    .await;
+    let cost = reviews_sent(&env).await - before;
+    assert!(cost as usize <= BUDGET, "{cost} reviews for one document");
+    let json = answer.json();
+    for alias in ["a", "b", "c"] {
+        assert_eq!(json["data"][alias], json!([]), "{json}");
+    }
+    let errors = json["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 3, "{json}");
+    for error in errors {
+        assert_eq!(error["extensions"]["code"], "INCOMPLETE", "{json}");
+        assert!(error["extensions"]["continue"].is_string(), "{json}");
+    }
+    // Its continue token goes on from there.
+    let after = errors[0]["extensions"]["continue"].as_str().unwrap();
+    let next = call(
+        &env,
+        Method::POST,
+        "/graphql",
+        Some(&dave),
+        Some(json!({"query": "query($after: String) { namespaces(after: $after) { name } }", "variables": {"after": after}})),
+    )
+    .await;
+    assert_eq!(
+        next.json()["data"]["namespaces"],
+        json!([]),
+        "{}",
+        next.text()
+    );
+
+    // A continue token names nothing, is bound to its caller and cannot be altered.
+    let first = call(&env, Method::GET, "/api/v1/namespaces", Some(&frank), None)
+        .await
+        .json();
+    let token = first["continue"].as_str().unwrap().to_string();
+    for name in created.iter().chain(
+        ["team-a", "team-b", "default"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        assert!(!token.contains(name.as_str()), "{token}");
+    }
+    let elsewhere = call(
+        &env,
+        Method::GET,
+        &format!("/api/v1/namespaces?continue={token}"),
+        Some(&erin),
+        None,
+    )
+    .await;
+    assert_eq!(
+        elsewhere.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        elsewhere.text()
+    );
+    let mut altered = token.clone().into_bytes();
+    altered[5] = if altered[5] == b'A' { b'B' } else { b'A' };
+    let altered = call(
+        &env,
+        Method::GET,
+        &format!(
+            "/api/v1/namespaces?continue={}",
+            String::from_utf8(altered).unwrap()
+        ),
+        Some(&frank),
+        None,
+    )
+    .await;
+    assert_eq!(altered.status, StatusCode::BAD_REQUEST);
+
+    // What needs every namespace at once says so rather than showing less.
+    let (status, body) = open_stream(&env, "/api/v1/events", &frank, None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let text = String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(text.contains("name the namespaces"), "{text}");
+    // Naming them works as before.
+    let (status, _) = open_stream(
+        &env,
+        &format!("/api/v1/events?namespaces={erins}"),
+        &erin,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
 }
 
 async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
@@ -2011,6 +2350,9 @@ async fn my_namespaces_are_the_same_from_the_namespace_cache_and_from_openshift_
 on_both_servers!(
     isolation_matrix_over_rest_sse_logs_and_queue,
     sse_resumes_with_last_event_id,
+    sse_event_ids_are_opaque_and_per_stream,
+    an_sse_stream_ends_when_its_token_is_no_longer_valid,
+    the_namespace_listing_is_bounded_in_access_reviews,
     a_removed_role_binding_stops_access_within_the_allow_ttl,
     create_wait_idempotency_paging_and_delete,
     policy_refusals_are_422_with_fields_and_the_policy_is_readable,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use history_backends::both_backends;
 use nac::history::{
     ManifestKey, ManifestPut, ManifestSummary, ManifestTarget, Observation, OperationKind,
-    OperationRecord, SharedHistory, StoredManifest,
+    OperationRecord, SharedHistory, StoredManifest, TenantNamespace,
 };
 use nac::manifest::export::{
     MANIFEST_FORMAT_VERSION, ManifestBackup, ManifestDocument, decode_compact, encode_compact,
@@ -27,12 +27,23 @@ both_backends!(
     a_reused_name_shows_the_newest_backup_only,
     keys_that_do_not_match_their_operation_store_nothing,
     manifests_are_scoped_to_their_namespace,
+    a_namespace_created_again_reads_none_of_its_predecessors_manifests,
     missing_lists_completed_backups_without_a_manifest,
     purge_takes_manifests_with_their_operation,
 );
 
 const T0: i64 = 1_700_000_000_000;
 const MINUTE: i64 = 60_000;
+
+/// The UID namespace `ns` has in these scenarios.
+fn uid_of(ns: &str) -> String {
+    format!("uid-of-{ns}")
+}
+
+/// Namespace `ns` as it is in these scenarios.
+fn tn(ns: &str) -> TenantNamespace {
+    TenantNamespace::new(ns, uid_of(ns)).unwrap()
+}
 
 /// A backup operation of `namespace` named `name`, with Velero backup `velero`, created at
 /// `created_at` and finished in `phase` a minute later (no phase: still running).
@@ -47,6 +58,7 @@ fn backup_op(
     OperationRecord {
         id: id.to_string(),
         namespace: namespace.to_string(),
+        namespace_uid: uid_of(namespace),
         kind: Some(OperationKind::Backup),
         name: name.to_string(),
         uid: id.to_string(),
@@ -149,7 +161,11 @@ async fn stored_once_and_read_back(store: SharedHistory) {
         ManifestPut::Stored
     );
 
-    let read = store.manifest("team-a", "op-1").await.unwrap().unwrap();
+    let read = store
+        .manifest(&tn("team-a"), "op-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(read.encoded, manifest.encoded);
     let mut expected = manifest.summary.clone();
     expected.encoded_size = manifest.encoded.len() as i64;
@@ -184,24 +200,32 @@ async fn stored_once_and_read_back(store: SharedHistory) {
         store.put_manifest(again).await.unwrap(),
         ManifestPut::AlreadyStored
     );
-    let unchanged = store.manifest("team-a", "op-1").await.unwrap().unwrap();
+    let unchanged = store
+        .manifest(&tn("team-a"), "op-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(unchanged.encoded, manifest.encoded);
     assert_eq!(unchanged.summary.built_at, T0 + 2 * MINUTE);
 
     let by_name = store
-        .manifest_by_name("team-a", "nightly")
+        .manifest_by_name(&tn("team-a"), "nightly")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(by_name, unchanged);
     assert_eq!(
-        store.manifest_summaries("team-a").await.unwrap(),
+        store.manifest_summaries(&tn("team-a")).await.unwrap(),
         vec![unchanged.summary.clone()]
     );
     // The recorder's later upserts of the operation leave the manifest alone.
     record(&store, vec![op.clone()]).await;
     assert_eq!(
-        store.manifest("team-a", "op-1").await.unwrap().unwrap(),
+        store
+            .manifest(&tn("team-a"), "op-1")
+            .await
+            .unwrap()
+            .unwrap(),
         unchanged
     );
     assert!(store.manifests_missing(100).await.unwrap().is_empty());
@@ -232,12 +256,18 @@ async fn a_reused_name_shows_the_newest_backup_only(store: SharedHistory) {
     // The newest "nightly" has none yet: the older one's contents are not shown for it.
     assert!(
         store
-            .manifest_by_name("team-a", "nightly")
+            .manifest_by_name(&tn("team-a"), "nightly")
             .await
             .unwrap()
             .is_none()
     );
-    assert!(store.manifest("team-a", "op-old").await.unwrap().is_some());
+    assert!(
+        store
+            .manifest(&tn("team-a"), "op-old")
+            .await
+            .unwrap()
+            .is_some()
+    );
     let newest = manifest_of(
         &newer,
         vec![item("Pod", "pods", "p", None)],
@@ -248,7 +278,7 @@ async fn a_reused_name_shows_the_newest_backup_only(store: SharedHistory) {
         ManifestPut::Stored
     );
     let by_name = store
-        .manifest_by_name("team-a", "nightly")
+        .manifest_by_name(&tn("team-a"), "nightly")
         .await
         .unwrap()
         .unwrap();
@@ -256,7 +286,7 @@ async fn a_reused_name_shows_the_newest_backup_only(store: SharedHistory) {
     assert_eq!(by_name.encoded, newest.encoded);
     // Summaries: newest operation first.
     let ids: Vec<String> = store
-        .manifest_summaries("team-a")
+        .manifest_summaries(&tn("team-a"))
         .await
         .unwrap()
         .into_iter()
@@ -309,12 +339,18 @@ async fn keys_that_do_not_match_their_operation_store_nothing(store: SharedHisto
     for namespace in ["team-a", "team-b"] {
         assert!(
             store
-                .manifest_summaries(namespace)
+                .manifest_summaries(&tn(namespace))
                 .await
                 .unwrap()
                 .is_empty()
         );
-        assert!(store.manifest(namespace, "op-1").await.unwrap().is_none());
+        assert!(
+            store
+                .manifest(&tn(namespace), "op-1")
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
     // Still wanted.
     let missing: Vec<String> = store
@@ -350,18 +386,122 @@ async fn manifests_are_scoped_to_their_namespace(store: SharedHistory) {
         .put_manifest(manifest_of(&a, three_items(), T0 + 2 * MINUTE))
         .await
         .unwrap();
-    assert!(store.manifest("team-a", "op-a").await.unwrap().is_some());
-    // Another namespace sees nothing of it: not by id, not by name, not in its listing.
-    assert!(store.manifest("team-b", "op-a").await.unwrap().is_none());
     assert!(
         store
-            .manifest_by_name("team-b", "nightly")
+            .manifest(&tn("team-a"), "op-a")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Another namespace sees nothing of it: not by id, not by name, not in its listing.
+    assert!(
+        store
+            .manifest(&tn("team-b"), "op-a")
             .await
             .unwrap()
             .is_none()
     );
-    assert!(store.manifest_summaries("team-b").await.unwrap().is_empty());
-    assert_eq!(store.manifest_summaries("team-a").await.unwrap().len(), 1);
+    assert!(
+        store
+            .manifest_by_name(&tn("team-b"), "nightly")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .manifest_summaries(&tn("team-b"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.manifest_summaries(&tn("team-a")).await.unwrap().len(),
+        1
+    );
+}
+
+async fn a_namespace_created_again_reads_none_of_its_predecessors_manifests(store: SharedHistory) {
+    // team-a's backup `nightly` with its manifest; then team-a is deleted and created again
+    // (another UID) and makes a backup of the same name, whose manifest is not built yet.
+    let old = backup_op(
+        "team-a",
+        "op-old",
+        "nightly",
+        Some("vb-old"),
+        T0,
+        Some("Completed"),
+    );
+    let reborn = TenantNamespace::new("team-a", "uid-of-the-new-team-a").unwrap();
+    let new = OperationRecord {
+        namespace_uid: reborn.uid().to_string(),
+        ..backup_op(
+            "team-a",
+            "op-new",
+            "nightly",
+            Some("vb-new"),
+            T0 + 10 * MINUTE,
+            Some("Completed"),
+        )
+    };
+    record(&store, vec![old.clone(), new.clone()]).await;
+    let stored = manifest_of(&old, three_items(), T0 + 2 * MINUTE);
+    assert_eq!(
+        store.put_manifest(stored.clone()).await.unwrap(),
+        ManifestPut::Stored
+    );
+    // The predecessor's manifest stays (the admin reads it) ...
+    let kept = store
+        .manifest(&tn("team-a"), "op-old")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.encoded, stored.encoded);
+    // ... and the new namespace reads none of it: by id, by name (its own `nightly` has no
+    // manifest yet: absent, never the older namesake's), in its listing.
+    assert!(store.manifest(&reborn, "op-old").await.unwrap().is_none());
+    assert!(
+        store
+            .manifest_by_name(&reborn, "nightly")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.manifest_summaries(&reborn).await.unwrap().is_empty());
+    // Its own manifest, once built, is its own only.
+    store
+        .put_manifest(manifest_of(&new, three_items(), T0 + 12 * MINUTE))
+        .await
+        .unwrap();
+    let mine = store
+        .manifest_by_name(&reborn, "nightly")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(mine.summary.key.operation_id, "op-new");
+    let listed: Vec<String> = store
+        .manifest_summaries(&reborn)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.key.operation_id)
+        .collect();
+    assert_eq!(listed, ["op-new"]);
+    assert!(
+        store
+            .manifest(&tn("team-a"), "op-new")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        store
+            .manifest_by_name(&tn("team-a"), "nightly")
+            .await
+            .unwrap()
+            .map(|m| m.summary.key.operation_id),
+        Some("op-old".to_string())
+    );
 }
 
 async fn missing_lists_completed_backups_without_a_manifest(store: SharedHistory) {
@@ -456,10 +596,16 @@ async fn purge_takes_manifests_with_their_operation(store: SharedHistory) {
     }
     let removed = store.purge(T0 + 50 * MINUTE).await.unwrap();
     assert_eq!(removed, 1);
-    assert!(store.manifest("team-a", "op-old").await.unwrap().is_none());
     assert!(
         store
-            .manifest("team-a", "op-recent")
+            .manifest(&tn("team-a"), "op-old")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .manifest(&tn("team-a"), "op-recent")
             .await
             .unwrap()
             .is_some()
@@ -467,7 +613,13 @@ async fn purge_takes_manifests_with_their_operation(store: SharedHistory) {
     // Recorded again (a backup the cluster still shows), it has no manifest: the old one
     // really went, and the backfill will build it anew.
     record(&store, vec![old]).await;
-    assert!(store.manifest("team-a", "op-old").await.unwrap().is_none());
+    assert!(
+        store
+            .manifest(&tn("team-a"), "op-old")
+            .await
+            .unwrap()
+            .is_none()
+    );
     let missing: Vec<String> = store
         .manifests_missing(10)
         .await

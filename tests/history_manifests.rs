@@ -24,7 +24,7 @@ use nac::history::manifests::{
     COMPONENT_LABEL, COMPONENT_VALUE, ManifestBuilder, ManifestBuilderConfig, ManifestBuilderHandle,
 };
 use nac::history::recorder::{Recorder, RecorderConfig};
-use nac::history::{SharedHistory, StoredManifest};
+use nac::history::{SharedHistory, StoredManifest, TenantNamespace};
 use nac::manifest::build::manifest_of_items;
 use nac::manifest::export::decode_compact;
 use nac::manifest::fetch::HttpArtifactFetcher;
@@ -189,9 +189,22 @@ async fn back_up(client: &Client, namespace: &str, name: &str) -> String {
     .await
 }
 
-async fn wait_manifest(store: &SharedHistory, namespace: &str, name: &str) -> StoredManifest {
+/// Namespace `ns` as the history store's reads name it (name and UID).
+async fn tenant(e: &Env, ns: &str) -> TenantNamespace {
+    let uid = Api::<k8s_openapi::api::core::v1::Namespace>::all(e.admin.clone())
+        .get(ns)
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    TenantNamespace::new(ns, uid).unwrap()
+}
+
+async fn wait_manifest(e: &Env, namespace: &str, name: &str) -> StoredManifest {
+    let tenant = tenant(e, namespace).await;
     eventually(&format!("the manifest of {name}"), 60, || async {
-        store.manifest_by_name(namespace, name).await.unwrap()
+        e.store.manifest_by_name(&tenant, name).await.unwrap()
     })
     .await
 }
@@ -260,7 +273,7 @@ async fn a_completed_backup_gets_the_manifest_of_its_tarball() {
 
     let handle = start_builder(&mut e);
     let velero = back_up(&e.alice, "team-a", "nightly").await;
-    let stored = wait_manifest(&e.store, "team-a", "nightly").await;
+    let stored = wait_manifest(&e, "team-a", "nightly").await;
     assert_matches_tarball(&e, &stored, &velero);
     assert_eq!(stored.summary.key.namespace, "team-a");
     assert_eq!(stored.summary.key.backup_name, "nightly");
@@ -294,7 +307,7 @@ async fn a_completed_backup_gets_the_manifest_of_its_tarball() {
 
     // Another tenant's backup gets its own manifest; neither is visible to the other.
     let theirs = back_up(&e.bob, "team-b", "nightly").await;
-    let stored_b = wait_manifest(&e.store, "team-b", "nightly").await;
+    let stored_b = wait_manifest(&e, "team-b", "nightly").await;
     assert_matches_tarball(&e, &stored_b, &theirs);
     assert_ne!(
         stored_b.summary.key.operation_id,
@@ -302,12 +315,22 @@ async fn a_completed_backup_gets_the_manifest_of_its_tarball() {
     );
     assert!(
         e.store
-            .manifest("team-b", &stored.summary.key.operation_id)
+            .manifest(
+                &tenant(&e, "team-b").await,
+                &stored.summary.key.operation_id
+            )
             .await
             .unwrap()
             .is_none()
     );
-    assert_eq!(e.store.manifest_summaries("team-a").await.unwrap().len(), 1);
+    assert_eq!(
+        e.store
+            .manifest_summaries(&tenant(&e, "team-a").await)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 
     // Built once each, nothing failed, and the download requests were cleaned up.
     let stats = handle.stats();
@@ -338,8 +361,8 @@ async fn a_builder_started_later_backfills_completed_backups() {
     assert_eq!(names, expected);
 
     let handle = start_builder(&mut e);
-    let one = wait_manifest(&e.store, "team-a", "before-1").await;
-    let two = wait_manifest(&e.store, "team-a", "before-2").await;
+    let one = wait_manifest(&e, "team-a", "before-1").await;
+    let two = wait_manifest(&e, "team-a", "before-2").await;
     assert_matches_tarball(&e, &one, &first);
     assert_matches_tarball(&e, &two, &second);
     assert!(e.store.manifests_missing(100).await.unwrap().is_empty());
@@ -354,7 +377,7 @@ async fn a_builder_started_later_backfills_completed_backups() {
     assert_eq!(handle.stats().built, 2);
     let unchanged = e
         .store
-        .manifest_by_name("team-a", "before-1")
+        .manifest_by_name(&tenant(&e, "team-a").await, "before-1")
         .await
         .unwrap()
         .unwrap();

@@ -28,9 +28,10 @@ use nac::history::observe::{self, PhaseSource, phase_rank};
 use nac::history::recorder::{Recorder, RecorderConfig, RecorderHandle, RecorderStats};
 use nac::history::{
     Backend, Coverage, EpochMillis, HistoryError, HistoryStore, IdempotencyAnswer,
-    IdempotencyState, ManifestPut, ManifestSummary, ManifestTarget, NamespaceStats, Observation,
-    OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord, SharedHistory,
-    StoreFuture, StoredManifest, StoredTransition, TimeWindow,
+    IdempotencyState, ManifestPut, ManifestSummary, ManifestTarget, NamespaceIdentity,
+    NamespaceStats, Observation, OperationCursor, OperationFilter, OperationKind, OperationPage,
+    OperationRecord, SharedHistory, StoreFuture, StoredManifest, StoredTransition, TenantNamespace,
+    TimeWindow,
 };
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
@@ -45,6 +46,8 @@ struct Env {
     alice: Client,
     /// The case's tenant namespace, owned by alice.
     ns: String,
+    /// That namespace as the history store's reads name it (name and UID).
+    tenant: TenantNamespace,
     /// The controller's identity, which the recorder runs as.
     controller: Client,
     _object_store: tempfile::TempDir,
@@ -56,6 +59,14 @@ async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)
     let admin = cluster.admin();
     let ns = cluster.unique_name("team-a", None);
     cluster.tenant_namespace("alice", &ns).await;
+    let namespace_uid = Api::<k8s_openapi::api::core::v1::Namespace>::all(admin.clone())
+        .get(&ns)
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    let tenant = TenantNamespace::new(ns.as_str(), namespace_uid).unwrap();
     let object_store = tempfile::tempdir().unwrap();
     let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
     let mut options =
@@ -80,6 +91,7 @@ async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)
         _cluster: cluster,
         alice,
         ns,
+        tenant,
         controller,
         _object_store: object_store,
     }
@@ -205,14 +217,18 @@ fn uid<K: kube::Resource>(o: &K) -> String {
     o.meta().uid.clone().unwrap()
 }
 
-async fn operation(store: &SharedHistory, ns: &str, id: &str) -> Option<OperationRecord> {
+async fn operation(
+    store: &SharedHistory,
+    ns: &TenantNamespace,
+    id: &str,
+) -> Option<OperationRecord> {
     store.operation(ns, id).await.unwrap()
 }
 
 /// Waits until the stored operation passes `done`.
 async fn wait_operation(
     store: &SharedHistory,
-    ns: &str,
+    ns: &TenantNamespace,
     id: &str,
     done: impl Fn(&OperationRecord) -> bool,
 ) -> OperationRecord {
@@ -231,7 +247,7 @@ fn values(timeline: &[StoredTransition], attribute: &str) -> Vec<String> {
 }
 
 /// Every transition stored for namespace `ns` (operations paged through, each timeline read).
-async fn all_transitions(store: &SharedHistory, ns: &str) -> Vec<StoredTransition> {
+async fn all_transitions(store: &SharedHistory, ns: &TenantNamespace) -> Vec<StoredTransition> {
     let mut out = Vec::new();
     let filter = OperationFilter::default();
     let mut after = None;
@@ -252,12 +268,16 @@ async fn all_transitions(store: &SharedHistory, ns: &str) -> Vec<StoredTransitio
 
 /// Asserts that every fact the NAB shows now (NAC phase, Velero phase, each condition with
 /// its lastTransitionTime) is in its stored timeline, and that the operation has the phase.
-async fn assert_cluster_facts_stored(store: &SharedHistory, nab: &NonAdminBackup) {
+async fn assert_cluster_facts_stored(
+    store: &SharedHistory,
+    ns: &TenantNamespace,
+    nab: &NonAdminBackup,
+) {
     let id = uid(nab);
     let name = nab.metadata.name.clone().unwrap();
-    let ns = nab.metadata.namespace.clone().unwrap();
+    assert_eq!(nab.metadata.namespace.as_deref(), Some(ns.name()));
     let status = nab.status.clone().unwrap();
-    let timeline = store.timeline(&ns, &id).await.unwrap();
+    let timeline = store.timeline(ns, &id).await.unwrap();
     let has = |attribute: &str, value: &str, dedup: &str| {
         timeline.iter().any(|t| {
             t.transition.attribute == attribute
@@ -291,7 +311,7 @@ async fn assert_cluster_facts_stored(store: &SharedHistory, nab: &NonAdminBackup
             c.last_transition_time
         );
     }
-    let op = operation(store, &ns, &id).await.unwrap();
+    let op = operation(store, ns, &id).await.unwrap();
     assert_eq!(op.phase.as_deref(), Some(velero_phase.as_str()), "{name}");
     assert_eq!(op.nac_phase.as_deref(), Some(nac_phase.as_str()), "{name}");
 }
@@ -329,7 +349,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
 
     // The operations: what each backup ran, from start to completion.
     for nab in &done {
-        let op = wait_operation(&store, &e.ns, &uid(nab), |o| {
+        let op = wait_operation(&store, &e.tenant, &uid(nab), |o| {
             o.phase.as_deref() == Some("Completed") && o.completed_at.is_some()
         })
         .await;
@@ -369,7 +389,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
         assert_eq!(op.queue_position, Some(0));
         assert_eq!(op.deleted_at, None);
     }
-    let op = wait_operation(&store, &e.ns, &uid(&restored), |o| {
+    let op = wait_operation(&store, &e.tenant, &uid(&restored), |o| {
         o.phase.as_deref() == Some("Completed")
     })
     .await;
@@ -382,7 +402,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
     let mut queued_somewhere = false;
     for nab in &done {
         let name = nab.metadata.name.clone().unwrap();
-        let timeline = store.timeline(&e.ns, &uid(nab)).await.unwrap();
+        let timeline = store.timeline(&e.tenant, &uid(nab)).await.unwrap();
         assert_eq!(values(&timeline, "phase"), vec!["New", "Created"], "{name}");
         let velero = values(&timeline, "veleroPhase");
         assert!(
@@ -444,39 +464,30 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
                 "{name}: positions only move forward: {positions:?}"
             );
         }
-        assert_cluster_facts_stored(&store, nab).await;
+        assert_cluster_facts_stored(&store, &e.tenant, nab).await;
     }
     assert!(
         queued_somewhere,
         "with one backup at a time, some were queued"
     );
-    let restore_timeline = store.timeline(&e.ns, &uid(&restored)).await.unwrap();
+    let restore_timeline = store.timeline(&e.tenant, &uid(&restored)).await.unwrap();
     assert_eq!(
         values(&restore_timeline, "veleroPhase")
             .last()
             .map(String::as_str),
         Some("Completed")
     );
-    // Another tenant reads none of it.
+    // Another tenant reads none of it (nor would a namespace of this name with another UID).
+    let team_b = TenantNamespace::new("team-b", e.tenant.uid()).unwrap();
+    let reborn = TenantNamespace::new(e.ns.as_str(), "another-uid").unwrap();
     for nab in &done {
-        assert!(
-            store
-                .operation("team-b", &uid(nab))
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            store
-                .timeline("team-b", &uid(nab))
-                .await
-                .unwrap()
-                .is_empty()
-        );
+        assert!(operation(&store, &reborn, &uid(nab)).await.is_none());
+        assert!(store.operation(&team_b, &uid(nab)).await.unwrap().is_none());
+        assert!(store.timeline(&team_b, &uid(nab)).await.unwrap().is_empty());
     }
 
     // A restart replays everything the cluster shows: nothing new is stored.
-    let before = all_transitions(&store, &e.ns).await;
+    let before = all_transitions(&store, &e.tenant).await;
     let first = recorder.stats();
     assert!(first.written_transitions > 0 && first.batches > 0 && first.observed > 0);
     assert_eq!((first.dropped, first.unresolved), (0, 0), "{first:?}");
@@ -488,7 +499,7 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
     let stats = again.stats();
     assert!(stats.batches > 0, "the replay was written: {stats:?}");
     assert_eq!(stats.written_transitions, 0, "and added nothing: {stats:?}");
-    let after = all_transitions(&store, &e.ns).await;
+    let after = all_transitions(&store, &e.tenant).await;
     assert_eq!(after.len(), before.len());
     assert_eq!(after, before);
 }
@@ -509,7 +520,7 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
     let kept = wait_completed(&e.alice, &e.ns, "kept").await;
     let missed = wait_completed(&e.alice, &e.ns, "missed").await;
     for n in [&doomed, &kept, &missed] {
-        wait_operation(&store, &e.ns, &uid(n), |o| {
+        wait_operation(&store, &e.tenant, &uid(n), |o| {
             o.phase.as_deref() == Some("Completed")
         })
         .await;
@@ -524,7 +535,7 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
     .await
     .unwrap();
     wait_gone(&e.alice, &e.ns, "doomed").await;
-    let backup = wait_operation(&store, &e.ns, &uid(&doomed), |o| o.deleted_at.is_some()).await;
+    let backup = wait_operation(&store, &e.tenant, &uid(&doomed), |o| o.deleted_at.is_some()).await;
     assert_eq!(
         backup.phase.as_deref(),
         Some("Completed"),
@@ -532,7 +543,7 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
     );
     assert_eq!(backup.name, "doomed");
     let delete_id = observe::delete_operation_id(&uid(&doomed));
-    let deletion = wait_operation(&store, &e.ns, &delete_id, |o| {
+    let deletion = wait_operation(&store, &e.tenant, &delete_id, |o| {
         o.phase.as_deref() == Some("Processed") && o.deleted_at.is_some()
     })
     .await;
@@ -540,27 +551,33 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
     assert_eq!(deletion.parent_name.as_deref(), Some("doomed"));
     assert_eq!(deletion.failure_reason, None);
     let by_name = store
-        .operation_by_name(&e.ns, OperationKind::Backup, "doomed")
+        .operation_by_name(&e.tenant, OperationKind::Backup, "doomed")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(by_name.id, uid(&doomed));
-    let timeline = store.timeline(&e.ns, &uid(&doomed)).await.unwrap();
+    let timeline = store.timeline(&e.tenant, &uid(&doomed)).await.unwrap();
     assert!(values(&timeline, "phase").contains(&"Deleting".to_string()));
     assert_eq!(
         timeline.last().map(|t| t.transition.attribute.as_str()),
         Some("deleted")
     );
-    let deletion_timeline = store.timeline(&e.ns, &delete_id).await.unwrap();
+    let deletion_timeline = store.timeline(&e.tenant, &delete_id).await.unwrap();
     assert!(values(&deletion_timeline, "veleroPhase").contains(&"Processed".to_string()));
     // Another namespace finds nothing of it, by id or by name.
     for id in [uid(&doomed), delete_id.clone()] {
-        assert!(store.operation("team-b", &id).await.unwrap().is_none());
-        assert!(store.timeline("team-b", &id).await.unwrap().is_empty());
+        // Another namespace's name (even with this one's UID) reads none of it.
+        let team_b = TenantNamespace::new("team-b", e.tenant.uid()).unwrap();
+        assert!(store.operation(&team_b, &id).await.unwrap().is_none());
+        assert!(store.timeline(&team_b, &id).await.unwrap().is_empty());
     }
     assert!(
         store
-            .operation_by_name("team-b", OperationKind::Backup, "doomed")
+            .operation_by_name(
+                &TenantNamespace::new("team-b", e.tenant.uid()).unwrap(),
+                OperationKind::Backup,
+                "doomed",
+            )
             .await
             .unwrap()
             .is_none()
@@ -574,7 +591,7 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
         .unwrap();
     wait_gone(&e.alice, &e.ns, "missed").await;
     assert_eq!(
-        operation(&store, &e.ns, &uid(&missed))
+        operation(&store, &e.tenant, &uid(&missed))
             .await
             .unwrap()
             .deleted_at,
@@ -582,11 +599,11 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
     );
     let again = start_recorder(&e, &store, fast());
     settled(&again, 30).await;
-    let gone = operation(&store, &e.ns, &uid(&missed)).await.unwrap();
+    let gone = operation(&store, &e.tenant, &uid(&missed)).await.unwrap();
     assert!(gone.deleted_at.is_some(), "{gone:?}");
     assert_eq!(gone.phase.as_deref(), Some("Completed"));
     assert_eq!(
-        operation(&store, &e.ns, &uid(&kept))
+        operation(&store, &e.tenant, &uid(&kept))
             .await
             .unwrap()
             .deleted_at,
@@ -632,7 +649,7 @@ async fn schedule_runs_are_recorded_under_their_schedule(cluster: TestCluster) {
             })
     })
     .await;
-    let op = wait_operation(&store, &e.ns, &uid(&child), |o| {
+    let op = wait_operation(&store, &e.tenant, &uid(&child), |o| {
         o.phase.as_deref() == Some("Completed")
     })
     .await;
@@ -640,7 +657,7 @@ async fn schedule_runs_are_recorded_under_their_schedule(cluster: TestCluster) {
     assert_eq!(op.parent_name.as_deref(), Some("hourly"));
     let related = child.status.clone().unwrap().velero_backup.unwrap();
     assert_eq!(op.velero_name, related.name);
-    let timeline = store.timeline(&e.ns, &uid(&child)).await.unwrap();
+    let timeline = store.timeline(&e.tenant, &uid(&child)).await.unwrap();
     assert!(values(&timeline, "veleroPhase").contains(&"Completed".to_string()));
     let stats = recorder.stats();
     assert_eq!(stats.dropped, 0, "{stats:?}");
@@ -702,14 +719,17 @@ async fn a_postgres_outage_loses_nothing_the_cluster_still_shows(cluster: TestCl
             .get(&nab.metadata.name.clone().unwrap())
             .await
             .unwrap();
-        assert_cluster_facts_stored(&store, &current).await;
-        let op = operation(&store, &e.ns, &uid(&current)).await.unwrap();
+        assert_cluster_facts_stored(&store, &e.tenant, &current).await;
+        let op = operation(&store, &e.tenant, &uid(&current)).await.unwrap();
         assert_eq!(op.phase.as_deref(), Some("Completed"));
         assert!(
             op.completed_at.is_some() && op.started_at.is_some(),
             "{op:?}"
         );
-        for p in values(&store.timeline(&e.ns, &op.id).await.unwrap(), "veleroPhase") {
+        for p in values(
+            &store.timeline(&e.tenant, &op.id).await.unwrap(),
+            "veleroPhase",
+        ) {
             *seen_phases.entry(p).or_default() += 1;
         }
     }
@@ -757,16 +777,19 @@ impl HistoryStore for Switchable {
     fn mark_deleted(&self, ids: Vec<String>, at: EpochMillis) -> StoreFuture<'_, u64> {
         self.gate(self.inner.mark_deleted(ids, at))
     }
+    fn attribute_namespaces(&self, namespaces: Vec<NamespaceIdentity>) -> StoreFuture<'_, u64> {
+        self.gate(self.inner.attribute_namespaces(namespaces))
+    }
     fn operation<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         id: &'a str,
     ) -> StoreFuture<'a, Option<OperationRecord>> {
         self.gate(self.inner.operation(namespace, id))
     }
     fn operation_by_name<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         kind: OperationKind,
         name: &'a str,
     ) -> StoreFuture<'a, Option<OperationRecord>> {
@@ -774,14 +797,14 @@ impl HistoryStore for Switchable {
     }
     fn timeline<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         id: &'a str,
     ) -> StoreFuture<'a, Vec<StoredTransition>> {
         self.gate(self.inner.timeline(namespace, id))
     }
     fn operations<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         filter: &'a OperationFilter,
         after: Option<&'a OperationCursor>,
         limit: u32,
@@ -790,20 +813,20 @@ impl HistoryStore for Switchable {
     }
     fn stats<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         window: TimeWindow,
     ) -> StoreFuture<'a, NamespaceStats> {
         self.gate(self.inner.stats(namespace, window))
     }
     fn recent_durations<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         kinds: &'a [OperationKind],
         limit: u32,
     ) -> StoreFuture<'a, Vec<i64>> {
         self.gate(self.inner.recent_durations(namespace, kinds, limit))
     }
-    fn coverage<'a>(&'a self, namespaces: &'a [String]) -> StoreFuture<'a, Vec<Coverage>> {
+    fn coverage<'a>(&'a self, namespaces: &'a [TenantNamespace]) -> StoreFuture<'a, Vec<Coverage>> {
         self.gate(self.inner.coverage(namespaces))
     }
     fn purge(&self, cutoff: EpochMillis) -> StoreFuture<'_, u64> {
@@ -814,25 +837,31 @@ impl HistoryStore for Switchable {
         caller: &'a str,
         path: &'a str,
         key: &'a str,
+        namespace_uid: &'a str,
         body_digest: &'a [u8],
         in_flight_ttl_ms: i64,
     ) -> StoreFuture<'a, IdempotencyState> {
-        self.gate(
-            self.inner
-                .idempotency_begin(caller, path, key, body_digest, in_flight_ttl_ms),
-        )
+        self.gate(self.inner.idempotency_begin(
+            caller,
+            path,
+            key,
+            namespace_uid,
+            body_digest,
+            in_flight_ttl_ms,
+        ))
     }
     fn idempotency_finish<'a>(
         &'a self,
         caller: &'a str,
         path: &'a str,
         key: &'a str,
+        namespace_uid: &'a str,
         answer: IdempotencyAnswer,
         ttl_ms: i64,
     ) -> StoreFuture<'a, ()> {
         self.gate(
             self.inner
-                .idempotency_finish(caller, path, key, answer, ttl_ms),
+                .idempotency_finish(caller, path, key, namespace_uid, answer, ttl_ms),
         )
     }
     fn idempotency_abandon<'a>(
@@ -840,8 +869,12 @@ impl HistoryStore for Switchable {
         caller: &'a str,
         path: &'a str,
         key: &'a str,
+        namespace_uid: &'a str,
     ) -> StoreFuture<'a, ()> {
-        self.gate(self.inner.idempotency_abandon(caller, path, key))
+        self.gate(
+            self.inner
+                .idempotency_abandon(caller, path, key, namespace_uid),
+        )
     }
     fn ping(&self) -> StoreFuture<'_, ()> {
         self.gate(self.inner.ping())
@@ -851,21 +884,21 @@ impl HistoryStore for Switchable {
     }
     fn manifest<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         operation_id: &'a str,
     ) -> StoreFuture<'a, Option<StoredManifest>> {
         self.gate(self.inner.manifest(namespace, operation_id))
     }
     fn manifest_by_name<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
         backup_name: &'a str,
     ) -> StoreFuture<'a, Option<StoredManifest>> {
         self.gate(self.inner.manifest_by_name(namespace, backup_name))
     }
     fn manifest_summaries<'a>(
         &'a self,
-        namespace: &'a str,
+        namespace: &'a TenantNamespace,
     ) -> StoreFuture<'a, Vec<ManifestSummary>> {
         self.gate(self.inner.manifest_summaries(namespace))
     }
@@ -918,10 +951,86 @@ async fn an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state(clust
             .get(&nab.metadata.name.clone().unwrap())
             .await
             .unwrap();
-        assert_cluster_facts_stored(&sqlite, &current).await;
-        let op = operation(&sqlite, &e.ns, &uid(&current)).await.unwrap();
+        assert_cluster_facts_stored(&sqlite, &e.tenant, &current).await;
+        let op = operation(&sqlite, &e.tenant, &uid(&current)).await.unwrap();
         assert!(op.started_at.is_some() && op.completed_at.is_some() && op.items_done.is_some());
     }
+}
+
+/// Rows recorded before NAC kept namespace UIDs (an upgrade): when the recorder starts it
+/// gives a row the UID of the namespace of its name that exists now, only when that namespace
+/// is not younger than the row (a namespace created after an operation cannot own it); a row it
+/// cannot attribute is never read by a tenant, and stays for the admin until retention.
+async fn rows_without_a_namespace_uid_are_attributed_on_start(cluster: TestCluster) {
+    let admin = cluster.admin();
+    let e = env(cluster, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir).await;
+    let created = Api::<k8s_openapi::api::core::v1::Namespace>::all(admin)
+        .get(&e.ns)
+        .await
+        .unwrap()
+        .metadata
+        .creation_timestamp
+        .unwrap()
+        .0
+        .as_millisecond();
+    let legacy = |id: &str, created_at: EpochMillis| {
+        let operation = OperationRecord {
+            id: id.to_string(),
+            namespace: e.ns.clone(),
+            kind: Some(OperationKind::Backup),
+            name: id.to_string(),
+            uid: id.to_string(),
+            created_at,
+            phase: Some("Completed".into()),
+            phase_rank: phase_rank(PhaseSource::Velero, "Completed"),
+            ..OperationRecord::default()
+        };
+        Observation {
+            transitions: vec![nac::history::Transition {
+                operation_id: id.to_string(),
+                namespace: e.ns.clone(),
+                at: created_at,
+                attribute: "phase".into(),
+                value: "New".into(),
+                reason: None,
+                message: None,
+                dedup: String::new(),
+            }],
+            operation,
+        }
+    };
+    store
+        .record(vec![
+            legacy("made-before-the-namespace", created - 24 * 3600 * 1000),
+            legacy("made-in-it", created + 1_000),
+        ])
+        .await
+        .unwrap();
+    for id in ["made-before-the-namespace", "made-in-it"] {
+        assert!(operation(&store, &e.tenant, id).await.is_none(), "{id}");
+    }
+    let recorder = start_recorder(&e, &store, fast());
+    let mine = wait_operation(&store, &e.tenant, "made-in-it", |_| true).await;
+    assert_eq!(mine.namespace_uid, e.tenant.uid());
+    // Its timeline with it (the sweep may have marked it deleted by now: the cluster has no
+    // such object).
+    let timeline = store.timeline(&e.tenant, "made-in-it").await.unwrap();
+    assert_eq!(values(&timeline, "phase"), ["New"]);
+    settled(&recorder, 30).await;
+    assert!(
+        operation(&store, &e.tenant, "made-before-the-namespace")
+            .await
+            .is_none()
+    );
+    assert!(
+        store
+            .timeline(&e.tenant, "made-before-the-namespace")
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 on_both_servers!(
@@ -930,4 +1039,5 @@ on_both_servers!(
     schedule_runs_are_recorded_under_their_schedule,
     a_postgres_outage_loses_nothing_the_cluster_still_shows,
     an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state,
+    rows_without_a_namespace_uid_are_attributed_on_start,
 );

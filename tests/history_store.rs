@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use history_backends::both_backends;
 use nac::history::estimate;
 use nac::history::{
-    Coverage, HistoryError, IdempotencyAnswer, IdempotencyState, KindStats, NamespaceStats,
-    Observation, OperationCursor, OperationFilter, OperationKind, OperationRecord, SharedHistory,
-    TimeWindow, Transition,
+    Coverage, HistoryError, IdempotencyAnswer, IdempotencyState, KindStats, NamespaceIdentity,
+    NamespaceStats, Observation, OperationCursor, OperationFilter, OperationKind, OperationRecord,
+    SharedHistory, TenantNamespace, TimeWindow, Transition,
 };
 use postgres_support::PgCluster;
 
@@ -35,16 +35,33 @@ both_backends!(
     idempotency_keys,
     concurrent_claims_have_one_winner,
     namespaces_are_isolated,
+    a_namespace_created_again_reads_nothing_of_its_predecessor,
+    rows_without_a_namespace_uid_go_only_to_a_namespace_older_than_them,
+    idempotency_answers_are_bound_to_the_namespace_uid,
     migrate_twice_is_a_no_op,
 );
 
 const T0: i64 = 1_700_000_000_000;
 const MINUTE: i64 = 60_000;
 
+/// The UID the namespace `ns` has in these scenarios.
+fn uid_of(ns: &str) -> String {
+    format!("uid-of-{ns}")
+}
+
+/// Namespace `ns` as it is in these scenarios.
+fn tn(ns: &str) -> TenantNamespace {
+    TenantNamespace::new(ns, uid_of(ns)).unwrap()
+}
+
+/// The UID of the namespace the Idempotency-Keys are used in.
+const NS_UID: &str = "uid-of-team-a";
+
 fn op(namespace: &str, id: &str, kind: OperationKind, created_at: i64) -> OperationRecord {
     OperationRecord {
         id: id.to_string(),
         namespace: namespace.to_string(),
+        namespace_uid: uid_of(namespace),
         kind: Some(kind),
         name: format!("{id}-name"),
         uid: id.to_string(),
@@ -123,32 +140,38 @@ async fn record_and_read_back(store: SharedHistory) {
     assert_eq!(inserted, 4);
 
     assert_eq!(
-        store.operation("team-a", "b-1").await.unwrap(),
+        store.operation(&tn("team-a"), "b-1").await.unwrap(),
         Some(backup.clone())
     );
     assert_eq!(
-        store.operation("team-a", "r-1").await.unwrap(),
+        store.operation(&tn("team-a"), "r-1").await.unwrap(),
         Some(restore)
     );
-    assert_eq!(store.operation("team-a", "nope").await.unwrap(), None);
+    assert_eq!(store.operation(&tn("team-a"), "nope").await.unwrap(), None);
 
-    let timeline = store.timeline("team-a", "b-1").await.unwrap();
+    let timeline = store.timeline(&tn("team-a"), "b-1").await.unwrap();
     let read: Vec<Transition> = timeline.iter().map(|t| t.transition.clone()).collect();
     assert_eq!(read, transitions);
     assert!(timeline.windows(2).all(|w| w[0].seq < w[1].seq));
-    assert!(store.timeline("team-a", "nope").await.unwrap().is_empty());
+    assert!(
+        store
+            .timeline(&tn("team-a"), "nope")
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // A reused name: the newest created wins.
     let mut again = op("team-a", "b-2", OperationKind::Backup, T0 + 2 * MINUTE);
     again.name = backup.name.clone();
     store.record(bare(vec![again.clone()])).await.unwrap();
     let found = store
-        .operation_by_name("team-a", OperationKind::Backup, &backup.name)
+        .operation_by_name(&tn("team-a"), OperationKind::Backup, &backup.name)
         .await
         .unwrap();
     assert_eq!(found.map(|r| r.id), Some("b-2".to_string()));
     let by_kind = store
-        .operation_by_name("team-a", OperationKind::Restore, &backup.name)
+        .operation_by_name(&tn("team-a"), OperationKind::Restore, &backup.name)
         .await
         .unwrap();
     assert_eq!(by_kind, None);
@@ -177,7 +200,7 @@ async fn replays_never_duplicate_transitions(store: SharedHistory) {
     assert_eq!(store.record(batch.clone()).await.unwrap(), 0);
     for i in [0, 57, 119] {
         let timeline = store
-            .timeline("team-a", &format!("op-{i:03}"))
+            .timeline(&tn("team-a"), &format!("op-{i:03}"))
             .await
             .unwrap();
         assert_eq!(timeline.len(), 4);
@@ -201,10 +224,13 @@ async fn replays_never_duplicate_transitions(store: SharedHistory) {
         .unwrap();
     assert_eq!(inserted, 1);
     assert_eq!(
-        store.operation("team-a", "twice").await.unwrap(),
+        store.operation(&tn("team-a"), "twice").await.unwrap(),
         Some(second)
     );
-    assert_eq!(store.timeline("team-a", "twice").await.unwrap().len(), 1);
+    assert_eq!(
+        store.timeline(&tn("team-a"), "twice").await.unwrap().len(),
+        1
+    );
 
     // A repeat with another dedup (a condition set again later) is a new fact.
     let mut later = t.clone();
@@ -249,7 +275,7 @@ async fn merge_rules(store: SharedHistory) {
     };
     store.record(bare(vec![stale])).await.unwrap();
     assert_eq!(
-        store.operation("team-a", "m-1").await.unwrap(),
+        store.operation(&tn("team-a"), "m-1").await.unwrap(),
         Some(known.clone())
     );
 
@@ -263,7 +289,7 @@ async fn merge_rules(store: SharedHistory) {
     let mut expected = newer.clone();
     expected.requester = Some("alice".into());
     assert_eq!(
-        store.operation("team-a", "m-1").await.unwrap(),
+        store.operation(&tn("team-a"), "m-1").await.unwrap(),
         Some(expected.clone())
     );
 
@@ -273,7 +299,7 @@ async fn merge_rules(store: SharedHistory) {
     store.record(bare(vec![zero])).await.unwrap();
     assert_eq!(
         store
-            .operation("team-a", "m-1")
+            .operation(&tn("team-a"), "m-1")
             .await
             .unwrap()
             .map(|r| r.created_at),
@@ -289,7 +315,7 @@ async fn merge_rules(store: SharedHistory) {
     store.record(bare(vec![later])).await.unwrap();
     assert_eq!(
         store
-            .operation("team-a", "m-1")
+            .operation(&tn("team-a"), "m-1")
             .await
             .unwrap()
             .and_then(|r| r.deleted_at),
@@ -300,8 +326,20 @@ async fn merge_rules(store: SharedHistory) {
     let mut moved = expected.clone();
     moved.namespace = "team-b".into();
     store.record(bare(vec![moved])).await.unwrap();
-    assert!(store.operation("team-b", "m-1").await.unwrap().is_none());
-    assert!(store.operation("team-a", "m-1").await.unwrap().is_some());
+    assert!(
+        store
+            .operation(&tn("team-b"), "m-1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .operation(&tn("team-a"), "m-1")
+            .await
+            .unwrap()
+            .is_some()
+    );
 
     // note_requester before the recorder saw the object: the row exists with the requester,
     // and the recorder's later upsert (no requester) keeps it and fills the rest.
@@ -310,7 +348,11 @@ async fn merge_rules(store: SharedHistory) {
         .note_requester(early.clone(), "bob".into())
         .await
         .unwrap();
-    let row = store.operation("team-a", "n-1").await.unwrap().unwrap();
+    let row = store
+        .operation(&tn("team-a"), "n-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.requester.as_deref(), Some("bob"));
     assert_eq!(row.phase, None);
     let mut seen = early.clone();
@@ -321,7 +363,7 @@ async fn merge_rules(store: SharedHistory) {
     let mut expected = seen.clone();
     expected.requester = Some("bob".into());
     assert_eq!(
-        store.operation("team-a", "n-1").await.unwrap(),
+        store.operation(&tn("team-a"), "n-1").await.unwrap(),
         Some(expected)
     );
 
@@ -343,7 +385,7 @@ async fn merge_rules(store: SharedHistory) {
     let mut expected = recorded.clone();
     expected.requester = Some("carol".into());
     assert_eq!(
-        store.operation("team-a", "n-2").await.unwrap(),
+        store.operation(&tn("team-a"), "n-2").await.unwrap(),
         Some(expected)
     );
 }
@@ -422,7 +464,7 @@ async fn read_all_pages(
     let mut after: Option<OperationCursor> = None;
     loop {
         let page = store
-            .operations("team-a", filter, after.as_ref(), limit)
+            .operations(&tn("team-a"), filter, after.as_ref(), limit)
             .await
             .unwrap();
         let effective = limit.clamp(1, 500) as usize;
@@ -527,7 +569,7 @@ async fn keyset_paging_with_filters(store: SharedHistory) {
         assert!(got.iter().zip(&all).all(|(a, b)| a.id == b.id));
     }
     let first = store
-        .operations("team-a", &OperationFilter::default(), None, 0)
+        .operations(&tn("team-a"), &OperationFilter::default(), None, 0)
         .await
         .unwrap();
     assert_eq!(first.items.len(), 1);
@@ -537,7 +579,7 @@ async fn keyset_paging_with_filters(store: SharedHistory) {
         ..OperationFilter::default()
     };
     let err = store
-        .operations("team-a", &too_long, None, 10)
+        .operations(&tn("team-a"), &too_long, None, 10)
         .await
         .err()
         .unwrap();
@@ -658,12 +700,12 @@ async fn stats_equal_the_rust_statistics(store: SharedHistory) {
             to: T0,
         },
     ] {
-        let got = store.stats("team-a", window).await.unwrap();
+        let got = store.stats(&tn("team-a"), window).await.unwrap();
         assert_eq!(got, expected_stats(&rows, window), "window {window:?}");
     }
     let whole = store
         .stats(
-            "team-a",
+            &tn("team-a"),
             TimeWindow {
                 from: T0,
                 to: T0 + 300 * MINUTE,
@@ -688,7 +730,7 @@ async fn stats_equal_the_rust_statistics(store: SharedHistory) {
 
     let empty = store
         .stats(
-            "team-a",
+            &tn("team-a"),
             TimeWindow {
                 from: T0 - 10,
                 to: T0 - 5,
@@ -699,7 +741,7 @@ async fn stats_equal_the_rust_statistics(store: SharedHistory) {
     assert!(empty.kinds.is_empty());
     let backwards = store
         .stats(
-            "team-a",
+            &tn("team-a"),
             TimeWindow {
                 from: T0,
                 to: T0 - 1,
@@ -730,7 +772,7 @@ async fn recent_durations_newest_first(store: SharedHistory) {
             .filter_map(|r| r.duration_ms())
             .collect();
         let got = store
-            .recent_durations("team-a", &kinds, limit as u32)
+            .recent_durations(&tn("team-a"), &kinds, limit as u32)
             .await
             .unwrap();
         assert_eq!(got, expected, "{kinds:?}");
@@ -738,14 +780,14 @@ async fn recent_durations_newest_first(store: SharedHistory) {
     }
     assert!(
         store
-            .recent_durations("team-a", &[], 10)
+            .recent_durations(&tn("team-a"), &[], 10)
             .await
             .unwrap()
             .is_empty()
     );
     assert!(
         store
-            .recent_durations("team-a", &[OperationKind::Backup], 0)
+            .recent_durations(&tn("team-a"), &[OperationKind::Backup], 0)
             .await
             .unwrap()
             .is_empty()
@@ -812,10 +854,7 @@ async fn coverage_of_namespaces(store: SharedHistory) {
         ]))
         .await
         .unwrap();
-    let got = store
-        .coverage(&["team-c".to_string(), "team-a".to_string()])
-        .await
-        .unwrap();
+    let got = store.coverage(&[tn("team-c"), tn("team-a")]).await.unwrap();
     assert_eq!(
         got,
         vec![
@@ -843,7 +882,7 @@ async fn coverage_of_namespaces(store: SharedHistory) {
         )]))
         .await
         .unwrap();
-    let got = store.coverage(&["team-a".to_string()]).await.unwrap();
+    let got = store.coverage(&[tn("team-a")]).await.unwrap();
     assert_eq!(
         got[0].last_successful_backup.as_deref(),
         Some("daily-3-name")
@@ -897,16 +936,26 @@ async fn purge_keeps_live_operations(store: SharedHistory) {
 
     assert_eq!(store.purge(cutoff).await.unwrap(), 2);
     for gone in ["old-done", "old-deleted"] {
-        assert_eq!(store.operation("team-a", gone).await.unwrap(), None);
-        assert!(store.timeline("team-a", gone).await.unwrap().is_empty());
+        assert_eq!(store.operation(&tn("team-a"), gone).await.unwrap(), None);
+        assert!(
+            store
+                .timeline(&tn("team-a"), gone)
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
     for kept in ["old-live", "recent-done", "recently-deleted"] {
         assert!(
-            store.operation("team-a", kept).await.unwrap().is_some(),
+            store
+                .operation(&tn("team-a"), kept)
+                .await
+                .unwrap()
+                .is_some(),
             "{kept}"
         );
         assert_eq!(
-            store.timeline("team-a", kept).await.unwrap().len(),
+            store.timeline(&tn("team-a"), kept).await.unwrap().len(),
             2,
             "{kept}"
         );
@@ -915,25 +964,25 @@ async fn purge_keeps_live_operations(store: SharedHistory) {
 
     // Expired idempotency records go too; live ones stay.
     store
-        .idempotency_begin("alice", "/p", "expired", b"d", 1)
+        .idempotency_begin("alice", "/p", "expired", NS_UID, b"d", 1)
         .await
         .unwrap();
     store
-        .idempotency_begin("alice", "/p", "live", b"d", 600_000)
+        .idempotency_begin("alice", "/p", "live", NS_UID, b"d", 600_000)
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
     store.purge(cutoff).await.unwrap();
     assert_eq!(
         store
-            .idempotency_begin("alice", "/p", "live", b"d", 600_000)
+            .idempotency_begin("alice", "/p", "live", NS_UID, b"d", 600_000)
             .await
             .unwrap(),
         IdempotencyState::InFlight
     );
     assert_eq!(
         store
-            .idempotency_begin("alice", "/p", "expired", b"other", 600_000)
+            .idempotency_begin("alice", "/p", "expired", NS_UID, b"other", 600_000)
             .await
             .unwrap(),
         IdempotencyState::Claimed
@@ -970,21 +1019,21 @@ async fn mark_deleted_and_live_ids(store: SharedHistory) {
         store.live_operation_ids().await.unwrap(),
         vec![("b".to_string(), OperationKind::Restore)]
     );
-    let a = store.operation("team-a", "a").await.unwrap().unwrap();
+    let a = store.operation(&tn("team-a"), "a").await.unwrap().unwrap();
     assert_eq!(a.deleted_at, Some(at));
-    let timeline = store.timeline("team-a", "a").await.unwrap();
+    let timeline = store.timeline(&tn("team-a"), "a").await.unwrap();
     assert_eq!(timeline.len(), 1);
     assert_eq!(timeline[0].transition, {
         let mut t = tr(&records[0], at, "deleted", "true");
         t.namespace = "team-a".into();
         t
     });
-    assert_eq!(store.timeline("team-b", "c").await.unwrap().len(), 1);
+    assert_eq!(store.timeline(&tn("team-b"), "c").await.unwrap().len(), 1);
     // A late upsert without deleted_at does not bring it back.
     store.record(bare(vec![records[0].clone()])).await.unwrap();
     assert_eq!(
         store
-            .operation("team-a", "a")
+            .operation(&tn("team-a"), "a")
             .await
             .unwrap()
             .and_then(|r| r.deleted_at),
@@ -1007,7 +1056,7 @@ async fn idempotency_keys(store: SharedHistory) {
         let store = store.clone();
         async move {
             store
-                .idempotency_begin("alice", "/api/v1/backups", key, digest, ttl)
+                .idempotency_begin("alice", "/api/v1/backups", key, NS_UID, digest, ttl)
                 .await
                 .unwrap()
         }
@@ -1018,14 +1067,14 @@ async fn idempotency_keys(store: SharedHistory) {
     // Keys are per caller and path.
     assert_eq!(
         store
-            .idempotency_begin("bob", "/api/v1/backups", "k1", b"body-1", ttl)
+            .idempotency_begin("bob", "/api/v1/backups", "k1", NS_UID, b"body-1", ttl)
             .await
             .unwrap(),
         Claimed
     );
     assert_eq!(
         store
-            .idempotency_begin("alice", "/api/v1/restores", "k1", b"body-1", ttl)
+            .idempotency_begin("alice", "/api/v1/restores", "k1", NS_UID, b"body-1", ttl)
             .await
             .unwrap(),
         Claimed
@@ -1037,7 +1086,14 @@ async fn idempotency_keys(store: SharedHistory) {
         body: br#"{"name":"nab-1"}"#.to_vec(),
     };
     store
-        .idempotency_finish("alice", "/api/v1/backups", "k1", answer.clone(), ttl)
+        .idempotency_finish(
+            "alice",
+            "/api/v1/backups",
+            "k1",
+            NS_UID,
+            answer.clone(),
+            ttl,
+        )
         .await
         .unwrap();
     assert_eq!(begin("k1", b"body-1", ttl).await, Done(answer.clone()));
@@ -1047,7 +1103,7 @@ async fn idempotency_keys(store: SharedHistory) {
     // Abandoned: the key may run again.
     assert_eq!(begin("k2", b"body", ttl).await, Claimed);
     store
-        .idempotency_abandon("alice", "/api/v1/backups", "k2")
+        .idempotency_abandon("alice", "/api/v1/backups", "k2", NS_UID)
         .await
         .unwrap();
     assert_eq!(begin("k2", b"body", ttl).await, Claimed);
@@ -1062,6 +1118,7 @@ async fn idempotency_keys(store: SharedHistory) {
             "alice",
             "/api/v1/backups",
             "k3",
+            NS_UID,
             IdempotencyAnswer {
                 status: 200,
                 content_type: "text/plain".into(),
@@ -1079,8 +1136,8 @@ async fn concurrent_claims_have_one_winner(store: SharedHistory) {
     for round in 0..20 {
         let key = format!("race-{round}");
         let (a, b) = tokio::join!(
-            store.idempotency_begin("alice", "/api/v1/backups", &key, b"same", 600_000),
-            store.idempotency_begin("alice", "/api/v1/backups", &key, b"same", 600_000),
+            store.idempotency_begin("alice", "/api/v1/backups", &key, NS_UID, b"same", 600_000),
+            store.idempotency_begin("alice", "/api/v1/backups", &key, NS_UID, b"same", 600_000),
         );
         let mut states = vec![a.unwrap(), b.unwrap()];
         states.sort_by_key(|s| format!("{s:?}"));
@@ -1099,7 +1156,7 @@ async fn concurrent_claims_have_one_winner(store: SharedHistory) {
                 let key = key.clone();
                 tokio::spawn(async move {
                     store
-                        .idempotency_begin("bob", "/p", &key, b"same", 600_000)
+                        .idempotency_begin("bob", "/p", &key, NS_UID, b"same", 600_000)
                         .await
                         .unwrap()
                 })
@@ -1149,24 +1206,27 @@ async fn namespaces_are_isolated(store: SharedHistory) {
 
     assert!(
         store
-            .operation("team-a", "team-b-backup")
+            .operation(&tn("team-a"), "team-b-backup")
             .await
             .unwrap()
             .is_none()
     );
     assert!(
         store
-            .timeline("team-a", "team-b-backup")
+            .timeline(&tn("team-a"), "team-b-backup")
             .await
             .unwrap()
             .is_empty()
     );
-    let timeline = store.timeline("team-a", "team-a-backup").await.unwrap();
+    let timeline = store
+        .timeline(&tn("team-a"), "team-a-backup")
+        .await
+        .unwrap();
     assert!(timeline.iter().all(|t| t.transition.namespace == "team-a"));
     assert_eq!(timeline.len(), 1);
 
     let page = store
-        .operations("team-a", &OperationFilter::default(), None, 500)
+        .operations(&tn("team-a"), &OperationFilter::default(), None, 500)
         .await
         .unwrap();
     assert_eq!(page.items.len(), 2);
@@ -1175,19 +1235,22 @@ async fn namespaces_are_isolated(store: SharedHistory) {
         text: Some("shared".into()),
         ..OperationFilter::default()
     };
-    let page = store.operations("team-a", &text, None, 500).await.unwrap();
+    let page = store
+        .operations(&tn("team-a"), &text, None, 500)
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].id, "team-a-backup");
 
     let by_name = store
-        .operation_by_name("team-a", OperationKind::Backup, "shared-name")
+        .operation_by_name(&tn("team-a"), OperationKind::Backup, "shared-name")
         .await
         .unwrap();
     assert_eq!(by_name.map(|r| r.id), Some("team-a-backup".into()));
 
     let stats = store
         .stats(
-            "team-a",
+            &tn("team-a"),
             TimeWindow {
                 from: T0 - 1,
                 to: T0 + 1,
@@ -1204,7 +1267,7 @@ async fn namespaces_are_isolated(store: SharedHistory) {
     );
     assert_eq!(stats.kinds[0].p95_duration_ms, Some(1_000));
 
-    let coverage = store.coverage(&["team-a".to_string()]).await.unwrap();
+    let coverage = store.coverage(&[tn("team-a")]).await.unwrap();
     assert_eq!(coverage[0].failing_schedules, Vec::<String>::new());
     assert_eq!(
         coverage[0].last_successful_backup.as_deref(),
@@ -1213,13 +1276,361 @@ async fn namespaces_are_isolated(store: SharedHistory) {
 
     let durations = store
         .recent_durations(
-            "team-a",
+            &tn("team-a"),
             &[OperationKind::Backup, OperationKind::ScheduleRun],
             10,
         )
         .await
         .unwrap();
     assert_eq!(durations, vec![2_000, 1_000]);
+}
+
+/// Every tenant read of namespace `tenant`, in one comparable value.
+async fn everything_of(
+    store: &SharedHistory,
+    tenant: &TenantNamespace,
+    ids: &[&str],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let page = store
+        .operations(tenant, &OperationFilter::default(), None, 500)
+        .await
+        .unwrap();
+    out.push(format!("operations {:?}", page.items));
+    for id in ids {
+        out.push(format!(
+            "operation {id} {:?}",
+            store.operation(tenant, id).await.unwrap()
+        ));
+        out.push(format!(
+            "timeline {id} {:?}",
+            store.timeline(tenant, id).await.unwrap()
+        ));
+    }
+    for kind in [OperationKind::Backup, OperationKind::ScheduleRun] {
+        out.push(format!(
+            "by name {kind} {:?}",
+            store
+                .operation_by_name(tenant, kind, "nightly")
+                .await
+                .unwrap()
+        ));
+    }
+    let window = TimeWindow {
+        from: T0 - MINUTE,
+        to: T0 + 60 * MINUTE,
+    };
+    let mut stats = store.stats(tenant, window).await.unwrap();
+    stats.namespace = String::new();
+    out.push(format!("stats {stats:?}"));
+    out.push(format!(
+        "durations {:?}",
+        store
+            .recent_durations(
+                tenant,
+                &[OperationKind::Backup, OperationKind::ScheduleRun],
+                10
+            )
+            .await
+            .unwrap()
+    ));
+    let mut coverage = store.coverage(std::slice::from_ref(tenant)).await.unwrap();
+    coverage[0].namespace = String::new();
+    out.push(format!("coverage {coverage:?}"));
+    out
+}
+
+async fn a_namespace_created_again_reads_nothing_of_its_predecessor(store: SharedHistory) {
+    let old = TenantNamespace::new("team-a", "old-uid").unwrap();
+    let new = TenantNamespace::new("team-a", "new-uid").unwrap();
+    let never = TenantNamespace::new("team-n", "never-used-uid").unwrap();
+    let of = |tenant: &TenantNamespace, mut record: OperationRecord| {
+        record.namespace = tenant.name().to_string();
+        record.namespace_uid = tenant.uid().to_string();
+        record
+    };
+    // The predecessor: a completed backup, a failed schedule run, timelines.
+    let mut backup = finished(
+        of(&old, op("team-a", "old-backup", OperationKind::Backup, T0)),
+        "Completed",
+        T0 + 10,
+        1_000,
+    );
+    backup.name = "nightly".into();
+    let mut run = finished(
+        of(
+            &old,
+            op("team-a", "old-run", OperationKind::ScheduleRun, T0),
+        ),
+        "Failed",
+        T0 + 20,
+        2_000,
+    );
+    run.parent_name = Some("hourly".into());
+    // A row whose namespace UID is not known: never shown to anyone.
+    let unknown = OperationRecord {
+        namespace_uid: String::new(),
+        ..finished(
+            op("team-a", "unknown", OperationKind::Backup, T0),
+            "Completed",
+            T0 + 30,
+            3_000,
+        )
+    };
+    store
+        .record(vec![
+            obs(backup.clone(), vec![tr(&backup, T0, "phase", "New")]),
+            obs(run.clone(), vec![tr(&run, T0, "phase", "New")]),
+            obs(unknown.clone(), vec![tr(&unknown, T0, "phase", "New")]),
+        ])
+        .await
+        .unwrap();
+    let ids = ["old-backup", "old-run", "unknown", "new-backup"];
+
+    // The predecessor's rows stay (the admin reads them; so would the old namespace).
+    let before = everything_of(&store, &old, &ids).await;
+    assert_eq!(
+        store.operation(&old, "old-backup").await.unwrap(),
+        Some(backup.clone())
+    );
+    assert_eq!(store.timeline(&old, "old-run").await.unwrap().len(), 1);
+    // The namespace created again under the same name answers every read exactly as a
+    // namespace never used does.
+    assert_eq!(
+        everything_of(&store, &new, &ids).await,
+        everything_of(&store, &never, &ids).await
+    );
+    assert!(
+        store
+            .operations(&new, &OperationFilter::default(), None, 500)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+
+    // Recording a predecessor's operation again with the new UID does not move it.
+    store
+        .record(bare(vec![of(&new, backup.clone())]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.operation(&old, "old-backup").await.unwrap(),
+        Some(backup.clone())
+    );
+    assert_eq!(store.operation(&new, "old-backup").await.unwrap(), None);
+
+    // The new namespace's own backup of the same name: its own, and only its own.
+    let mut mine = finished(
+        of(
+            &new,
+            op("team-a", "new-backup", OperationKind::Backup, T0 + MINUTE),
+        ),
+        "Completed",
+        T0 + MINUTE + 10,
+        5_000,
+    );
+    mine.name = "nightly".into();
+    store
+        .record(vec![obs(
+            mine.clone(),
+            vec![tr(&mine, T0 + MINUTE, "phase", "New")],
+        )])
+        .await
+        .unwrap();
+    let page = store
+        .operations(&new, &OperationFilter::default(), None, 500)
+        .await
+        .unwrap();
+    assert_eq!(page.items, vec![mine.clone()]);
+    assert_eq!(
+        store
+            .operation_by_name(&new, OperationKind::Backup, "nightly")
+            .await
+            .unwrap()
+            .map(|r| r.id),
+        Some("new-backup".to_string())
+    );
+    assert_eq!(
+        store
+            .recent_durations(&new, &[OperationKind::Backup], 10)
+            .await
+            .unwrap(),
+        vec![5_000]
+    );
+    let coverage = store.coverage(std::slice::from_ref(&new)).await.unwrap();
+    assert_eq!(coverage[0].failing_schedules, Vec::<String>::new());
+    assert_eq!(
+        coverage[0].last_successful_backup.as_deref(),
+        Some("nightly")
+    );
+    // ... and the predecessor's reads are as they were.
+    assert_eq!(everything_of(&store, &old, &ids).await, before);
+
+    // A row recorded without its UID gets it once known (and is shown from then on).
+    store
+        .record(bare(vec![OperationRecord {
+            namespace_uid: new.uid().to_string(),
+            ..unknown.clone()
+        }]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .operation(&new, "unknown")
+            .await
+            .unwrap()
+            .map(|r| r.namespace_uid),
+        Some("new-uid".to_string())
+    );
+    assert_eq!(store.operation(&old, "unknown").await.unwrap(), None);
+}
+
+async fn rows_without_a_namespace_uid_go_only_to_a_namespace_older_than_them(store: SharedHistory) {
+    let legacy = |ns: &str, id: &str, created_at: i64| OperationRecord {
+        namespace_uid: String::new(),
+        ..finished(
+            op(ns, id, OperationKind::Backup, created_at),
+            "Completed",
+            created_at + 10,
+            1_000,
+        )
+    };
+    let rows = vec![
+        // Made before the namespace that exists now was created: its predecessor's.
+        legacy("team-a", "before", T0),
+        // Made after: its own.
+        legacy("team-a", "after", T0 + 10 * MINUTE),
+        legacy("team-a", "at-creation", T0 + 5 * MINUTE),
+        // No creation time: nobody's.
+        legacy("team-a", "timeless", 0),
+        // Another namespace of which nothing is known now.
+        legacy("team-b", "other", T0 + 10 * MINUTE),
+    ];
+    let mut batch = Vec::new();
+    for row in &rows {
+        batch.push(obs(
+            row.clone(),
+            vec![tr(row, row.created_at, "phase", "New")],
+        ));
+    }
+    store.record(batch).await.unwrap();
+    let now = TenantNamespace::new("team-a", "uid-now").unwrap();
+    let all = ["before", "after", "at-creation", "timeless", "other"];
+    for id in all {
+        assert_eq!(store.operation(&now, id).await.unwrap(), None, "{id}");
+    }
+
+    let team_a = NamespaceIdentity {
+        name: "team-a".into(),
+        uid: "uid-now".into(),
+        created_at: T0 + 5 * MINUTE,
+    };
+    assert_eq!(
+        store
+            .attribute_namespaces(vec![team_a.clone()])
+            .await
+            .unwrap(),
+        2
+    );
+    let page = store
+        .operations(&now, &OperationFilter::default(), None, 500)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = page.items.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, vec!["after", "at-creation"]);
+    assert_eq!(store.timeline(&now, "after").await.unwrap().len(), 1);
+    assert!(store.timeline(&now, "before").await.unwrap().is_empty());
+    // Nothing moves once attributed; a namespace without a known creation time or UID
+    // attributes nothing.
+    assert_eq!(store.attribute_namespaces(vec![team_a]).await.unwrap(), 0);
+    let later = NamespaceIdentity {
+        name: "team-a".into(),
+        uid: "uid-later".into(),
+        created_at: T0,
+    };
+    assert_eq!(store.attribute_namespaces(vec![later]).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .operation(
+                &TenantNamespace::new("team-a", "uid-later").unwrap(),
+                "before"
+            )
+            .await
+            .unwrap()
+            .map(|r| r.id),
+        Some("before".to_string()),
+        "the oldest row goes to the first namespace old enough"
+    );
+    for unusable in [
+        NamespaceIdentity {
+            name: "team-a".into(),
+            uid: "uid-x".into(),
+            created_at: 0,
+        },
+        NamespaceIdentity {
+            name: "team-b".into(),
+            uid: String::new(),
+            created_at: T0,
+        },
+    ] {
+        assert_eq!(store.attribute_namespaces(vec![unusable]).await.unwrap(), 0);
+    }
+    assert_eq!(store.attribute_namespaces(Vec::new()).await.unwrap(), 0);
+    let timeless = TenantNamespace::new("team-a", "uid-x").unwrap();
+    assert_eq!(store.operation(&timeless, "timeless").await.unwrap(), None);
+    assert_eq!(store.operation(&now, "timeless").await.unwrap(), None);
+}
+
+async fn idempotency_answers_are_bound_to_the_namespace_uid(store: SharedHistory) {
+    use IdempotencyState::*;
+    let ttl = 600_000;
+    let path = "/api/v1/namespaces/team-a/backups";
+    let caller = "system:serviceaccount:team-a:ci-bot";
+    let answer = IdempotencyAnswer {
+        status: 201,
+        content_type: "application/json".into(),
+        body: br#"{"name":"old"}"#.to_vec(),
+    };
+    let begin = |uid: &'static str, digest: &'static [u8]| {
+        let store = store.clone();
+        async move {
+            store
+                .idempotency_begin(caller, path, "k", uid, digest, ttl)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(begin("old-uid", b"body").await, Claimed);
+    store
+        .idempotency_finish(caller, path, "k", "old-uid", answer.clone(), ttl)
+        .await
+        .unwrap();
+    assert_eq!(begin("old-uid", b"body").await, Done(answer.clone()));
+    // The namespace of the same name with another UID: as if the key had never been used
+    // (no replay, no mismatch for another body).
+    assert_eq!(begin("new-uid", b"other body").await, Claimed);
+    // The predecessor's late finish and abandon do not touch the new claim.
+    store
+        .idempotency_finish(caller, path, "k", "old-uid", answer.clone(), ttl)
+        .await
+        .unwrap();
+    store
+        .idempotency_abandon(caller, path, "k", "old-uid")
+        .await
+        .unwrap();
+    assert_eq!(begin("new-uid", b"other body").await, InFlight);
+    let mine = IdempotencyAnswer {
+        status: 201,
+        content_type: "application/json".into(),
+        body: br#"{"name":"new"}"#.to_vec(),
+    };
+    store
+        .idempotency_finish(caller, path, "k", "new-uid", mine.clone(), ttl)
+        .await
+        .unwrap();
+    assert_eq!(begin("new-uid", b"other body").await, Done(mine));
+    assert_eq!(begin("new-uid", b"body").await, Mismatch);
 }
 
 async fn migrate_twice_is_a_no_op(store: SharedHistory) {
@@ -1235,10 +1646,13 @@ async fn migrate_twice_is_a_no_op(store: SharedHistory) {
     store.migrate().await.unwrap();
     store.migrate().await.unwrap();
     assert_eq!(
-        store.operation("team-a", "kept").await.unwrap(),
+        store.operation(&tn("team-a"), "kept").await.unwrap(),
         Some(record)
     );
-    assert_eq!(store.timeline("team-a", "kept").await.unwrap().len(), 1);
+    assert_eq!(
+        store.timeline(&tn("team-a"), "kept").await.unwrap().len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -1253,7 +1667,7 @@ async fn reopening_a_database_keeps_its_data() {
     }
     let store = nac::history::open(&url).await.unwrap();
     assert_eq!(
-        store.operation("team-a", "r").await.unwrap(),
+        store.operation(&tn("team-a"), "r").await.unwrap(),
         Some(record.clone())
     );
 
@@ -1265,7 +1679,10 @@ async fn reopening_a_database_keeps_its_data() {
         .await
         .unwrap();
     let again = nac::history::open(&pg).await.unwrap();
-    assert_eq!(again.operation("team-a", "r").await.unwrap(), Some(record));
+    assert_eq!(
+        again.operation(&tn("team-a"), "r").await.unwrap(),
+        Some(record)
+    );
 }
 
 #[tokio::test]
@@ -1284,7 +1701,10 @@ async fn sqlite_urls_create_their_file() {
         .unwrap();
     assert!(file.is_file());
     let again = nac::history::open(&url).await.unwrap();
-    assert_eq!(again.operation("team-a", "f").await.unwrap(), Some(record));
+    assert_eq!(
+        again.operation(&tn("team-a"), "f").await.unwrap(),
+        Some(record)
+    );
 
     // `sqlite://relative` and `sqlite:relative` (relative to the working directory), as
     // `--database-url` of a command run there.
@@ -1313,7 +1733,10 @@ async fn an_in_memory_sqlite_database_works() {
     let store = nac::history::open("sqlite::memory:").await.unwrap();
     let record = op("team-a", "m", OperationKind::Backup, T0);
     store.record(bare(vec![record.clone()])).await.unwrap();
-    assert_eq!(store.operation("team-a", "m").await.unwrap(), Some(record));
+    assert_eq!(
+        store.operation(&tn("team-a"), "m").await.unwrap(),
+        Some(record)
+    );
 }
 
 #[tokio::test]
@@ -1390,7 +1813,11 @@ async fn a_server_outage_is_unavailable_then_heals() {
         .err()
         .unwrap();
     assert!(err.is_unavailable(), "{err:?}");
-    let err = store.operation("team-a", "before").await.err().unwrap();
+    let err = store
+        .operation(&tn("team-a"), "before")
+        .await
+        .err()
+        .unwrap();
     assert!(err.is_unavailable(), "{err:?}");
     println!(
         "three failed calls during the outage took {:?}",
@@ -1405,7 +1832,7 @@ async fn a_server_outage_is_unavailable_then_heals() {
     cluster.start_again();
     store.ping().await.unwrap();
     assert_eq!(
-        store.operation("team-a", "before").await.unwrap(),
+        store.operation(&tn("team-a"), "before").await.unwrap(),
         Some(record)
     );
     store

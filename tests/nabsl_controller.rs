@@ -557,7 +557,34 @@ async fn malicious_locations_are_refused_with_the_field_named(cluster: TestClust
         "[default]\nrole_arn = arn:aws:iam::1:role/velero\nweb_identity_token_file = /var/run/secrets/openshift/serviceaccount/token\n",
     )
     .await;
+    // An AWS file without static keys: the SDK would fall back to the pod's or node's identity.
+    put_secret(&e.admin, "keyless", "[default]\nregion = eu-central-1\n").await;
+    let aws = |config: Value| json!({"spec": {"backupStorageLocationSpec": {"provider": "aws", "config": config}}});
     let attacks = [
+        // Issue 17: endpoints NAC itself downloads from.
+        (
+            "metadata",
+            aws(
+                json!({"region": "us-east-1", "publicUrl": "http://169.254.169.254/latest/meta-data"}),
+            ),
+            "spec.backupStorageLocationSpec.config.publicUrl",
+        ),
+        (
+            "in-cluster",
+            aws(json!({"region": "us-east-1", "s3Url": "http://kubernetes.default.svc:443"})),
+            "spec.backupStorageLocationSpec.config.s3Url",
+        ),
+        (
+            "gopher",
+            aws(json!({"region": "us-east-1", "s3Url": "gopher://127.0.0.1:6379/_INFO"})),
+            "spec.backupStorageLocationSpec.config.s3Url",
+        ),
+        (
+            "keyless",
+            json!({"spec": {"backupStorageLocationSpec": {"provider": "aws",
+                "config": {"region": "us-east-1"}, "credential": {"name": "keyless"}}}}),
+            "spec.backupStorageLocationSpec.credential",
+        ),
         (
             "as-default",
             json!({"spec": {"backupStorageLocationSpec": {"default": true}}}),

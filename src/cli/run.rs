@@ -462,6 +462,7 @@ fn history_jobs(
     oadp_namespace: &str,
     store: SharedHistory,
     retention_days: u32,
+    endpoint_rules: Arc<dyn crate::manifest::fetch::EndpointRules>,
 ) -> impl Fn() -> futures::future::BoxFuture<'static, ()> + use<> {
     let oadp_namespace = oadp_namespace.to_string();
     // Backup tarballs can be large: a longer timeout than the gateway's artifacts.
@@ -493,6 +494,7 @@ fn history_jobs(
                 fetcher,
                 ManifestBuilderConfig::default(),
             )
+            .with_endpoint_rules(endpoint_rules.clone())
         });
         Box::pin(async move {
             let manifests = async move {
@@ -505,13 +507,16 @@ fn history_jobs(
     }
 }
 
-/// Binds `addr`, starts the gateway's caches and serves it; returns the bound address.
+/// Binds `addr`, starts the gateway's caches and serves it; returns the bound address. With
+/// `ready_within`, returns only once the caches have synced (or that long has passed): the demo
+/// prints its banner then, so the first command a user copies from it is not answered 503.
 async fn start_gateway(
     reader: kube::Client,
     users: SharedUserClients,
     history: crate::history::SharedHistory,
     config: GatewayConfig,
     addr: SocketAddr,
+    ready_within: Option<Duration>,
 ) -> Result<SocketAddr, CliError> {
     let fetcher = HttpArtifactFetcher::new(Duration::from_secs(60))
         .map_err(|e| CliError::Gateway(format!("cannot load CA roots: {e}")))?;
@@ -532,6 +537,14 @@ async fn start_gateway(
             tracing::error!(error = %e, "gateway stopped");
         }
     });
+    if let Some(limit) = ready_within
+        && !gateway.wait_ready(limit).await
+    {
+        tracing::warn!(
+            seconds = limit.as_secs(),
+            "the gateway's caches have not synced yet; it answers 503 until they have"
+        );
+    }
     Ok(bound)
 }
 
@@ -549,6 +562,7 @@ async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
         open_history(&args.history, None).await?,
         gateway_config(&args.gateway, &args.oadp_namespace)?,
         args.listen,
+        None,
     )
     .await?;
     println!("nac gateway on http://{bound} (API documentation at http://{bound}/docs)");
@@ -575,6 +589,7 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         history.clone(),
         gateway_config(&args.gateway, &args.oadp_namespace)?,
         args.listen,
+        None,
     )
     .await?;
     let context = Arc::new(
@@ -596,6 +611,7 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         &args.oadp_namespace,
         history,
         args.history.history_retention_days,
+        context.policy.clone(),
     );
     tokio::select! {
         _ = crate::controllers::run_leading_with(context, jobs) => {}
@@ -684,6 +700,7 @@ async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
         &args.oadp_namespace,
         history,
         args.history.history_retention_days,
+        context.policy.clone(),
     );
     tokio::select! {
         _ = crate::controllers::run_leading_with(context, jobs) => {}
@@ -967,6 +984,8 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         source,
     })?;
     let (listener, download_base) = serve_downloads(&args.simulator).await?;
+    // Tenant locations on the simulator's store are downloaded from this loopback endpoint.
+    demo::install_policy(&admin, &download_base).await?;
     let options = simulator_options(
         &args.simulator,
         demo::OADP_NAMESPACE,
@@ -1007,6 +1026,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         demo::OADP_NAMESPACE,
         history.clone(),
         args.history.history_retention_days,
+        context.policy.clone(),
     );
     tokio::spawn(crate::controllers::run_leading_with(context, jobs));
     let gateway_token =
@@ -1035,6 +1055,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
             ..GatewayConfig::default()
         },
         args.gateway_listen,
+        Some(Duration::from_secs(120)),
     )
     .await?;
     cluster.save()?;

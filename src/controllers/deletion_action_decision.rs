@@ -49,6 +49,9 @@ pub const RETRY_CAP: Duration = Duration::from_secs(300);
 pub const MAX_ERROR_CHARS: usize = 512;
 /// Message of `Valid=True`.
 pub const VALID_MESSAGE: &str = "the deletion action is valid";
+/// Longest excerpt of a webhook's answer written to the controller's log (never to the
+/// tenant: see [`answer_failure`]).
+pub const MAX_LOGGED_ANSWER_CHARS: usize = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Validation
@@ -134,6 +137,15 @@ pub fn validate(action: &DeletionAction) -> Result<ValidAction, Vec<String>> {
         ));
     }
     problems.extend(applies_to_problems(&action.spec.applies_to));
+    for (index, pattern) in action.spec.cluster_scoped_resources.iter().enumerate() {
+        if pattern.is_empty() {
+            problems.push(format!(
+                "spec.clusterScopedResources[{index}]: must not be empty"
+            ));
+        } else if let Err(error) = Glob::compile(pattern) {
+            problems.push(format!("spec.clusterScopedResources[{index}]: {error}"));
+        }
+    }
     match url {
         Some(url) if problems.is_empty() => Ok(ValidAction {
             name,
@@ -260,6 +272,12 @@ pub trait DeletionItem {
     fn name(&self) -> &str;
     /// Labels at backup time.
     fn labels(&self) -> Cow<'_, BTreeMap<String, String>>;
+    /// Whether what the item's object says of itself (the `metadata.namespace` and
+    /// `metadata.name` a webhook reads) is where the item is filed. A tarball item filed under
+    /// one namespace that names another is forged.
+    fn self_consistent(&self) -> bool {
+        true
+    }
 }
 
 impl DeletionItem for ManifestItem {
@@ -307,6 +325,116 @@ impl DeletionItem for BackupItem {
     }
     fn labels(&self) -> Cow<'_, BTreeMap<String, String>> {
         Cow::Owned(crate::manifest::selection::object_labels(&self.object))
+    }
+    fn self_consistent(&self) -> bool {
+        let metadata = &self.object["metadata"];
+        let namespace = metadata["namespace"].as_str().filter(|n| !n.is_empty());
+        namespace == self.namespace.as_deref() && metadata["name"].as_str() == Some(&self.name)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which items an action may receive at all (the backup's namespace)
+// ---------------------------------------------------------------------------------------------
+
+/// Why an item of a backup is never sent to an action, whatever its `appliesTo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutOfScope {
+    /// It belongs to another namespace than the backup's (or is the Namespace object of one).
+    OtherNamespace,
+    /// It is cluster-scoped and its resource is not in the action's `clusterScopedResources`.
+    UnlistedClusterScoped,
+    /// Its object names another namespace or name than the one it is filed under.
+    Inconsistent,
+}
+
+/// Items of a backup kept from an action by its scope, counted for the controller's log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Items of other namespaces.
+    pub other_namespace: usize,
+    /// Cluster-scoped items of resources the action does not list.
+    pub unlisted_cluster_scoped: usize,
+    /// Items whose object contradicts where it is filed.
+    pub inconsistent: usize,
+}
+
+impl Dropped {
+    /// Counts one item out of scope.
+    pub fn count(&mut self, why: OutOfScope) {
+        let counter = match why {
+            OutOfScope::OtherNamespace => &mut self.other_namespace,
+            OutOfScope::UnlistedClusterScoped => &mut self.unlisted_cluster_scoped,
+            OutOfScope::Inconsistent => &mut self.inconsistent,
+        };
+        *counter = counter.saturating_add(1);
+    }
+
+    /// Items dropped in all.
+    pub fn total(&self) -> usize {
+        self.other_namespace
+            .saturating_add(self.unlisted_cluster_scoped)
+            .saturating_add(self.inconsistent)
+    }
+}
+
+/// The items an action may receive from the backup of one NonAdminBackup: those of the NAB's
+/// namespace, and cluster-scoped items of the resources the action lists (a Namespace only
+/// when it is the NAB's). A tenant can write its backups' bucket itself, so the tarball is
+/// treated as forged: an item's namespace is the tenant's claim, and only its own namespace
+/// is believed.
+#[derive(Clone, Debug)]
+pub struct ItemScope {
+    namespace: String,
+    cluster_scoped: Option<IncludesExcludes>,
+}
+
+impl ItemScope {
+    /// The scope of an action with `cluster_scoped_resources` on a backup of `namespace`;
+    /// resource names resolve against `discovery` as `appliesTo`'s do.
+    pub fn new(
+        namespace: &str,
+        cluster_scoped_resources: &[String],
+        discovery: &[ApiResourceInfo],
+    ) -> Self {
+        let listed: Vec<String> = cluster_scoped_resources
+            .iter()
+            .filter(|name| !name.is_empty())
+            .map(|name| resolve_resource_name(name, discovery))
+            .collect();
+        Self {
+            namespace: namespace.to_string(),
+            // An empty include list would mean "everything" to Velero's rules: here it means
+            // no cluster-scoped item at all.
+            cluster_scoped: (!listed.is_empty()).then(|| IncludesExcludes::new(listed, [])),
+        }
+    }
+
+    /// Whether the action may receive `item`, or why not.
+    pub fn admits(&self, item: &impl DeletionItem) -> Result<(), OutOfScope> {
+        if !item.self_consistent() {
+            return Err(OutOfScope::Inconsistent);
+        }
+        if self.namespace.is_empty() {
+            return Err(OutOfScope::OtherNamespace);
+        }
+        match item.namespace() {
+            Some(namespace) if namespace == self.namespace => Ok(()),
+            Some(_) => Err(OutOfScope::OtherNamespace),
+            None => {
+                let listed = self.cluster_scoped.as_ref().is_some_and(|listed| {
+                    listed.should_include(&group_resource(item.group(), item.resource()))
+                });
+                if !listed {
+                    return Err(OutOfScope::UnlistedClusterScoped);
+                }
+                let a_namespace = item.group().is_empty() && item.resource() == "namespaces";
+                if a_namespace && item.name() != self.namespace {
+                    return Err(OutOfScope::OtherNamespace);
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -540,20 +668,29 @@ pub struct PlannedAction {
     /// The webhook and the indices of the matching items (in item order), or why the action
     /// cannot run (an invalid spec).
     pub run: Result<(WebhookTarget, Vec<usize>), String>,
+    /// Items `appliesTo` matches that the action's [`ItemScope`] keeps from it (other
+    /// namespaces', unlisted cluster-scoped ones, forged ones), for the controller's log.
+    pub dropped: Dropped,
 }
 
-/// Plans `pending` (already ordered) against `items`.
+/// Plans `pending` (already ordered) against `items` of a backup of the NonAdminBackup's
+/// `namespace`: each action gets the items its `appliesTo` matches within its [`ItemScope`].
 ///
 /// An invalid action is planned as a failure rather than left out: an admin who asked for
 /// `failurePolicy: Fail` wants no backup deleted without the action, so a broken spec holds the
 /// deletion (with the problem in the condition) until it is fixed.
-pub fn plan<I: DeletionItem>(pending: &[DeletionAction], items: &[I]) -> Vec<PlannedAction> {
+pub fn plan<I: DeletionItem>(
+    pending: &[DeletionAction],
+    items: &[I],
+    namespace: &str,
+) -> Vec<PlannedAction> {
     let discovery = discovery_of(items);
     pending
         .iter()
         .map(|action| {
             let name = action.metadata.name.clone().unwrap_or_default();
             let failure_policy = action.spec.effective_failure_policy();
+            let mut dropped = Dropped::default();
             let run = validate(action)
                 .map_err(|problems| {
                     format!("the DeletionAction is invalid: {}", problems.join("; "))
@@ -561,18 +698,28 @@ pub fn plan<I: DeletionItem>(pending: &[DeletionAction], items: &[I]) -> Vec<Pla
                 .and_then(|valid| {
                     let applies_to = AppliesTo::compile(&action.spec.applies_to, &discovery)
                         .map_err(|error| format!("the DeletionAction is invalid: {error}"))?;
-                    let matching = items
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, item)| applies_to.matches(*item))
-                        .map(|(index, _)| index)
-                        .collect();
+                    let scope = ItemScope::new(
+                        namespace,
+                        &action.spec.cluster_scoped_resources,
+                        &discovery,
+                    );
+                    let mut matching = Vec::new();
+                    for (index, item) in items.iter().enumerate() {
+                        if !applies_to.matches(item) {
+                            continue;
+                        }
+                        match scope.admits(item) {
+                            Ok(()) => matching.push(index),
+                            Err(why) => dropped.count(why),
+                        }
+                    }
                     Ok((valid.webhook, matching))
                 });
             PlannedAction {
                 name,
                 failure_policy,
                 run,
+                dropped,
             }
         })
         .collect()
@@ -714,17 +861,36 @@ pub fn retry_delay(attempt: u32, jitter: f64) -> Duration {
     base.mul_f64(jitter.clamp(0.5, 1.5)).min(RETRY_CAP)
 }
 
+/// What the tenant (the NAB's condition and Event) is told about a webhook's answer that is not
+/// a success: its status code and a fixed text. The answer's body is the admin's webhook
+/// talking to the admin — it may echo items, internal names or credentials — so it only goes to
+/// the controller's log ([`log_excerpt`]).
+pub fn answer_failure(status: u16) -> String {
+    format!("the webhook answered HTTP {status} (its answer is in NAC's controller log)")
+}
+
+/// The body of a webhook's answer as the controller logs it: on one line, cut to
+/// [`MAX_LOGGED_ANSWER_CHARS`].
+pub fn log_excerpt(text: &str) -> String {
+    cut(text, MAX_LOGGED_ANSWER_CHARS)
+}
+
 /// `text` on one line, cut to [`MAX_ERROR_CHARS`].
 fn bounded(text: &str) -> String {
+    cut(text, MAX_ERROR_CHARS)
+}
+
+/// `text` on one line, cut to `max` characters (an ellipsis marks the cut).
+fn cut(text: &str, max: usize) -> String {
     let one_line: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let trimmed = one_line.trim();
-    if trimmed.chars().count() <= MAX_ERROR_CHARS {
+    if trimmed.chars().count() <= max {
         return trimmed.to_string();
     }
-    let mut cut: String = trimmed.chars().take(MAX_ERROR_CHARS).collect();
+    let mut cut: String = trimmed.chars().take(max).collect();
     cut.push('…');
     cut
 }
@@ -1180,7 +1346,7 @@ mod tests {
                 json!({"webhook": {"url": "http://h.example/"}, "failurePolicy": "Ignore"}),
             ),
         ];
-        let planned = plan(&pending, &items);
+        let planned = plan(&pending, &items, "team-a");
         assert_eq!(planned.len(), 3);
         let (target, matching) = planned[0].run.as_ref().unwrap();
         assert_eq!(target.url.host_str(), Some("hooks.example"));
@@ -1191,6 +1357,190 @@ mod tests {
             planned[2].run.as_ref().unwrap_err(),
             "the DeletionAction is invalid: spec.webhook.url: must be an https:// URL"
         );
+    }
+
+    fn calls_of(planned: &PlannedAction, items: &[BackupItem]) -> Vec<String> {
+        planned
+            .run
+            .as_ref()
+            .unwrap()
+            .1
+            .iter()
+            .map(|index| item_label(&items[*index]))
+            .collect()
+    }
+
+    /// An item filed under `filed_in` whose object says it lives in `claims` (a forged tarball
+    /// written into the tenant's own bucket).
+    fn filed_as(mut item: BackupItem, claims: &str) -> BackupItem {
+        item.object["metadata"]["namespace"] = json!(claims);
+        item
+    }
+
+    #[test]
+    fn forged_items_of_another_namespace_never_reach_an_action() {
+        // team-a's backup, on team-a's own bucket, holding what team-a wrote there.
+        let items = vec![
+            item("", "configmaps", Some("team-a"), "app"),
+            item("", "configmaps", Some("team-b"), "planted"),
+            item("", "secrets", Some("kube-system"), "admin-token"),
+            filed_as(
+                item("", "configmaps", Some("team-a"), "disguised"),
+                "team-b",
+            ),
+            item("", "namespaces", None, "team-a"),
+            item("", "persistentvolumes", None, "pv-of-team-b"),
+        ];
+        // Every item, as an admin's audit action asks.
+        let planned = plan(&[action("audit", json!({}))], &items, "team-a");
+        assert_eq!(calls_of(&planned[0], &items), ["configmaps/team-a/app"]);
+        assert_eq!(
+            planned[0].dropped,
+            Dropped {
+                other_namespace: 2,
+                unlisted_cluster_scoped: 2,
+                inconsistent: 1
+            }
+        );
+        assert_eq!(planned[0].dropped.total(), 5);
+        // An action aimed at another namespace gets nothing from team-a's backup.
+        let planned = plan(
+            &[action(
+                "b",
+                json!({"appliesTo": {"includedNamespaces": ["team-b", "kube-system"]}}),
+            )],
+            &items,
+            "team-a",
+        );
+        assert!(calls_of(&planned[0], &items).is_empty());
+        assert_eq!(planned[0].dropped.other_namespace, 2);
+        // A NAB without a namespace (never in practice) gets nothing at all.
+        let planned = plan(&[action("audit", json!({}))], &items, "");
+        assert!(calls_of(&planned[0], &items).is_empty());
+    }
+
+    #[test]
+    fn cluster_scoped_items_reach_an_action_only_when_it_lists_them() {
+        let items = vec![
+            item("", "configmaps", Some("team-a"), "app"),
+            item("", "namespaces", None, "team-a"),
+            item("", "namespaces", None, "kube-system"),
+            item("", "persistentvolumes", None, "pv-1"),
+            item("rbac.authorization.k8s.io", "clusterroles", None, "admin"),
+            // Filed as cluster-scoped, but the object says it is team-b's.
+            filed_as(item("", "persistentvolumes", None, "pv-2"), "team-b"),
+        ];
+        let listing = |listed: Value| {
+            let planned = plan(
+                &[action("x", json!({"clusterScopedResources": listed}))],
+                &items,
+                "team-a",
+            );
+            (calls_of(&planned[0], &items), planned[0].dropped)
+        };
+        let (calls, dropped) = listing(json!(["namespace", "persistentvolumes"]));
+        assert_eq!(
+            calls,
+            [
+                "configmaps/team-a/app",
+                "namespaces/team-a",
+                "persistentvolumes/pv-1"
+            ]
+        );
+        // Another namespace's Namespace object is another namespace's item.
+        assert_eq!(
+            dropped,
+            Dropped {
+                other_namespace: 1,
+                unlisted_cluster_scoped: 1,
+                inconsistent: 1
+            }
+        );
+        let (calls, _) = listing(json!(["*"]));
+        assert_eq!(
+            calls,
+            [
+                "configmaps/team-a/app",
+                "namespaces/team-a",
+                "persistentvolumes/pv-1",
+                "clusterroles.rbac.authorization.k8s.io/admin"
+            ]
+        );
+        let (calls, _) = listing(json!(["*.rbac.authorization.k8s.io"]));
+        assert_eq!(
+            calls,
+            [
+                "configmaps/team-a/app",
+                "clusterroles.rbac.authorization.k8s.io/admin"
+            ]
+        );
+        // `appliesTo` still decides among the admitted items.
+        let planned = plan(
+            &[action(
+                "y",
+                json!({"clusterScopedResources": ["namespaces"],
+                       "appliesTo": {"includedResources": ["namespaces"]}}),
+            )],
+            &items,
+            "team-a",
+        );
+        assert_eq!(calls_of(&planned[0], &items), ["namespaces/team-a"]);
+    }
+
+    #[test]
+    fn cluster_scoped_resources_are_validated_and_round_trip() {
+        let problems = validate(&action(
+            "x",
+            json!({"clusterScopedResources": ["namespaces", "", "[a"]}),
+        ))
+        .unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(
+            problems[0],
+            "spec.clusterScopedResources[1]: must not be empty"
+        );
+        assert!(
+            problems[1].starts_with("spec.clusterScopedResources[2]: invalid glob"),
+            "{problems:?}"
+        );
+        let valid = action("x", json!({"clusterScopedResources": ["namespaces"]}));
+        assert!(validate(&valid).is_ok());
+        assert_eq!(
+            serde_json::to_value(&valid.spec).unwrap()["clusterScopedResources"],
+            json!(["namespaces"])
+        );
+    }
+
+    #[test]
+    fn a_webhook_answer_reaches_the_tenant_as_its_status_only() {
+        let body = "stack trace: db password hunter2 at 10.0.3.7";
+        let told = answer_failure(500);
+        assert_eq!(
+            told,
+            "the webhook answered HTTP 500 (its answer is in NAC's controller log)"
+        );
+        let outcome = ActionOutcome::Failed {
+            error: format!("configmaps/team-a/app: {told}"),
+        };
+        for policy in [FailurePolicy::Fail, FailurePolicy::Ignore] {
+            let recorded = record("a", policy, &outcome, &[], 1.0);
+            assert!(
+                recorded.message.contains("HTTP 500"),
+                "{}",
+                recorded.message
+            );
+            assert!(
+                !recorded.message.contains("hunter2"),
+                "{}",
+                recorded.message
+            );
+        }
+        // The log keeps the body, on one line and bounded.
+        assert_eq!(log_excerpt(&format!("{body}\n")), body);
+        let long = log_excerpt(&"x".repeat(10_000));
+        assert_eq!(long.chars().count(), MAX_LOGGED_ANSWER_CHARS + 1);
+        assert!(long.ends_with('…'));
+        assert_eq!(log_excerpt("a\r\nb"), "a  b");
     }
 
     #[test]

@@ -159,7 +159,10 @@ pub async fn execute(
     let backup_json = serde_json::to_value(backup)
         .map_err(|e| ControllerError::Invalid(format!("cannot serialize the backup: {e}")))?;
     let held: &[BackupItem] = items.as_deref().unwrap_or_default();
-    let planned = decision::plan(pending, held);
+    let namespace = nab.metadata.namespace.clone().unwrap_or_default();
+    // Only items of the NAB's own namespace (and the cluster-scoped kinds an action lists)
+    // are ever sent: the tarball may be the tenant's forgery.
+    let planned = decision::plan(pending, held, &namespace);
     let name = nab.metadata.name.clone().unwrap_or_default();
     let mut conditions = nab
         .status
@@ -167,6 +170,16 @@ pub async fn execute(
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
     for action in planned {
+        if action.dropped.total() > 0 {
+            tracing::warn!(
+                nab = %format!("{namespace}/{name}"),
+                action = %action.name,
+                other_namespace = action.dropped.other_namespace,
+                unlisted_cluster_scoped = action.dropped.unlisted_cluster_scoped,
+                inconsistent = action.dropped.inconsistent,
+                "deletion action: items of the backup outside its namespace not sent"
+            );
+        }
         let outcome = match (&action.run, &items) {
             (Err(invalid), _) => ActionOutcome::Failed {
                 error: invalid.clone(),
@@ -328,7 +341,10 @@ async fn download_contents(
             )));
         }
     };
-    let bytes = match fetcher.fetch(&url).await {
+    let bytes = match fetcher
+        .fetch(&url, &context.fetch_scope(backup).await)
+        .await
+    {
         Ok(bytes) => bytes,
         Err(error) => return Ok(Download::Failed(error.to_string())),
     };
@@ -377,7 +393,7 @@ async fn call_action(
                 };
             }
         };
-        if let Err(error) = post(&client, &uri, bytes, target.timeout).await {
+        if let Err(error) = post(action, &client, &uri, bytes, target.timeout).await {
             return ActionOutcome::Failed {
                 error: format!("{}: {error}", decision::item_label(*item)),
             };
@@ -419,8 +435,10 @@ fn webhook_client(target: &WebhookTarget) -> Result<WebhookClient, String> {
     )
 }
 
-/// POSTs `body`; Ok on a 2xx answer within `timeout`, else why not.
+/// POSTs `body` for `action`; Ok on a 2xx answer within `timeout`, else why not — for another
+/// answer only its status code and a fixed text: the body goes to the controller's log.
 async fn post(
+    action: &str,
     client: &WebhookClient,
     uri: &http::Uri,
     body: Vec<u8>,
@@ -437,19 +455,21 @@ async fn post(
         if status.is_success() {
             return Ok(());
         }
-        // The answer's text helps the admin; it is cut, and a body that does not arrive is
-        // no reason to hide the status.
+        // The answer's text helps the admin, who reads the controller's log; the tenant is
+        // told the status only (the body may carry anything the webhook knows). A body that
+        // does not arrive is no reason to hide the status.
         let text = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
             .map(|collected| String::from_utf8_lossy(&collected.to_bytes()).into_owned())
             .unwrap_or_default();
-        let text = text.trim();
-        Err(if text.is_empty() {
-            format!("HTTP {}", status.as_u16())
-        } else {
-            format!("HTTP {}: {text}", status.as_u16())
-        })
+        tracing::warn!(
+            action = %action,
+            status = status.as_u16(),
+            answer = %decision::log_excerpt(&text),
+            "deletion action webhook refused an item"
+        );
+        Err(decision::answer_failure(status.as_u16()))
     };
     tokio::time::timeout(timeout, exchange)
         .await

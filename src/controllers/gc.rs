@@ -80,14 +80,15 @@ fn tenant_resource(kind: OriginKind) -> ApiResource {
 }
 
 /// Names of the Velero Backups GC keeps whatever their origin: those the sync recreates a NAB
-/// for, those of a live schedule (whose controller makes their child NABs), and every backup
+/// for or would with the admin's opt-in to cross-namespace recovery (a backup made by an
+/// earlier namespace of the same name), those of a live schedule (whose controller makes their child NABs), and every backup
 /// stored on a BSL of the shared backup pool (the pool controller's, see the module
 /// documentation).
 pub fn kept_backups(backups: &[Backup], view: &super::sync::SyncView) -> HashSet<String> {
     backups
         .iter()
         .filter(|b| {
-            super::sync::sync_origin(b, view).is_some()
+            super::sync::retained_origin(b, view).is_some()
                 || super::sync::owned_by_live_schedule(b, view)
                 || matches!(
                     super::sync::location_of(b, &view.locations),

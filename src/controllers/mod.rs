@@ -19,6 +19,7 @@ pub mod clock;
 pub mod deletion_action_decision;
 pub mod deletion_actions;
 pub mod events;
+pub mod fetch_scope;
 pub mod gc;
 pub mod health;
 pub mod leader;
@@ -142,6 +143,16 @@ impl Context {
             .read()
             .map_err(|_| ControllerError::Invalid("policy lock poisoned".into()))?;
         Ok(policy.for_namespace(&labels))
+    }
+
+    /// The UID of `namespace` now (`None` when it does not exist): recorded on the Velero
+    /// objects made for it, so a namespace re-created under the same name is told apart.
+    pub async fn namespace_uid(&self, namespace: &str) -> Result<Option<String>, ControllerError> {
+        Ok(Api::<Namespace>::all(self.client.clone())
+            .get_metadata_opt(namespace)
+            .await?
+            .and_then(|n| n.metadata.uid)
+            .filter(|uid| !uid.is_empty()))
     }
 
     /// Reads the admin policy now — the DataProtectionApplication's `spec.nonAdmin` and NAC's

@@ -260,11 +260,17 @@ async fn reconcile_step(
         }
         None => (None, None),
     };
-    let (verdict, storage_wait) = if velero_backup.is_none() && nab.spec.delete_backup != Some(true)
-    {
+    let creating = velero_backup.is_none() && nab.spec.delete_backup != Some(true);
+    let (verdict, storage_wait) = if creating {
         routed_to_pool(&context, &nab, verdict(&context, &nab).await?).await?
     } else {
         (Ok(BackupSpec::default()), None)
+    };
+    // Recorded on the Velero Backup about to be made (read only then).
+    let namespace_uid = if creating {
+        context.namespace_uid(&namespace).await?
+    } else {
+        None
     };
     let queue_position = velero_backup
         .as_ref()
@@ -293,6 +299,7 @@ async fn reconcile_step(
         ),
         deletion_actions: &deletion_actions,
         storage_wait,
+        namespace_uid: namespace_uid.as_deref(),
     };
     let step = nab_decision::decide(&observation);
     tracing::debug!(nab = %key(&nab), ?step, "reconcile step");

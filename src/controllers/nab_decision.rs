@@ -63,6 +63,10 @@ pub struct NabObservation<'a> {
     /// Why the backup waits for storage: set when it has no storage location of its own and
     /// the shared backup pool is configured but its namespace's entry is not ready (seed 001).
     pub storage_wait: Option<String>,
+    /// UID of the NAB's namespace (recorded on the Velero Backup it creates, so the backup
+    /// sync never adopts the backup into a namespace re-created under the same name); `None`
+    /// when it was not read.
+    pub namespace_uid: Option<&'a str>,
 }
 
 /// The one step to take next.
@@ -118,12 +122,14 @@ fn has_finalizer(nab: &NonAdminBackup) -> bool {
     status::has_finalizer(&nab.metadata, finalizers::NON_ADMIN_BACKUP)
 }
 
-/// The Velero Backup NAC creates for `nab` under `nacuuid`.
+/// The Velero Backup NAC creates for `nab` under `nacuuid`; `namespace_uid` (the UID of the
+/// NAB's namespace) is recorded next to the origin annotations.
 pub fn velero_backup_for(
     nab: &NonAdminBackup,
     nacuuid: &str,
     oadp_namespace: &str,
     spec: BackupSpec,
+    namespace_uid: Option<&str>,
 ) -> Backup {
     let mut backup = Backup::new(nacuuid, spec);
     backup.metadata.namespace = Some(oadp_namespace.to_string());
@@ -144,6 +150,12 @@ pub fn velero_backup_for(
         labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
         nab.metadata.namespace.clone().unwrap_or_default(),
     );
+    if let Some(uid) = namespace_uid.filter(|uid| !uid.is_empty()) {
+        a.insert(
+            labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION.to_string(),
+            uid.to_string(),
+        );
+    }
     backup.metadata.annotations = Some(a);
     backup
 }
@@ -344,6 +356,7 @@ pub fn decide(obs: &NabObservation<'_>) -> NabStep {
                     &id,
                     obs.oadp_namespace,
                     spec.clone(),
+                    obs.namespace_uid,
                 )));
             }
         }
@@ -565,6 +578,7 @@ mod tests {
             now: time(),
             deletion_actions: &[],
             storage_wait: None,
+            namespace_uid: Some("ns-uid-a"),
         }
     }
 
@@ -662,6 +676,8 @@ mod tests {
                 assert_eq!(l[labels::OADP], "True");
                 let a = b.metadata.annotations.unwrap();
                 assert_eq!(a[labels::NAB_ORIGIN_NAMESPACE_ANNOTATION], "team-a");
+                // The namespace's identity, not only its name, is recorded.
+                assert_eq!(a[labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION], "ns-uid-a");
                 assert_eq!(b.spec.included_namespaces, Some(vec!["team-a".to_string()]));
             }
             other => panic!("expected creation, got {other:?}"),

@@ -3,9 +3,14 @@
 //! Secret copy and Velero BSL (found by the NACUUID label in the OADP namespace), asks
 //! [`nabsl_decision::decide`] for the next step, and applies it.
 //!
-//! Secret rotation: a watch on Secrets is mapped back to the NABSLs that reference them through
-//! an in-memory reverse index (`(namespace, secret name)` → NABSL names) that each reconcile
-//! keeps current. Secret events are only mapped, never stored: no Secret content is cached.
+//! Secret rotation without reading Secrets the controller has no use for: NAC never lists or
+//! watches Secrets outside the OADP namespace (its ClusterRole grants only `get`). Each
+//! reconcile records, in an in-memory index, which tenant Secret a NABSL names (`(namespace,
+//! secret name)` → NABSL names) and the resourceVersion it read; every [`SECRET_POLL`] the
+//! controller GETs the metadata of just those Secrets, by name, and reconciles the NABSLs of
+//! any whose resourceVersion moved (rotated, deleted, created). NAC's own copies in the OADP
+//! namespace are watched there by NAC's label (a copy changed or removed is restored at once).
+//! No Secret content is cached: the index holds names and resourceVersions only.
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -30,12 +35,18 @@ const CREDENTIAL_FIELD: &str = "spec.backupStorageLocationSpec.credential";
 /// This controller's name in metrics.
 pub const CONTROLLER_NAME: &str = "nonadminbackupstoragelocation";
 const SOON: Duration = Duration::from_millis(20);
+/// How often the tenant Secrets NABSLs name are looked at (metadata only, by name) for a
+/// rotation.
+pub const SECRET_POLL: Duration = Duration::from_secs(10);
 
-/// `(namespace, Secret name)` → names of the NABSLs in that namespace whose credential it is.
+/// `(namespace, Secret name)` → names of the NABSLs in that namespace whose credential it is,
+/// and the resourceVersion of that Secret their last reconcile read.
 #[derive(Debug, Default)]
 pub struct SecretIndex {
     by_secret: HashMap<(String, String), BTreeSet<String>>,
     by_nabsl: HashMap<(String, String), String>,
+    /// resourceVersion read (`None`: the Secret did not exist), for Secrets in `by_secret`.
+    read: HashMap<(String, String), Option<String>>,
 }
 
 impl SecretIndex {
@@ -49,6 +60,7 @@ impl SecretIndex {
                 set.remove(name);
                 if set.is_empty() {
                     self.by_secret.remove(&old_key);
+                    self.read.remove(&old_key);
                 }
             }
         }
@@ -59,6 +71,24 @@ impl SecretIndex {
                 .or_default()
                 .insert(name.to_string());
         }
+    }
+
+    /// Records the resourceVersion of Secret `namespace/secret` a reconcile just read (`None`:
+    /// it does not exist), if a NABSL names it.
+    pub fn record_read(&mut self, namespace: &str, secret: &str, resource_version: Option<&str>) {
+        let key = (namespace.to_string(), secret.to_string());
+        if self.by_secret.contains_key(&key) {
+            self.read.insert(key, resource_version.map(str::to_string));
+        }
+    }
+
+    /// The Secrets to look at for rotations: `(namespace, secret, resourceVersion read)`, for
+    /// every named Secret a reconcile has read.
+    pub fn watched(&self) -> Vec<(String, String, Option<String>)> {
+        self.read
+            .iter()
+            .map(|((namespace, secret), read)| (namespace.clone(), secret.clone(), read.clone()))
+            .collect()
     }
 
     /// The NABSLs that reference Secret `namespace/secret`.
@@ -88,25 +118,60 @@ fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminBackupS
     Some(ObjectRef::new(name).within(namespace))
 }
 
-fn secret_refs(
-    secret: &Secret,
+/// Whether a Secret whose resourceVersion a reconcile read as `read` has changed since, now
+/// that it is `now` (`None`: absent): rotated, deleted, or created after all.
+pub fn secret_moved(read: Option<&str>, now: Option<&str>) -> bool {
+    read != now
+}
+
+/// One look at the Secrets NABSLs name: the NABSLs whose Secret moved since their reconcile
+/// read it. Metadata only, by name, in the NABSL's namespace.
+async fn moved_secrets(
+    client: &kube::Client,
     index: &SharedIndex,
-    oadp_namespace: &str,
 ) -> Vec<ObjectRef<NonAdminBackupStorageLocation>> {
-    let namespace = secret.metadata.namespace.as_deref().unwrap_or_default();
-    if namespace == oadp_namespace {
-        // A copy changed or vanished: restore it.
-        return origin_ref(&secret.metadata).into_iter().collect();
-    }
-    let name = secret.metadata.name.as_deref().unwrap_or_default();
-    let Ok(index) = index.read() else {
-        return Vec::new();
+    let watched = match index.read() {
+        Ok(index) => index.watched(),
+        Err(_) => return Vec::new(),
     };
-    index
-        .nabsls_of(namespace, name)
-        .into_iter()
-        .map(|n| ObjectRef::new(&n).within(namespace))
-        .collect()
+    let mut refs = Vec::new();
+    for (namespace, secret, read) in watched {
+        let api: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+        let now = match api.get_metadata_opt(&secret).await {
+            Ok(found) => found.and_then(|m| m.metadata.resource_version),
+            Err(error) => {
+                tracing::debug!(%namespace, %secret, %error, "cannot look at a NABSL's Secret");
+                continue;
+            }
+        };
+        if !secret_moved(read.as_deref(), now.as_deref()) {
+            continue;
+        }
+        let Ok(index) = index.read() else {
+            break;
+        };
+        refs.extend(
+            index
+                .nabsls_of(&namespace, &secret)
+                .into_iter()
+                .map(|n| ObjectRef::new(&n).within(&namespace)),
+        );
+    }
+    refs
+}
+
+/// Every `period`, the NABSLs whose named Secret moved (see [`moved_secrets`]).
+fn secret_rotations(
+    client: kube::Client,
+    index: SharedIndex,
+    period: Duration,
+) -> impl futures::Stream<Item = ObjectRef<NonAdminBackupStorageLocation>> {
+    futures::stream::unfold((client, index), move |(client, index)| async move {
+        tokio::time::sleep(period).await;
+        let refs = moved_secrets(&client, &index).await;
+        Some((futures::stream::iter(refs), (client, index)))
+    })
+    .flatten()
 }
 
 /// Runs the controller until the task is dropped.
@@ -117,22 +182,23 @@ pub async fn run(context: Arc<Context>) {
     let bsls: Api<BackupStorageLocation> = Api::namespaced(client.clone(), &context.oadp_namespace);
     let requests: Api<NonAdminBackupStorageLocationRequest> =
         Api::namespaced(client.clone(), &context.oadp_namespace);
-    // Secret events are mapped through the index, never stored.
-    let secrets: Api<Secret> = Api::all(client.clone());
+    // NAC's own Secret copies, in the OADP namespace only (a copy changed or vanished is
+    // restored); tenant Secrets are looked at by name on a timer, never listed or watched.
+    let copies: Api<Secret> = Api::namespaced(client.clone(), &context.oadp_namespace);
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    let mapper_index = index.clone();
-    let oadp_namespace = context.oadp_namespace.clone();
+    let rotations = secret_rotations(client.clone(), index.clone(), SECRET_POLL);
     Controller::new(nabsls, watcher::Config::default())
         .watches(bsls, ours.clone(), |b: BackupStorageLocation| {
             origin_ref(&b.metadata)
         })
-        .watches(requests, ours, |r: NonAdminBackupStorageLocationRequest| {
-            origin_ref(&r.metadata)
-        })
-        .watches(secrets, watcher::Config::default(), move |s: Secret| {
-            secret_refs(&s, &mapper_index, &oadp_namespace)
-        })
+        .watches(
+            requests,
+            ours.clone(),
+            |r: NonAdminBackupStorageLocationRequest| origin_ref(&r.metadata),
+        )
+        .watches(copies, ours, |s: Secret| origin_ref(&s.metadata))
+        .reconcile_on(rotations)
         .run(
             move |nabsl, context| {
                 let index = index.clone();
@@ -203,6 +269,8 @@ pub fn verdict(
     };
     let text = String::from_utf8_lossy(&value.0);
     crate::policy::check_bsl_credential(&text).map_err(|v| named(&v))?;
+    // The file as Velero reads it must hold static keys (AWS; issue 17).
+    crate::policy::bsl::check_static_credentials(spec, &text, policy).map_err(|v| named(&v))?;
     // A base64-wrapped file is checked too (some tools store the file encoded once more).
     if let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(text.trim()) {
         crate::policy::check_bsl_credential(&String::from_utf8_lossy(&decoded))
@@ -272,6 +340,16 @@ async fn reconcile_once(
         Some(s) if nabsl.metadata.deletion_timestamp.is_none() => tenant_secrets.get_opt(s).await?,
         _ => None,
     };
+    // What was read is what a rotation is told apart from.
+    if let (Some(index), Some(secret)) = (index, &secret_name)
+        && nabsl.metadata.deletion_timestamp.is_none()
+        && let Ok(mut index) = index.write()
+    {
+        let read = tenant_secret
+            .as_ref()
+            .and_then(|s| s.metadata.resource_version.as_deref());
+        index.record_read(&namespace, secret, read);
+    }
     let (request, copied_secret, velero_bsl) = match &nacuuid {
         Some(id) => {
             let selector =
@@ -450,4 +528,57 @@ async fn apply(
         NabslStep::RequeueAfter(d) => return Ok((Action::requeue(d), false)),
     };
     Ok((Action::requeue(SOON), took_effect))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_maps_named_secrets_to_their_nabsls_and_what_was_read() {
+        let mut index = SecretIndex::default();
+        index.set("team-a", "one", Some("creds"));
+        index.set("team-a", "two", Some("creds"));
+        index.set("team-b", "three", Some("creds"));
+        assert_eq!(index.nabsls_of("team-a", "creds"), ["one", "two"]);
+        assert_eq!(index.nabsls_of("team-b", "creds"), ["three"]);
+        // Nothing to look at before a reconcile read the Secret.
+        assert!(index.watched().is_empty());
+        index.record_read("team-a", "creds", Some("41"));
+        index.record_read("team-b", "creds", None);
+        // A Secret no NABSL names is never looked at.
+        index.record_read("team-c", "unrelated", Some("7"));
+        let mut watched = index.watched();
+        watched.sort();
+        assert_eq!(
+            watched,
+            [
+                ("team-a".into(), "creds".into(), Some("41".into())),
+                ("team-b".into(), "creds".into(), None),
+            ]
+        );
+        // A NABSL that names another Secret (or is gone) stops its old one being looked at
+        // once no NABSL names it.
+        index.set("team-b", "three", Some("other"));
+        index.set("team-a", "one", None);
+        assert_eq!(index.nabsls_of("team-a", "creds"), ["two"]);
+        let watched = index.watched();
+        assert_eq!(
+            watched,
+            [("team-a".into(), "creds".into(), Some("41".into()))]
+        );
+        index.set("team-a", "two", None);
+        assert!(index.watched().is_empty());
+        assert!(index.nabsls_of("team-a", "creds").is_empty());
+    }
+
+    #[test]
+    fn a_secret_moved_when_its_resource_version_did() {
+        assert!(!secret_moved(Some("41"), Some("41")));
+        assert!(secret_moved(Some("41"), Some("42")), "rotated");
+        assert!(secret_moved(Some("41"), None), "deleted");
+        assert!(secret_moved(None, Some("1")), "created after the NABSL");
+        assert!(!secret_moved(None, None));
+    }
 }

@@ -141,6 +141,12 @@ async fn reconcile_once(
     } else {
         (Ok(BackupSpec::default()), None)
     };
+    // Recorded on the scheduled backups being labelled (read only when there are some).
+    let namespace_uid = if velero_backups.is_empty() || nas.metadata.deletion_timestamp.is_some() {
+        None
+    } else {
+        context.namespace_uid(&namespace).await?
+    };
     let observation = NasObservation {
         nas: &nas,
         velero_schedule: velero_schedule.as_ref(),
@@ -153,6 +159,7 @@ async fn reconcile_once(
             k8s_openapi::jiff::Timestamp::now(),
         ),
         storage_wait,
+        namespace_uid: namespace_uid.as_deref(),
     };
     let step = nas_decision::decide(&observation);
     tracing::debug!(nas = %key(&nas), ?step, "reconcile step");

@@ -76,6 +76,10 @@ pub struct NasObservation<'a> {
     /// Why the schedule waits for its namespace's place in the shared backup pool, if it does
     /// (the verdict's template is then not routed yet).
     pub storage_wait: Option<String>,
+    /// UID of the NAS's namespace, recorded on the scheduled Velero Backups next to their
+    /// origin (the backup sync adopts a backup only into the namespace with that UID); `None`
+    /// when it was not read.
+    pub namespace_uid: Option<&'a str>,
 }
 
 /// The one step to take next.
@@ -298,8 +302,18 @@ fn backup_labels(nacuuid: &str, child_id: &str) -> BTreeMap<String, String> {
     l
 }
 
-fn backup_annotations(nas: &NonAdminSchedule, child: &str) -> BTreeMap<String, String> {
+fn backup_annotations(
+    nas: &NonAdminSchedule,
+    child: &str,
+    namespace_uid: Option<&str>,
+) -> BTreeMap<String, String> {
     let mut a = nas_annotations(nas);
+    if let Some(uid) = namespace_uid.filter(|uid| !uid.is_empty()) {
+        a.insert(
+            labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION.to_string(),
+            uid.to_string(),
+        );
+    }
     a.insert(
         labels::NAB_ORIGIN_NAME_ANNOTATION.to_string(),
         child.to_string(),
@@ -323,7 +337,7 @@ fn backup_step(obs: &NasObservation<'_>, nacuuid: &str, backup: &Backup) -> Opti
     let child = child_name(nas, nacuuid, &vb_name);
     let child_id = child_nacuuid(nas, nacuuid, backup)?;
     let want_labels = backup_labels(nacuuid, &child_id);
-    let want_annotations = backup_annotations(nas, &child);
+    let want_annotations = backup_annotations(nas, &child, obs.namespace_uid);
     if missing(backup.metadata.labels.as_ref(), &want_labels)
         || missing(backup.metadata.annotations.as_ref(), &want_annotations)
     {
@@ -789,8 +803,11 @@ mod tests {
             fresh_uuid: Uuid::nil(),
             now: time(0),
             storage_wait: None,
+            namespace_uid: Some(NS_UID),
         }
     }
+
+    const NS_UID: &str = "aaaaaaaa-1111-2222-3333-444444444444";
 
     fn status_of(step: NasStep) -> NonAdminScheduleStatus {
         match step {
@@ -827,7 +844,7 @@ mod tests {
             .get_or_insert_with(BTreeMap::new)
             .extend(backup_labels(ID, &id));
         let a = b.metadata.annotations.get_or_insert_with(BTreeMap::new);
-        a.extend(backup_annotations(n, &child));
+        a.extend(backup_annotations(n, &child, Some(NS_UID)));
         a.insert(CHILD_CREATED_ANNOTATION.into(), child);
         b
     }
@@ -1038,6 +1055,11 @@ mod tests {
             "hourly-20270101000000"
         );
         assert_eq!(annotations[labels::NAS_ORIGIN_NAME_ANNOTATION], "hourly");
+        // The namespace's identity goes with the origin, for the backup sync.
+        assert_eq!(
+            annotations[labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION],
+            NS_UID
+        );
 
         let mut labelled = raw.clone();
         labelled.metadata.labels.as_mut().unwrap().extend(l);

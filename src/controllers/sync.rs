@@ -9,6 +9,16 @@
 //! are never planted there), or on the BSL of a shared backup pool entry (seed 001) made for
 //! **the origin namespace with the UID it has now** (a re-created namespace never inherits the
 //! old one's backups, and an entry's prefix never feeds another namespace).
+//!
+//! Whatever the location, the namespace must also be the one the backup was made for: the NAB
+//! and NAS controllers record the origin namespace's UID on every Velero Backup
+//! ([`labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION`]), and a backup is adopted only into the
+//! namespace that has that UID now. A namespace deleted and re-created under the same name
+//! (on OpenShift, anyone who may create projects can claim a deleted project's name) gets
+//! none of its predecessor's backups; nor do backups that record no UID (made before NAC
+//! recorded it, or planted without it). An admin who wants such backups recovered into the
+//! namespace of the same name opts in with `allowCrossNamespaceRecovery: true` in NAC's policy
+//! ConfigMap ([`SyncView::cross_namespace_recovery`]).
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -151,6 +161,37 @@ pub struct SyncView {
     /// Existing NonAdminSchedules as (namespace, name): their backups' child NABs are the
     /// schedule controller's to make.
     pub schedules: HashSet<(String, String)>,
+    /// The admin's opt-in to cross-namespace recovery (`allowCrossNamespaceRecovery`): backups
+    /// whose recorded namespace UID is missing or another one's are adopted into the
+    /// namespace of the recorded name anyway.
+    pub cross_namespace_recovery: bool,
+}
+
+/// What a backup records about the identity of its origin namespace, compared with the
+/// namespace of that name now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordedIdentity {
+    /// It recorded the UID the namespace has now.
+    Same,
+    /// It recorded no UID.
+    Unrecorded,
+    /// It recorded another UID: another namespace of the same name made it.
+    Other,
+}
+
+/// How the namespace UID `backup` recorded compares with `live_uid`.
+pub fn recorded_identity(backup: &Backup, live_uid: &str) -> RecordedIdentity {
+    match backup
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION))
+        .filter(|recorded| !recorded.is_empty())
+    {
+        None => RecordedIdentity::Unrecorded,
+        Some(recorded) if !live_uid.is_empty() && recorded == live_uid => RecordedIdentity::Same,
+        Some(_) => RecordedIdentity::Other,
+    }
 }
 
 /// Whether `backup` was made by a NonAdminSchedule that still exists.
@@ -163,6 +204,19 @@ pub fn owned_by_live_schedule(backup: &Backup, view: &SyncView) -> bool {
 
 /// The origin of `backup` if the sync may recreate its NAB (ignoring whether it exists).
 pub fn sync_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
+    origin_if(backup, view, !view.cross_namespace_recovery)
+}
+
+/// The origin of `backup` if the sync would recreate its NAB once the admin opted in to
+/// cross-namespace recovery — what garbage collection keeps: a backup a re-created namespace
+/// does not get is still its predecessor's, recoverable by the admin (and deleting the Velero
+/// Backup would not delete its data; Velero would only sync it back).
+pub fn retained_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
+    origin_if(backup, view, false)
+}
+
+/// [`sync_origin`], comparing the recorded namespace UID only when `compare_identity`.
+fn origin_if(backup: &Backup, view: &SyncView, compare_identity: bool) -> Option<Origin> {
     if backup.metadata.deletion_timestamp.is_some() {
         return None;
     }
@@ -178,19 +232,33 @@ pub fn sync_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
     if !finished || owned_by_live_schedule(backup, view) {
         return None;
     }
+    // The namespace of that name now must be the one the backup was made for, unless the
+    // admin opted in to recovering backups across namespaces of the same name.
+    let identity = match recorded_identity(backup, live_uid) {
+        _ if !compare_identity => RecordedIdentity::Same,
+        identity => identity,
+    };
     match location_of(backup, &view.locations) {
-        Location::Default => Some(origin),
+        Location::Default if identity == RecordedIdentity::Same => Some(origin),
         Location::Tenant { namespace, name }
-            if namespace == origin.namespace
+            if identity == RecordedIdentity::Same
+                && namespace == origin.namespace
                 && view.nabsls.contains(&(namespace.clone(), name.clone())) =>
         {
             Some(origin)
         }
-        // The namespace that exists now must be the entry's: same name and same UID.
+        // The namespace that exists now must be the entry's: same name and same UID (which
+        // proves the identity of a backup that recorded none; one that recorded another UID is
+        // still refused).
         Location::Pool {
             namespace,
             namespace_uid,
-        } if namespace == origin.namespace && uid_matches(&namespace_uid, live_uid) => Some(origin),
+        } if identity != RecordedIdentity::Other
+            && namespace == origin.namespace
+            && uid_matches(&namespace_uid, live_uid) =>
+        {
+            Some(origin)
+        }
         _ => None,
     }
 }
@@ -341,9 +409,23 @@ pub async fn nac_backups(context: &Context) -> Result<Vec<Backup>, ControllerErr
 /// One pass: recreates every missing NAB. Returns the (namespace, name) of the NABs created.
 pub async fn sync_once(context: &Context) -> Result<Vec<(String, String)>, ControllerError> {
     let backups = nac_backups(context).await?;
-    let view = observe(context, &backups).await?;
+    sync_backups(context, &backups).await
+}
+
+/// One pass over `backups` only (NAC's Velero Backups, as [`nac_backups`] lists them):
+/// recreates their missing NABs, with the admin's policy as loaded in `context`.
+pub async fn sync_backups(
+    context: &Context,
+    backups: &[Backup],
+) -> Result<Vec<(String, String)>, ControllerError> {
+    let mut view = observe(context, backups).await?;
+    view.cross_namespace_recovery = context
+        .policy
+        .read()
+        .map(|p| p.settings().allow_cross_namespace_recovery)
+        .unwrap_or(false);
     let mut created = Vec::new();
-    for synced in plan(&backups, &view, &context.oadp_namespace) {
+    for synced in plan(backups, &view, &context.oadp_namespace) {
         if create(context, &synced).await? {
             created.push((synced.origin.namespace.clone(), synced.origin.name.clone()));
         }
@@ -445,7 +527,30 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A NAC-made backup of `ns`, recording the UID `ns` has in [`view`].
     fn backup(ns: &str, name: &str, uuid: &str, location: Option<&str>, phase: &str) -> Backup {
+        let uid = match ns {
+            "team-a" => UID_A,
+            "team-b" => UID_B,
+            _ => "dddddddd-1111-2222-3333-444444444444",
+        };
+        recording(unrecorded(ns, name, uuid, location, phase), uid)
+    }
+
+    fn recording(mut backup: Backup, uid: &str) -> Backup {
+        backup
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(
+                labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION.to_string(),
+                uid.to_string(),
+            );
+        backup
+    }
+
+    /// As NAC made backups before it recorded the namespace's UID.
+    fn unrecorded(ns: &str, name: &str, uuid: &str, location: Option<&str>, phase: &str) -> Backup {
         serde_json::from_value(json!({
             "apiVersion": "velero.io/v1", "kind": "Backup",
             "metadata": {"name": uuid, "namespace": "openshift-adp",
@@ -471,6 +576,7 @@ mod tests {
             nabsls: [("team-a".to_string(), "bucket".to_string())].into(),
             nabs: HashMap::new(),
             schedules: HashSet::new(),
+            cross_namespace_recovery: false,
             locations: [
                 ("default".to_string(), Location::Default),
                 (
@@ -665,6 +771,85 @@ mod tests {
         v.locations = classify_locations(&[bsl], &[]);
         let b = backup("team-a", "one", "u1", Some(&on_a), "Completed");
         assert!(plan(&[b], &v, "openshift-adp").is_empty());
+    }
+
+    #[test]
+    fn a_recreated_namespace_gets_none_of_its_predecessors_backups() {
+        const UID_NEW: &str = "eeeeeeee-1111-2222-3333-444444444444";
+        let backups = vec![
+            backup("team-a", "one", "u1", None, "Completed"),
+            backup("team-a", "two", "u2", Some("team-a-bsl"), "Completed"),
+        ];
+        assert_eq!(plan(&backups, &view(), "openshift-adp").len(), 2);
+        // team-a deleted and created again under the same name (a new owner, a new UID).
+        let mut v = view();
+        v.namespaces.insert("team-a".into(), UID_NEW.into());
+        assert!(sync_origin(&backups[0], &v).is_none());
+        assert!(plan(&backups, &v, "openshift-adp").is_empty());
+        // GC still keeps them: the admin may recover them (and deleting the Velero Backup
+        // would not delete its data).
+        assert!(retained_origin(&backups[0], &v).is_some());
+        // Unless the admin opts in to cross-namespace recovery.
+        v.cross_namespace_recovery = true;
+        let names: Vec<_> = plan(&backups, &v, "openshift-adp")
+            .into_iter()
+            .map(|p| p.origin.name)
+            .collect();
+        assert_eq!(names, ["one", "two"]);
+    }
+
+    #[test]
+    fn backups_that_record_no_namespace_uid_need_the_opt_in() {
+        let old = unrecorded("team-a", "old", "u1", None, "Completed");
+        let own_bucket = unrecorded("team-a", "bucket", "u2", Some("team-a-bsl"), "Completed");
+        let empty = recording(unrecorded("team-a", "empty", "u3", None, "Completed"), "");
+        let mut v = view();
+        for b in [&old, &own_bucket, &empty] {
+            assert!(sync_origin(b, &v).is_none(), "{:?}", b.metadata.annotations);
+        }
+        v.cross_namespace_recovery = true;
+        for b in [&old, &own_bucket, &empty] {
+            assert!(sync_origin(b, &v).is_some(), "{:?}", b.metadata.annotations);
+        }
+        assert_eq!(
+            recorded_identity(&backup("team-a", "x", "u", None, "Completed"), UID_A),
+            RecordedIdentity::Same
+        );
+        assert_eq!(recorded_identity(&old, UID_A), RecordedIdentity::Unrecorded);
+        assert_eq!(
+            recorded_identity(&backup("team-b", "x", "u", None, "Completed"), UID_A),
+            RecordedIdentity::Other
+        );
+        // A live namespace without a UID never matches a recorded one.
+        assert_eq!(
+            recorded_identity(&recording(old.clone(), ""), ""),
+            RecordedIdentity::Unrecorded
+        );
+    }
+
+    #[test]
+    fn pool_backups_are_proven_by_their_entry_but_never_against_a_recorded_uid() {
+        let (entry_a, bsl_a) = pool_entry("team-a", UID_A);
+        let on_a = bsl_a.metadata.name.clone().unwrap();
+        let mut v = view();
+        v.locations = classify_locations(&[bsl_a], &[entry_a]);
+        // Made before NAC recorded UIDs: the entry's UID is the proof, as before.
+        let old = unrecorded("team-a", "old", "u1", Some(&on_a), "Completed");
+        assert!(sync_origin(&old, &v).is_some());
+        // Recording another namespace's UID: refused even on the entry of the right UID.
+        let other = recording(
+            unrecorded("team-a", "other", "u2", Some(&on_a), "Completed"),
+            UID_B,
+        );
+        assert!(sync_origin(&other, &v).is_none());
+        // The opt-in stops comparing recorded UIDs, never the entry's own check.
+        v.cross_namespace_recovery = true;
+        assert!(sync_origin(&other, &v).is_some());
+        v.namespaces.insert(
+            "team-a".into(),
+            "ffffffff-1111-2222-3333-444444444444".into(),
+        );
+        assert!(sync_origin(&old, &v).is_none());
     }
 
     #[test]

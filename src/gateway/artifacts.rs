@@ -18,6 +18,12 @@ impl From<FetchError> for GatewayError {
             | FetchError::Timeout
             | FetchError::Transport
             | FetchError::Status(_) => "object storage did not serve the artifact",
+            FetchError::OutsideLocation | FetchError::AddressRefused => {
+                "NAC does not download from this storage location's endpoint (the administrator's storageEndpoints policy)"
+            }
+            FetchError::Redirect(_) => {
+                "object storage answered with a redirect, which NAC does not follow"
+            }
         };
         GatewayError::ArtifactUnavailable(reason.into())
     }

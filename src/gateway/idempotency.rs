@@ -2,7 +2,10 @@
 //! the same body gets the stored answer; a repeat with another body is refused (422); a repeat
 //! while the first is still running is refused (409). Keys are per caller and per path and are
 //! kept in the history store, so every gateway replica gives the same answer; when the store
-//! cannot be reached the request is refused (503) rather than run unprotected.
+//! cannot be reached the request is refused (503) rather than run unprotected. An answer is
+//! bound to the UID of the namespace it was given in: in a namespace deleted and created again
+//! under the same name (where a service account has the same user name) the predecessor's
+//! answer is never replayed — the key runs anew.
 
 use std::time::Duration;
 
@@ -47,6 +50,7 @@ pub struct IdempotencyTicket {
     caller: String,
     path: String,
     key: String,
+    namespace_uid: String,
 }
 
 /// Idempotency-Key records, kept in the history store.
@@ -102,21 +106,29 @@ impl IdempotencyStore {
         }
     }
 
-    /// Checks `key` for `caller` on `path` with `fingerprint` (what the key stands for: the
-    /// query and the body).
+    /// Checks `key` for `caller` on `path` in the namespace whose UID is `namespace_uid`
+    /// (empty when it does not exist) with `fingerprint` (what the key stands for: the query
+    /// and the body).
     pub async fn begin(
         &self,
         caller: &str,
         path: &str,
         key: &str,
+        namespace_uid: &str,
         fingerprint: &[u8],
     ) -> Result<Begin, GatewayError> {
         check_key(key)?;
         let digest: [u8; 32] = Sha256::digest(fingerprint).into();
         let state = tokio::time::timeout(
             STORE_TIMEOUT,
-            self.history
-                .idempotency_begin(caller, path, key, &digest, millis(self.in_flight_ttl)),
+            self.history.idempotency_begin(
+                caller,
+                path,
+                key,
+                namespace_uid,
+                &digest,
+                millis(self.in_flight_ttl),
+            ),
         )
         .await
         .map_err(|_| unavailable(None))?
@@ -126,6 +138,7 @@ impl IdempotencyStore {
                 caller: caller.to_string(),
                 path: path.to_string(),
                 key: key.to_string(),
+                namespace_uid: namespace_uid.to_string(),
             })),
             IdempotencyState::InFlight => Err(GatewayError::IdempotencyKeyInFlight),
             IdempotencyState::Mismatch => Err(GatewayError::IdempotencyKeyReused),
@@ -156,6 +169,7 @@ impl IdempotencyStore {
                 &ticket.caller,
                 &ticket.path,
                 &ticket.key,
+                &ticket.namespace_uid,
                 answer,
                 millis(self.ttl),
             ),
@@ -174,8 +188,12 @@ impl IdempotencyStore {
     pub async fn abandon(&self, ticket: IdempotencyTicket) {
         let released = tokio::time::timeout(
             STORE_TIMEOUT,
-            self.history
-                .idempotency_abandon(&ticket.caller, &ticket.path, &ticket.key),
+            self.history.idempotency_abandon(
+                &ticket.caller,
+                &ticket.path,
+                &ticket.key,
+                &ticket.namespace_uid,
+            ),
         )
         .await;
         match released {
@@ -192,6 +210,9 @@ impl IdempotencyStore {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// The UID of the namespace the keys are used in.
+    const NS: &str = "4f1c0de5-0000-4000-8000-000000000001";
 
     async fn sqlite() -> (SharedHistory, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
@@ -212,41 +233,85 @@ mod tests {
     async fn same_key_same_body_replays_other_body_is_refused() {
         let (history, _dir) = sqlite().await;
         let store = IdempotencyStore::new(history, Duration::from_secs(60));
-        let Begin::Run(ticket) = store.begin("alice", "/p", "k1", b"body").await.unwrap() else {
+        let Begin::Run(ticket) = store.begin("alice", "/p", "k1", NS, b"body").await.unwrap()
+        else {
             panic!("first request must run");
         };
         assert_eq!(
-            store.begin("alice", "/p", "k1", b"body").await.unwrap_err(),
+            store
+                .begin("alice", "/p", "k1", NS, b"body")
+                .await
+                .unwrap_err(),
             GatewayError::IdempotencyKeyInFlight
         );
         assert_eq!(
             store
-                .begin("alice", "/p", "k1", b"other")
+                .begin("alice", "/p", "k1", NS, b"other")
                 .await
                 .unwrap_err(),
             GatewayError::IdempotencyKeyReused
         );
         store.finish(ticket, response(201)).await;
-        match store.begin("alice", "/p", "k1", b"body").await.unwrap() {
+        match store.begin("alice", "/p", "k1", NS, b"body").await.unwrap() {
             Begin::Replay(stored) => assert_eq!(stored, response(201)),
             Begin::Run(_) => panic!("must replay"),
         }
         assert_eq!(
             store
-                .begin("alice", "/p", "k1", b"other")
+                .begin("alice", "/p", "k1", NS, b"other")
                 .await
                 .unwrap_err(),
             GatewayError::IdempotencyKeyReused
         );
         // Keys are per caller and per path.
         assert!(matches!(
-            store.begin("bob", "/p", "k1", b"other").await.unwrap(),
+            store.begin("bob", "/p", "k1", NS, b"other").await.unwrap(),
             Begin::Run(_)
         ));
         assert!(matches!(
-            store.begin("alice", "/q", "k1", b"other").await.unwrap(),
+            store
+                .begin("alice", "/q", "k1", NS, b"other")
+                .await
+                .unwrap(),
             Begin::Run(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_namespace_created_again_never_gets_its_predecessors_answer() {
+        let (history, _dir) = sqlite().await;
+        let store = IdempotencyStore::new(history, Duration::from_secs(60));
+        let reborn = "4f1c0de5-0000-4000-8000-000000000002";
+        let Begin::Run(ticket) = store.begin("ci", "/p", "k", NS, b"x").await.unwrap() else {
+            panic!("first request must run");
+        };
+        store.finish(ticket, response(201)).await;
+        // Same caller, path, key and body in the namespace of the same name, another UID: a
+        // new request, not a replay (nor a mismatch for another body).
+        let Begin::Run(again) = store.begin("ci", "/p", "k", reborn, b"x").await.unwrap() else {
+            panic!("the predecessor's answer must not be replayed");
+        };
+        store.finish(again, response(200)).await;
+        match store.begin("ci", "/p", "k", reborn, b"x").await.unwrap() {
+            Begin::Replay(stored) => assert_eq!(stored, response(200)),
+            Begin::Run(_) => panic!("must replay in its own namespace"),
+        }
+        // A predecessor's request still running when the name is claimed again: its late
+        // answer does not land on the new namespace's claim.
+        let Begin::Run(late) = store.begin("ci", "/p", "k2", NS, b"x").await.unwrap() else {
+            panic!("first request must run");
+        };
+        let Begin::Run(_claim) = store.begin("ci", "/p", "k2", reborn, b"x").await.unwrap() else {
+            panic!("the predecessor's claim is not this namespace's");
+        };
+        store.finish(late, response(201)).await;
+        assert_eq!(
+            store
+                .begin("ci", "/p", "k2", reborn, b"x")
+                .await
+                .unwrap_err(),
+            GatewayError::IdempotencyKeyInFlight
+        );
     }
 
     #[tokio::test]
@@ -254,16 +319,16 @@ mod tests {
         let (history, _dir) = sqlite().await;
         let a = IdempotencyStore::new(history.clone(), Duration::from_secs(60));
         let b = IdempotencyStore::new(history, Duration::from_secs(60));
-        let Begin::Run(ticket) = a.begin("alice", "/p", "k", b"x").await.unwrap() else {
+        let Begin::Run(ticket) = a.begin("alice", "/p", "k", NS, b"x").await.unwrap() else {
             panic!("first request must run");
         };
         assert_eq!(
-            b.begin("alice", "/p", "k", b"x").await.unwrap_err(),
+            b.begin("alice", "/p", "k", NS, b"x").await.unwrap_err(),
             GatewayError::IdempotencyKeyInFlight
         );
         a.finish(ticket, response(200)).await;
         assert!(matches!(
-            b.begin("alice", "/p", "k", b"x").await.unwrap(),
+            b.begin("alice", "/p", "k", NS, b"x").await.unwrap(),
             Begin::Replay(_)
         ));
     }
@@ -272,16 +337,16 @@ mod tests {
     async fn server_errors_and_abandoned_requests_free_the_key() {
         let (history, _dir) = sqlite().await;
         let store = IdempotencyStore::new(history, Duration::from_secs(60));
-        let Begin::Run(ticket) = store.begin("a", "/p", "k", b"x").await.unwrap() else {
+        let Begin::Run(ticket) = store.begin("a", "/p", "k", NS, b"x").await.unwrap() else {
             panic!()
         };
         store.finish(ticket, response(502)).await;
-        let Begin::Run(ticket) = store.begin("a", "/p", "k", b"x").await.unwrap() else {
+        let Begin::Run(ticket) = store.begin("a", "/p", "k", NS, b"x").await.unwrap() else {
             panic!("a 5xx answer must not be replayed")
         };
         store.abandon(ticket).await;
         assert!(matches!(
-            store.begin("a", "/p", "k", b"x").await.unwrap(),
+            store.begin("a", "/p", "k", NS, b"x").await.unwrap(),
             Begin::Run(_)
         ));
     }
@@ -293,7 +358,7 @@ mod tests {
         for key in ["", "ключ", &"k".repeat(MAX_KEY_LENGTH + 1), "a\nb"] {
             assert_eq!(
                 store
-                    .begin("a", "/p", key, b"")
+                    .begin("a", "/p", key, NS, b"")
                     .await
                     .unwrap_err()
                     .status_code(),

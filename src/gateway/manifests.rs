@@ -28,7 +28,7 @@ use crate::gateway::live::{self, DiscoveryCache, Read, ServedResource};
 use crate::gateway::operations::store_error;
 use crate::gateway::resources::TenantResource;
 use crate::gateway::selector::LabelSelector;
-use crate::gateway::service::GatewayService;
+use crate::gateway::service::{ArtifactKind, GatewayService};
 use crate::gateway::store::present;
 use crate::history::StoredManifest;
 use crate::manifest::build::manifest_of_items;
@@ -36,13 +36,19 @@ use crate::manifest::collect::{CollectPlan, DiscoveredResource, ListOutcome, Unr
 use crate::manifest::diff::{ManifestDiff, diff_manifests};
 use crate::manifest::export::{ManifestBackup, ManifestDocument, decode_compact};
 use crate::manifest::graph::{OwnerGraph, OwnerGraphView};
-use crate::manifest::item::{ItemIdentity, KindCount, MANIFEST_API_VERSION, ManifestItem};
+use crate::manifest::item::{
+    ItemIdentity, KindCount, MANIFEST_API_VERSION, Manifest, ManifestItem,
+};
 use crate::manifest::overlap::{IdentitySet, OperationOverlap, RunningOperation, overlaps};
 use crate::manifest::preview::{
     LiveObjects, PreviewCounts, PreviewEntry, RestorePlan, preview_restore,
 };
 use crate::manifest::selection::{ApiResourceInfo, BackupSelection, RestoreSelection};
 use crate::manifest::tarball::{BackupItem, read_backup_tarball};
+use crate::manifest::visibility::{
+    BackedUpItem, HiddenItems, Readable, log_checks, read_checks, readable_log,
+    readable_resource_list, resource_list_checks,
+};
 use crate::policy::backup::build_velero_backup_spec;
 use crate::policy::restore::build_velero_restore_spec;
 
@@ -104,6 +110,10 @@ pub struct ContentsPage {
     /// Token of the next page, when there is one.
     #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
     pub continue_token: Option<String>,
+    /// Items of the backup the caller may not list, counted (`counts` and `total` leave them
+    /// out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenItems>,
 }
 
 /// The changes from one backup to another.
@@ -117,6 +127,9 @@ pub struct BackupDiff {
     /// Added, removed and changed items.
     #[serde(flatten)]
     pub diff: ManifestDiff,
+    /// Added, removed or changed items the caller may not list, counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenItems>,
 }
 
 /// What a backup would take, before anything runs (`POST …/backups?dryRun=true`).
@@ -142,6 +155,9 @@ pub struct BackupDryRun {
     /// Running operations of this namespace sharing items with this backup: it would wait on
     /// them.
     pub overlaps: Vec<OperationOverlap>,
+    /// Items the caller may not list, counted (`counts` and `items` leave them out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenItems>,
 }
 
 /// What a restore would do, before anything runs (`POST …/restores?dryRun=true`).
@@ -163,6 +179,10 @@ pub struct RestorePreviewView {
     pub counts: PreviewCounts,
     /// Running operations of this namespace sharing items with this restore.
     pub overlaps: Vec<OperationOverlap>,
+    /// Backed-up items the caller may not list, counted (`entries` leaves them out; `counts`
+    /// include them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenItems>,
 }
 
 /// Whether a created backup or restore is waiting on running operations of its namespace
@@ -386,6 +406,7 @@ pub fn contents_page(
         matched,
         items,
         continue_token,
+        hidden: document.hidden.clone(),
     })
 }
 
@@ -480,14 +501,20 @@ fn is_running_restore(restore: &NonAdminRestore) -> bool {
 }
 
 impl GatewayService {
+    /// The stored manifest of backup `name` of `namespace` as it is now (asked only once the
+    /// caller may get the backup): a namespace created again under the same name has another
+    /// UID and reads none of its predecessor's manifests.
     async fn stored_manifest(
         &self,
         namespace: &str,
         name: &str,
     ) -> Result<Arc<ManifestDocument>, GatewayError> {
+        let Some(tenant) = self.current_tenant(namespace)? else {
+            return Err(self.missing_manifest(namespace, name));
+        };
         let stored = tokio::time::timeout(
             STORE_TIMEOUT,
-            self.history().manifest_by_name(namespace, name),
+            self.history().manifest_by_name(&tenant, name),
         )
         .await
         .map_err(|_| {
@@ -569,7 +596,105 @@ impl GatewayService {
             Some(name),
         )
         .await?;
-        self.stored_manifest(namespace, name).await
+        let document = self.stored_manifest(namespace, name).await?;
+        self.readable_document(caller, document).await
+    }
+
+    /// What `caller` may read of `items`: one review per distinct resource and namespace.
+    async fn readable_by<'a, T: BackedUpItem + 'a>(
+        &self,
+        caller: &Caller,
+        items: impl IntoIterator<Item = &'a T>,
+    ) -> Result<Readable, GatewayError> {
+        self.authorizer()
+            .readable(caller.identity(), read_checks(items))
+            .await
+    }
+
+    /// `document` as `caller` may read it: items of resources they may not list are left
+    /// out and counted in `hidden` (the stored document itself when nothing is hidden).
+    async fn readable_document(
+        &self,
+        caller: &Caller,
+        document: Arc<ManifestDocument>,
+    ) -> Result<Arc<ManifestDocument>, GatewayError> {
+        let readable = self.readable_by(caller, &document.items).await?;
+        if document.items.iter().all(|item| readable.may_read(item)) {
+            return Ok(document);
+        }
+        let (items, hidden) = readable.split(document.items.clone());
+        let visible = Manifest::from_items(items);
+        Ok(Arc::new(ManifestDocument {
+            api_version: document.api_version.clone(),
+            kind: document.kind.clone(),
+            format_version: document.format_version,
+            backup: document.backup.clone(),
+            counts: visible.counts_by_kind(),
+            items: visible.into_items(),
+            hidden,
+        }))
+    }
+
+    /// An artifact of a backup or restore as `caller` may read it: log lines and resource-list
+    /// entries about items they may not list are left out, as in manifests (a create-only CI
+    /// account reads its backup's log, but not the names of the Secrets it took).
+    pub(crate) async fn readable_artifact(
+        &self,
+        caller: &Caller,
+        artifact: ArtifactKind,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>, GatewayError> {
+        match artifact {
+            ArtifactKind::Log => {
+                let text = String::from_utf8_lossy(&bytes);
+                let readable = self
+                    .authorizer()
+                    .readable(caller.identity(), log_checks(&text))
+                    .await?;
+                Ok(readable_log(&text, &readable).into_bytes())
+            }
+            ArtifactKind::ResourceList => {
+                let Ok(Value::Object(list)) = serde_json::from_slice::<Value>(&bytes) else {
+                    // Not Velero's shape: nothing in it can be checked, so nothing is shown.
+                    return Ok(b"{}".to_vec());
+                };
+                let client = self.user_client(caller)?;
+                let served = self
+                    .manifest_state()
+                    .discovery
+                    .served(&client)
+                    .await
+                    .map_err(upstream)?;
+                let plural_of = |group: &str, kind: &str| {
+                    served
+                        .iter()
+                        .map(|resource| &resource.discovered.info)
+                        .find(|info| info.group == group && info.kind == kind)
+                        .map(|info| info.plural.clone())
+                };
+                let readable = self
+                    .authorizer()
+                    .readable(caller.identity(), resource_list_checks(&list, &plural_of))
+                    .await?;
+                serde_json::to_vec(&Value::Object(readable_resource_list(
+                    &list, &plural_of, &readable,
+                )))
+                .map_err(|_| GatewayError::Upstream)
+            }
+            ArtifactKind::Results => Ok(bytes),
+        }
+    }
+
+    /// `overlaps` as `caller` may read them: shared objects they may not list are not named.
+    async fn readable_overlaps(
+        &self,
+        caller: &Caller,
+        overlaps: Vec<OperationOverlap>,
+    ) -> Result<Vec<OperationOverlap>, GatewayError> {
+        let readable = self
+            .readable_by(caller, overlaps.iter().flat_map(|overlap| &overlap.items))
+            .await?;
+        Ok(readable.overlaps(overlaps))
     }
 
     /// One page of backup `name`'s contents.
@@ -623,11 +748,15 @@ impl GatewayService {
         .await?;
         let to = self.stored_manifest(namespace, name).await?;
         let from = self.stored_manifest(namespace, against).await?;
-        let diff = diff_manifests(&from.manifest(), &to.manifest());
+        let readable = self
+            .readable_by(caller, from.items.iter().chain(&to.items))
+            .await?;
+        let (diff, hidden) = readable.diff(diff_manifests(&from.manifest(), &to.manifest()));
         Ok(BackupDiff {
             from: from.backup.clone(),
             to: to.backup.clone(),
             diff,
+            hidden,
         })
     }
 
@@ -655,15 +784,21 @@ impl GatewayService {
             collection,
             ..
         } = collected;
+        // Collected with the caller's own token, so normally all readable; the same rule
+        // applies whatever the source.
+        let readable = self.readable_by(caller, manifest.items()).await?;
+        let (items, hidden) = readable.split(manifest.into_items());
+        let visible = Manifest::from_items(items);
         Ok(BackupDryRun {
             api_version: MANIFEST_API_VERSION.into(),
             kind: "BackupDryRun".into(),
             backup: present(&backup),
-            counts: manifest.counts_by_kind(),
-            total_items: manifest.len() as u64,
-            items: manifest.into_items(),
+            counts: visible.counts_by_kind(),
+            total_items: visible.len() as u64,
+            items: visible.into_items(),
             unreadable: collection.unreadable,
             overlaps,
+            hidden,
         })
     }
 
@@ -725,14 +860,18 @@ impl GatewayService {
         let overlaps = self
             .restore_overlaps(namespace, &client, &plan, &infos, &restore_name)
             .await;
+        let overlaps = self.readable_overlaps(caller, overlaps).await?;
+        let readable = self.readable_by(caller, &preview.entries).await?;
+        let (entries, hidden) = readable.split(preview.entries);
         Ok(RestorePreviewView {
             api_version: MANIFEST_API_VERSION.into(),
             kind: "RestorePreview".into(),
             restore: present(&restore),
             backup_name,
-            entries: preview.entries,
+            entries,
             counts: preview.counts,
             overlaps,
+            hidden,
         })
     }
 
@@ -939,6 +1078,7 @@ impl GatewayService {
                 name,
             )
             .await;
+        let overlaps = self.readable_overlaps(caller, overlaps).await?;
         Ok(OperationOverlaps::pending(operation, overlaps))
     }
 

@@ -47,6 +47,7 @@ pub mod rest;
 pub mod selector;
 pub mod service;
 pub mod shared_storage;
+pub mod storage_scope;
 pub mod store;
 
 use std::sync::Arc;

@@ -5,6 +5,12 @@
 //! backups it may list — including operations whose custom resources are gone — and nothing
 //! else. The store is a cache that outlives the cluster objects: when it is down, reads answer
 //! 503 and everything else (queue views, creates) goes on without it.
+//!
+//! Reads are of the namespace as it is now (identity over time, DESIGN §5): the authorization
+//! handle and the namespace cache give its UID ([`Authorized::tenant`]) and the store matches
+//! it, so a namespace deleted and created again under the same name reads nothing of its
+//! predecessor — as for a namespace never used — and a namespace that does not exist reads
+//! nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,8 +27,8 @@ use crate::gateway::service::{GatewayService, QueueItem};
 use crate::history::estimate::{ETA_SAMPLE_SIZE, eta};
 use crate::history::{
     Coverage, EpochMillis, HistoryError, KindStats, NamespaceStats, OperationCursor,
-    OperationFilter, OperationKind, OperationRecord, StoredTransition, TimeWindow, cursor,
-    now_millis,
+    OperationFilter, OperationKind, OperationRecord, StoredTransition, TenantNamespace, TimeWindow,
+    cursor, now_millis,
 };
 
 /// Default page size of the history.
@@ -518,6 +524,39 @@ pub fn operation_kind(resource: TenantResource) -> Option<OperationKind> {
     }
 }
 
+impl GatewayService {
+    /// The ETA estimator's input for `tenant`; `None` (counted) when the store fails.
+    async fn recent_durations(
+        &self,
+        tenant: &TenantNamespace,
+        kinds: &'static [OperationKind],
+    ) -> Option<Vec<i64>> {
+        let read = tokio::time::timeout(
+            SIDE_TIMEOUT,
+            self.history()
+                .recent_durations(tenant, kinds, ETA_SAMPLE_SIZE),
+        )
+        .await;
+        let found = match read {
+            Ok(Ok(found)) => Some(found),
+            Ok(Err(error)) => {
+                tracing::debug!(error = %error, "no queue ETA: history store failed");
+                None
+            }
+            Err(_) => {
+                tracing::debug!("no queue ETA: history store timed out");
+                None
+            }
+        };
+        if found.is_none() {
+            self.history_counters()
+                .eta_failures
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        found
+    }
+}
+
 /// Which past operations a queue item's ETA rests on.
 fn comparable_kinds(queue_kind: &str) -> &'static [OperationKind] {
     if queue_kind == "restore" {
@@ -536,6 +575,38 @@ impl GatewayService {
         // Exactly the check of listing NonAdminBackups: the history is the backups' past.
         self.authorize(caller, "list", TenantResource::Backups, namespace, None)
             .await
+    }
+
+    /// The namespace `authorized` is about as it is now (name and UID, from the namespace
+    /// cache); `None` when it does not exist. 503 until the cache has its first list.
+    fn tenant_of(&self, authorized: &Authorized) -> Result<Option<TenantNamespace>, GatewayError> {
+        let namespaces = &self.caches().namespaces;
+        if !namespaces.is_synced() {
+            return Err(GatewayError::Unavailable(
+                "the gateway is still loading its caches; retry shortly".into(),
+            ));
+        }
+        Ok(authorized.tenant(namespaces.get("", authorized.namespace()).as_deref()))
+    }
+
+    /// Namespace `name` as it is now, for history reads of a request that was authorized in
+    /// it but did not keep the handle (stored manifests by backup name, queue ETAs of items
+    /// already filtered by access). Never call it before such an authorization: prefer
+    /// [`Authorized::tenant`].
+    pub(crate) fn current_tenant(
+        &self,
+        name: &str,
+    ) -> Result<Option<TenantNamespace>, GatewayError> {
+        let namespaces = &self.caches().namespaces;
+        if !namespaces.is_synced() {
+            return Err(GatewayError::Unavailable(
+                "the gateway is still loading its caches; retry shortly".into(),
+            ));
+        }
+        Ok(namespaces
+            .get("", name)
+            .and_then(|ns| ns.metadata.uid.clone())
+            .and_then(|uid| TenantNamespace::new(name, uid)))
     }
 
     async fn read<T>(&self, call: crate::history::StoreFuture<'_, T>) -> Result<T, GatewayError> {
@@ -564,12 +635,13 @@ impl GatewayService {
     ) -> Result<crate::history::OperationPage, GatewayError> {
         let authorized = self.authorize_history(caller, namespace).await?;
         let limit = query.limit.clamp(1, MAX_HISTORY_LIMIT);
-        self.read(self.history().operations(
-            authorized.namespace(),
-            &query.filter,
-            query.after.as_ref(),
-            limit,
-        ))
+        let Some(tenant) = self.tenant_of(&authorized)? else {
+            return Ok(crate::history::OperationPage::default());
+        };
+        self.read(
+            self.history()
+                .operations(&tenant, &query.filter, query.after.as_ref(), limit),
+        )
         .await
     }
 
@@ -596,14 +668,15 @@ impl GatewayService {
     ) -> Result<Operation, GatewayError> {
         let authorized = self.authorize_history(caller, namespace).await?;
         check_operation_id(id)?;
-        let record = self
-            .read(self.history().operation(authorized.namespace(), id))
-            .await?
-            .ok_or_else(|| GatewayError::NotFound {
-                kind: "operation",
-                namespace: namespace.to_string(),
-                name: id.to_string(),
-            })?;
+        let record = match self.tenant_of(&authorized)? {
+            Some(tenant) => self.read(self.history().operation(&tenant, id)).await?,
+            None => None,
+        }
+        .ok_or_else(|| GatewayError::NotFound {
+            kind: "operation",
+            namespace: namespace.to_string(),
+            name: id.to_string(),
+        })?;
         Ok(Operation::from(&record))
     }
 
@@ -616,9 +689,10 @@ impl GatewayService {
     ) -> Result<Vec<TimelineEntry>, GatewayError> {
         let authorized = self.authorize_history(caller, namespace).await?;
         check_operation_id(id)?;
-        let timeline = self
-            .read(self.history().timeline(authorized.namespace(), id))
-            .await?;
+        let timeline = match self.tenant_of(&authorized)? {
+            Some(tenant) => self.read(self.history().timeline(&tenant, id)).await?,
+            None => Vec::new(),
+        };
         Ok(timeline.iter().map(TimelineEntry::from).collect())
     }
 
@@ -645,9 +719,15 @@ impl GatewayService {
         window: TimeWindow,
     ) -> Result<NamespaceStatistics, GatewayError> {
         let authorized = self.authorize_history(caller, namespace).await?;
-        let stats = self
-            .read(self.history().stats(authorized.namespace(), window))
-            .await?;
+        let stats = match self.tenant_of(&authorized)? {
+            Some(tenant) => self.read(self.history().stats(&tenant, window)).await?,
+            None => NamespaceStats {
+                namespace: authorized.namespace().to_string(),
+                from: window.from,
+                to: window.to,
+                kinds: Vec::new(),
+            },
+        };
         Ok(stats.into())
     }
 
@@ -658,10 +738,13 @@ impl GatewayService {
         namespace: &str,
     ) -> Result<NamespaceCoverage, GatewayError> {
         let authorized = self.authorize_history(caller, namespace).await?;
-        let namespaces = vec![authorized.namespace().to_string()];
-        let coverage = self
-            .read(self.history().coverage(&namespaces))
-            .await?
+        let namespaces: Vec<TenantNamespace> = self.tenant_of(&authorized)?.into_iter().collect();
+        let found = if namespaces.is_empty() {
+            Vec::new()
+        } else {
+            self.read(self.history().coverage(&namespaces)).await?
+        };
+        let coverage = found
             .into_iter()
             .find(|c| c.namespace == namespace)
             .unwrap_or_else(|| Coverage {
@@ -672,7 +755,9 @@ impl GatewayService {
     }
 
     /// Records who created `meta` (an operation of `kind`), after a successful create. A store
-    /// failure never fails the create: it is logged and counted.
+    /// failure never fails the create: it is logged and counted. The row gets the namespace's
+    /// UID from the namespace cache when that namespace can own the object (created no later
+    /// than it, not being deleted before it); else the recorder fills it in.
     pub(crate) async fn note_requester(
         &self,
         kind: OperationKind,
@@ -683,16 +768,34 @@ impl GatewayService {
         else {
             return;
         };
+        let created_at = meta
+            .creation_timestamp
+            .as_ref()
+            .map_or_else(now_millis, |t| t.0.as_millisecond());
+        let namespace_uid = self
+            .caches()
+            .namespaces
+            .get("", namespace)
+            .filter(|ns| {
+                let millis = |t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
+                    t.map(|t| t.0.as_millisecond())
+                };
+                crate::history::namespace_may_own(
+                    millis(ns.metadata.creation_timestamp.as_ref()).unwrap_or(0),
+                    millis(ns.metadata.deletion_timestamp.as_ref()),
+                    created_at,
+                )
+            })
+            .and_then(|ns| ns.metadata.uid.clone())
+            .unwrap_or_default();
         let operation = OperationRecord {
             id: uid.clone(),
             namespace: namespace.clone(),
+            namespace_uid,
             kind: Some(kind),
             name: name.clone(),
             uid: uid.clone(),
-            created_at: meta
-                .creation_timestamp
-                .as_ref()
-                .map_or_else(now_millis, |t| t.0.as_millisecond()),
+            created_at,
             ..OperationRecord::default()
         };
         let noted = tokio::time::timeout(
@@ -721,28 +824,12 @@ impl GatewayService {
             let kinds = comparable_kinds(&item.kind);
             let key = (item.namespace.clone(), kinds);
             if !durations.contains_key(&key) {
-                let read = tokio::time::timeout(
-                    SIDE_TIMEOUT,
-                    self.history()
-                        .recent_durations(&item.namespace, kinds, ETA_SAMPLE_SIZE),
-                )
-                .await;
-                let found = match read {
-                    Ok(Ok(found)) => Some(found),
-                    Ok(Err(error)) => {
-                        tracing::debug!(error = %error, "no queue ETA: history store failed");
-                        None
-                    }
-                    Err(_) => {
-                        tracing::debug!("no queue ETA: history store timed out");
-                        None
-                    }
+                // The namespace as it is now: a predecessor's durations are not its own.
+                let found = match self.current_tenant(&item.namespace) {
+                    Ok(Some(tenant)) => self.recent_durations(&tenant, kinds).await,
+                    Ok(None) => Some(Vec::new()),
+                    Err(_) => None,
                 };
-                if found.is_none() {
-                    self.history_counters()
-                        .eta_failures
-                        .fetch_add(1, Ordering::Relaxed);
-                }
                 durations.insert(key.clone(), found);
             }
             item.eta = durations

@@ -62,6 +62,12 @@ impl PageTokens {
         PageTokens { key }
     }
 
+    /// A sealer under the same key (so its values open on every replica sharing the key),
+    /// for tokens whose content the client must not read.
+    pub fn sealer(&self) -> crate::gateway::auth::Sealer {
+        crate::gateway::auth::Sealer::new(self.key)
+    }
+
     /// Tokens signed with a random key (valid only in this process).
     pub fn random() -> Self {
         let mut key = [0u8; 32];

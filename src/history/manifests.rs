@@ -34,7 +34,9 @@ use crate::api::velero::{
 };
 use crate::manifest::build::{BuildError, build_manifest};
 use crate::manifest::export::{ExportError, ManifestBackup, ManifestDocument, encode_compact};
-use crate::manifest::fetch::{ArtifactFetcher, FetchError};
+use crate::manifest::fetch::{
+    ArtifactFetcher, EndpointRules, FetchError, FetchScope, StorageEndpoints, fetch_scope,
+};
 use crate::policy::origin::{OriginKind, nac_labels, origin_of_kind};
 
 /// Label on the DownloadRequests the builder makes (beside NAC's own two labels; they carry no
@@ -179,6 +181,7 @@ pub struct ManifestBuilder {
     oadp_namespace: String,
     store: SharedHistory,
     fetcher: Arc<dyn ArtifactFetcher>,
+    endpoint_rules: Arc<dyn EndpointRules>,
     config: ManifestBuilderConfig,
     counters: Arc<Counters>,
 }
@@ -198,9 +201,33 @@ impl ManifestBuilder {
             oadp_namespace: oadp_namespace.to_string(),
             store,
             fetcher,
+            endpoint_rules: Arc::new(StorageEndpoints::default()),
             config,
             counters: Arc::default(),
         }
+    }
+
+    /// The same builder deciding tenant locations' download scopes with `rules` (the live
+    /// admin policy) instead of the default storage-endpoint rule.
+    pub fn with_endpoint_rules(mut self, rules: Arc<dyn EndpointRules>) -> Self {
+        self.endpoint_rules = rules;
+        self
+    }
+
+    /// The scope of `velero_name`'s download: its storage location's (issue 17).
+    async fn fetch_scope(&self, velero_name: &str) -> Result<FetchScope, ManifestBuildError> {
+        let rules = self.endpoint_rules.storage_endpoints();
+        let Some(backup) = self.backups().get_opt(velero_name).await? else {
+            return Ok(fetch_scope(None, &rules));
+        };
+        let Some(location) = backup.spec.storage_location.filter(|name| !name.is_empty()) else {
+            // Velero's default location: the administrator's.
+            return Ok(FetchScope::Trusted);
+        };
+        let locations: Api<crate::api::velero::BackupStorageLocation> =
+            Api::namespaced(self.client.clone(), &self.oadp_namespace);
+        let location = locations.get_opt(&location).await?;
+        Ok(fetch_scope(location.as_ref(), &rules))
     }
 
     /// A handle on the statistics, usable after `run` took the builder.
@@ -278,7 +305,10 @@ impl ManifestBuilder {
             .await?;
         let name = created.metadata.name.clone().unwrap_or_default();
         let outcome = match self.await_url(&requests, &name).await {
-            Ok(url) => self.fetcher.fetch(&url).await.map_err(Into::into),
+            Ok(url) => match self.fetch_scope(velero_name).await {
+                Ok(scope) => self.fetcher.fetch(&url, &scope).await.map_err(Into::into),
+                Err(error) => Err(error),
+            },
             Err(error) => Err(error),
         };
         match requests.delete(&name, &DeleteParams::default()).await {

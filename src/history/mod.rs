@@ -13,8 +13,14 @@
 //! - [`manifests`]: builds each completed backup's manifest once (seed 002) from its contents
 //!   and keeps it in the store.
 //!
-//! Every read takes a namespace: there is no query that spans tenants except the recorder's
-//! and the manifest builder's own bookkeeping.
+//! Every read takes a [`TenantNamespace`] — the namespace's name *and* its UID: there is no
+//! query that spans tenants except the recorder's and the manifest builder's own bookkeeping,
+//! and a namespace deleted and created again under the same name (another UID) reads nothing
+//! its predecessor left. The predecessor's rows stay until retention purges them; the admin
+//! reads them in the database (`operations.namespace_uid`). Rows recorded before NAC kept the
+//! UID are attributed by the recorder when it starts (see
+//! [`HistoryStore::attribute_namespaces`]); those it cannot attribute are never shown to a
+//! tenant.
 
 pub mod cursor;
 pub mod estimate;
@@ -96,7 +102,7 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// The history store. Every read is scoped to one namespace.
+/// The history store. Every read is scoped to one namespace: its name and its UID.
 pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// Which database this is.
     fn backend(&self) -> Backend;
@@ -121,10 +127,16 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// Marks operations deleted at `at` (and appends a `deleted` transition), unless already.
     fn mark_deleted(&self, ids: Vec<String>, at: EpochMillis) -> StoreFuture<'_, u64>;
 
+    /// Gives operations recorded without a namespace UID the UID of the namespace of their
+    /// name among `namespaces` (those that exist now), when that namespace was created no later
+    /// than the operation: a namespace created after an operation cannot own it. Returns the
+    /// rows attributed. The recorder's bookkeeping (spans namespaces).
+    fn attribute_namespaces(&self, namespaces: Vec<NamespaceIdentity>) -> StoreFuture<'_, u64>;
+
     /// One operation of a namespace.
     fn operation<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         id: &'a str,
     ) -> StoreFuture<'a, Option<OperationRecord>>;
 
@@ -132,7 +144,7 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// the name was reused).
     fn operation_by_name<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         kind: OperationKind,
         name: &'a str,
     ) -> StoreFuture<'a, Option<OperationRecord>>;
@@ -141,14 +153,14 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// operation in that namespace).
     fn timeline<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         id: &'a str,
     ) -> StoreFuture<'a, Vec<StoredTransition>>;
 
     /// A namespace's operations, newest first, filtered, `limit` per page after `after`.
     fn operations<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         filter: &'a OperationFilter,
         after: Option<&'a OperationCursor>,
         limit: u32,
@@ -157,7 +169,7 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// Statistics of a namespace's operations created in `window`.
     fn stats<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         window: TimeWindow,
     ) -> StoreFuture<'a, NamespaceStats>;
 
@@ -165,45 +177,52 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// namespace, newest first: the ETA estimator's input.
     fn recent_durations<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         kinds: &'a [OperationKind],
         limit: u32,
     ) -> StoreFuture<'a, Vec<i64>>;
 
     /// Coverage of each of `namespaces` (one entry each, in the order given).
-    fn coverage<'a>(&'a self, namespaces: &'a [String]) -> StoreFuture<'a, Vec<Coverage>>;
+    fn coverage<'a>(&'a self, namespaces: &'a [TenantNamespace]) -> StoreFuture<'a, Vec<Coverage>>;
 
     /// Deletes operations (and their timelines) that finished or were deleted before
     /// `cutoff`, and expired idempotency records. Returns operations removed.
     fn purge(&self, cutoff: EpochMillis) -> StoreFuture<'_, u64>;
 
-    /// Starts a request with an Idempotency-Key: claims the key (caller, path, key) for
-    /// `body_digest` unless a live record exists; an expired record is replaced.
+    /// Starts a request with an Idempotency-Key in the namespace whose UID is
+    /// `namespace_uid` (empty when it does not exist): claims the key (caller, path, key) for
+    /// `body_digest` unless a live record of that namespace exists; an expired record, or one
+    /// given in another namespace of the same name, is replaced (never answered with).
     fn idempotency_begin<'a>(
         &'a self,
         caller: &'a str,
         path: &'a str,
         key: &'a str,
+        namespace_uid: &'a str,
         body_digest: &'a [u8],
         in_flight_ttl_ms: i64,
     ) -> StoreFuture<'a, IdempotencyState>;
 
-    /// Stores the answer of a claimed key, kept for `ttl_ms`.
+    /// Stores the answer of a key claimed in the namespace with UID `namespace_uid`, kept for
+    /// `ttl_ms`.
     fn idempotency_finish<'a>(
         &'a self,
         caller: &'a str,
         path: &'a str,
         key: &'a str,
+        namespace_uid: &'a str,
         answer: IdempotencyAnswer,
         ttl_ms: i64,
     ) -> StoreFuture<'a, ()>;
 
-    /// Releases a claimed key (the request did not complete; it may run again).
+    /// Releases a key claimed in the namespace with UID `namespace_uid` (the request did not
+    /// complete; it may run again).
     fn idempotency_abandon<'a>(
         &'a self,
         caller: &'a str,
         path: &'a str,
         key: &'a str,
+        namespace_uid: &'a str,
     ) -> StoreFuture<'a, ()>;
 
     /// Whether the database answers now.
@@ -221,7 +240,7 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// operation is another namespace's).
     fn manifest<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         operation_id: &'a str,
     ) -> StoreFuture<'a, Option<StoredManifest>>;
 
@@ -230,14 +249,14 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug {
     /// older namesake's contents are never shown for it).
     fn manifest_by_name<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
         backup_name: &'a str,
     ) -> StoreFuture<'a, Option<StoredManifest>>;
 
     /// Summaries of a namespace's manifests, newest operation first.
     fn manifest_summaries<'a>(
         &'a self,
-        namespace: &'a str,
+        tenant: &'a TenantNamespace,
     ) -> StoreFuture<'a, Vec<ManifestSummary>>;
 
     /// Completed (or partially failed) backup operations still in the cluster that have a

@@ -75,6 +75,11 @@ pub struct OperationRecord {
     pub id: String,
     /// Tenant namespace: part of every read.
     pub namespace: String,
+    /// UID of the tenant namespace the operation happened in (empty: not known yet). Every
+    /// tenant read matches it as well as the name ([`TenantNamespace`]), so a namespace deleted
+    /// and created again under the same name sees nothing of its predecessor; once known it
+    /// never changes.
+    pub namespace_uid: String,
     /// Kind.
     pub kind: Option<OperationKind>,
     /// Tenant object name.
@@ -122,6 +127,70 @@ impl OperationRecord {
     pub fn duration_ms(&self) -> Option<i64> {
         Some(self.completed_at? - self.started_at?).filter(|d| *d >= 0)
     }
+}
+
+/// A tenant namespace as it is now: its name and its UID. Every tenant read of the history
+/// store takes one, and matches both: a namespace deleted and created again under the same name
+/// has another UID, so it sees nothing its predecessor left (the rows stay, for the admin, until
+/// retention purges them), and rows whose namespace UID is not known are never shown. The
+/// gateway makes one only from an authorization (`Authorized::tenant`) and its namespace cache.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TenantNamespace {
+    name: String,
+    uid: String,
+}
+
+impl TenantNamespace {
+    /// Namespace `name` with UID `uid`; `None` when either is empty (an unknown UID matches
+    /// nothing).
+    pub fn new(name: impl Into<String>, uid: impl Into<String>) -> Option<Self> {
+        let (name, uid) = (name.into(), uid.into());
+        (!name.is_empty() && !uid.is_empty()).then_some(TenantNamespace { name, uid })
+    }
+
+    /// The namespace's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The namespace's UID.
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+}
+
+impl std::fmt::Display for TenantNamespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.name, self.uid)
+    }
+}
+
+/// Whether an operation created at `operation_created_at` in a namespace of some name can be
+/// the operation of the namespace of that name created at `namespace_created_at` (whose deletion
+/// was asked for at `deleting_since`, if it was): not when it is older than the namespace (it
+/// was a predecessor's), nor when it is younger than the namespace's deletion (a terminating
+/// namespace takes no new objects: it is a successor's). An unknown time never is.
+pub fn namespace_may_own(
+    namespace_created_at: EpochMillis,
+    deleting_since: Option<EpochMillis>,
+    operation_created_at: EpochMillis,
+) -> bool {
+    namespace_created_at > 0
+        && operation_created_at > 0
+        && operation_created_at >= namespace_created_at
+        && deleting_since.is_none_or(|since| operation_created_at <= since)
+}
+
+/// A namespace that exists now, as the recorder lists it: what attributing rows recorded
+/// without a namespace UID needs ([`crate::history::HistoryStore::attribute_namespaces`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamespaceIdentity {
+    /// Name.
+    pub name: String,
+    /// UID.
+    pub uid: String,
+    /// Its `creationTimestamp`: an operation created before it cannot be its own.
+    pub created_at: EpochMillis,
 }
 
 /// One entry of an operation's append-only timeline: an attribute took a value.

@@ -159,6 +159,7 @@ impl VeleroObservation {
         let mut operation = self.operation;
         operation.id = target.id.clone();
         operation.namespace = target.namespace.clone();
+        operation.namespace_uid = target.namespace_uid.clone();
         operation.kind = target.kind;
         operation.name = target.name.clone();
         operation.uid = target.uid.clone();
@@ -185,6 +186,7 @@ pub fn identity(record: &OperationRecord) -> OperationRecord {
     OperationRecord {
         id: record.id.clone(),
         namespace: record.namespace.clone(),
+        namespace_uid: record.namespace_uid.clone(),
         kind: record.kind,
         name: record.name.clone(),
         uid: record.uid.clone(),
@@ -1094,6 +1096,9 @@ pub fn merge_observations(older: &mut Observation, newer: Observation) {
     };
     if !n.namespace.is_empty() {
         o.namespace = n.namespace;
+    }
+    if o.namespace_uid.is_empty() {
+        o.namespace_uid = n.namespace_uid;
     }
     if n.kind.is_some() {
         o.kind = n.kind;

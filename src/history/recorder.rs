@@ -8,6 +8,14 @@
 //! reconciles from cluster state once the database answers again (it does so after every
 //! outage: simplest and safe). Objects that vanished while the recorder was not running are
 //! marked deleted once the initial lists are in.
+//!
+//! Every operation carries the UID of its tenant namespace (identity over time, DESIGN §5):
+//! the recorder watches namespaces too (the controller's ClusterRole may list and watch them)
+//! and fills the UID in when it writes, from the namespace of the operation's name that was
+//! created no later than the operation (and was not being deleted before it). An operation
+//! written before its namespace was seen, and rows recorded before NAC kept the UID, are
+//! attributed when the namespace list arrives and whenever a namespace appears
+//! ([`HistoryStore::attribute_namespaces`](super::HistoryStore::attribute_namespaces)).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
@@ -16,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
@@ -23,7 +32,10 @@ use serde::de::DeserializeOwned;
 use super::observe::{
     self, Seen, TenantObservation, VeleroKey, VeleroObservation, merge_observations,
 };
-use super::{EpochMillis, Observation, SharedHistory, StoreFuture, now_millis};
+use super::{
+    EpochMillis, NamespaceIdentity, Observation, OperationRecord, SharedHistory, StoreFuture,
+    now_millis,
+};
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminDownloadRequest, NonAdminRestore, labels,
 };
@@ -174,6 +186,7 @@ impl Recorder {
                 inner.clone(),
                 observe::observe_delete_request
             )),
+            Box::pin(watch_namespaces(inner.clone())),
             Box::pin(write_loop(inner.clone())),
         );
     }
@@ -205,6 +218,9 @@ enum Item {
     Deleted(Vec<String>, EpochMillis),
     /// The initial lists are in: mark what vanished while the recorder was away.
     Sweep,
+    /// Namespaces listed or created: attribute the operations of theirs recorded without
+    /// their UID.
+    Attribute(Vec<NamespaceIdentity>),
 }
 
 /// One unit of work for the writer.
@@ -213,6 +229,7 @@ enum Batch {
     Record(Vec<Observation>),
     Deleted(Vec<String>, EpochMillis),
     Sweep,
+    Attribute(Vec<NamespaceIdentity>),
 }
 
 /// The bounded FIFO between the watchers and the writer: pushing never waits; when full the
@@ -256,12 +273,13 @@ impl Buffer {
     }
 
     /// The next batch: up to `max` observations (those of one operation folded into one), or
-    /// one deletion, or the sweep, in buffer order.
+    /// one deletion, or the sweep, or one attribution, in buffer order.
     fn take(&mut self, max: usize) -> Option<Batch> {
         match self.items.front()? {
-            Item::Deleted(..) | Item::Sweep => {
+            Item::Deleted(..) | Item::Sweep | Item::Attribute(_) => {
                 return match self.items.pop_front()? {
                     Item::Deleted(ids, at) => Some(Batch::Deleted(ids, at)),
+                    Item::Attribute(namespaces) => Some(Batch::Attribute(namespaces)),
                     _ => Some(Batch::Sweep),
                 };
             }
@@ -602,6 +620,116 @@ impl Tracker {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Namespaces
+
+/// What the recorder knows of one namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct NamespaceFacts {
+    uid: String,
+    created_at: EpochMillis,
+    /// When its deletion was asked for.
+    deleting_since: Option<EpochMillis>,
+}
+
+impl NamespaceFacts {
+    fn of(namespace: &Namespace) -> Option<(String, NamespaceFacts)> {
+        let meta = &namespace.metadata;
+        let name = meta.name.clone().filter(|n| !n.is_empty())?;
+        let uid = meta.uid.clone().filter(|u| !u.is_empty())?;
+        let created_at = meta.creation_timestamp.as_ref()?.0.as_millisecond();
+        let deleting_since = meta
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.as_millisecond());
+        Some((
+            name,
+            NamespaceFacts {
+                uid,
+                created_at,
+                deleting_since,
+            },
+        ))
+    }
+
+    fn identity(&self, name: &str) -> NamespaceIdentity {
+        NamespaceIdentity {
+            name: name.to_string(),
+            uid: self.uid.clone(),
+            created_at: self.created_at,
+        }
+    }
+
+    /// Whether an operation created at `created_at` in a namespace of this name can be this
+    /// namespace's ([`super::namespace_may_own`]).
+    fn may_own(&self, created_at: EpochMillis) -> bool {
+        super::namespace_may_own(self.created_at, self.deleting_since, created_at)
+    }
+}
+
+/// The namespaces as the recorder last saw them, by name.
+#[derive(Debug, Default)]
+struct Namespaces {
+    by_name: HashMap<String, NamespaceFacts>,
+}
+
+impl Namespaces {
+    /// The UID of the namespace `operation` belongs to, when it is known.
+    fn uid_for(&self, operation: &OperationRecord) -> Option<&str> {
+        self.by_name
+            .get(&operation.namespace)
+            .filter(|facts| facts.may_own(operation.created_at))
+            .map(|facts| facts.uid.as_str())
+    }
+
+    /// Fills in the namespace UID of observations that have none.
+    fn fill(&self, observations: &mut [Observation]) {
+        for o in observations
+            .iter_mut()
+            .filter(|o| o.operation.namespace_uid.is_empty())
+        {
+            if let Some(uid) = self.uid_for(&o.operation) {
+                o.operation.namespace_uid = uid.to_string();
+            }
+        }
+    }
+
+    /// Everything known, for an attribution.
+    fn identities(&self) -> Vec<NamespaceIdentity> {
+        let mut out: Vec<NamespaceIdentity> = self
+            .by_name
+            .iter()
+            .map(|(name, facts)| facts.identity(name))
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// A complete list replaces what was known.
+    fn replace(&mut self, listed: impl IntoIterator<Item = (String, NamespaceFacts)>) {
+        self.by_name = listed.into_iter().collect();
+    }
+
+    /// A namespace was created or changed; its identity when it is new (or its name has a new
+    /// UID): operations recorded before it was seen may be its own.
+    fn applied(&mut self, name: String, facts: NamespaceFacts) -> Option<NamespaceIdentity> {
+        let new = self
+            .by_name
+            .get(&name)
+            .is_none_or(|known| known.uid != facts.uid);
+        let identity = new.then(|| facts.identity(&name));
+        self.by_name.insert(name, facts);
+        identity
+    }
+
+    /// A namespace is gone (a namespace of the same name created since stays).
+    fn deleted(&mut self, name: &str, uid: &str) {
+        if self.by_name.get(name).is_some_and(|known| known.uid == uid) {
+            self.by_name.remove(name);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Shared state
 
 #[derive(Debug)]
@@ -609,6 +737,7 @@ struct Shared {
     buffer: Mutex<Buffer>,
     wake: tokio::sync::Notify,
     tracker: Mutex<Tracker>,
+    namespaces: Mutex<Namespaces>,
     observed: AtomicU64,
     written: AtomicU64,
     batches: AtomicU64,
@@ -638,6 +767,7 @@ impl Shared {
             buffer: Mutex::new(Buffer::new(config.buffer_capacity)),
             wake: tokio::sync::Notify::new(),
             tracker: Mutex::new(Tracker::new(config)),
+            namespaces: Mutex::new(Namespaces::default()),
             observed: AtomicU64::new(0),
             written: AtomicU64::new(0),
             batches: AtomicU64::new(0),
@@ -827,6 +957,54 @@ async fn watch_velero<K>(
     }
 }
 
+/// Keeps the recorder's view of the namespaces (where operations' namespace UIDs come from)
+/// and asks for an attribution when the list is in and whenever a namespace appears.
+async fn watch_namespaces(recorder: Arc<Recorder>) {
+    let api: Api<Namespace> = Api::all(recorder.client.clone());
+    let mut events = watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    let shared = &recorder.shared;
+    let mut listing: Vec<(String, NamespaceFacts)> = Vec::new();
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::debug!(error = %e, "history watch of namespaces failed; retrying");
+                continue;
+            }
+        };
+        let attribute = match event {
+            watcher::Event::Init => {
+                listing.clear();
+                None
+            }
+            watcher::Event::InitApply(namespace) => {
+                listing.extend(NamespaceFacts::of(&namespace));
+                None
+            }
+            watcher::Event::InitDone => {
+                let mut namespaces = lock(&shared.namespaces);
+                namespaces.replace(std::mem::take(&mut listing));
+                Some(namespaces.identities())
+            }
+            watcher::Event::Apply(namespace) => NamespaceFacts::of(&namespace)
+                .and_then(|(name, facts)| lock(&shared.namespaces).applied(name, facts))
+                .map(|identity| vec![identity]),
+            watcher::Event::Delete(namespace) => {
+                if let (Some(name), Some(uid)) = (&namespace.metadata.name, &namespace.metadata.uid)
+                {
+                    lock(&shared.namespaces).deleted(name, uid);
+                }
+                None
+            }
+        };
+        if let Some(namespaces) = attribute.filter(|n| !n.is_empty()) {
+            shared.push(vec![Item::Attribute(namespaces)]);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The writer
 
@@ -861,6 +1039,7 @@ async fn write_loop(recorder: Arc<Recorder>) {
         match batch {
             Batch::Record(observations) => recorder.write(observations).await,
             Batch::Deleted(ids, at) => recorder.mark_deleted(ids, at).await,
+            Batch::Attribute(namespaces) => recorder.attribute(namespaces).await,
             Batch::Sweep => {
                 shared.in_flight.store(0, Ordering::Relaxed);
                 shared.reconciling.store(true, Ordering::Relaxed);
@@ -983,8 +1162,10 @@ impl Recorder {
     }
 
     /// Writes observations, retrying while the database is down. A batch the store keeps
-    /// refusing is split to find the refused observation, which alone is dropped.
-    async fn write(&self, observations: Vec<Observation>) {
+    /// refusing is split to find the refused observation, which alone is dropped. Operations
+    /// get their namespace's UID here, from the namespaces known now.
+    async fn write(&self, mut observations: Vec<Observation>) {
+        lock(&self.shared.namespaces).fill(&mut observations);
         let mut todo = vec![observations];
         while let Some(batch) = todo.pop() {
             if batch.is_empty() {
@@ -1013,6 +1194,26 @@ impl Recorder {
             }
             let left: usize = todo.iter().map(Vec::len).sum();
             self.shared.in_flight.store(left as u64, Ordering::Relaxed);
+        }
+        self.shared.in_flight.store(0, Ordering::Relaxed);
+    }
+
+    /// Attributes operations recorded without a namespace UID to `namespaces`.
+    async fn attribute(&self, namespaces: Vec<NamespaceIdentity>) {
+        let store = &self.store;
+        match self
+            .retry("attribute_namespaces", || {
+                store.attribute_namespaces(namespaces.clone())
+            })
+            .await
+        {
+            Some(0) => {}
+            Some(attributed) => {
+                tracing::info!(attributed, "operations attributed to their namespace");
+            }
+            None => {
+                self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
         }
         self.shared.in_flight.store(0, Ordering::Relaxed);
     }
@@ -1117,6 +1318,11 @@ impl Recorder {
                 let tail = rest.split_off(rest.len().min(size));
                 self.write(rest).await;
                 rest = tail;
+            }
+            // An attribution the overflowing buffer dropped is made good here.
+            let namespaces = lock(&self.shared.namespaces).identities();
+            if !namespaces.is_empty() {
+                self.attribute(namespaces).await;
             }
         }
 
@@ -1360,6 +1566,111 @@ mod tests {
         // A watched deletion marks the object's operations.
         let items = t.tenant_deleted(TenantKind::Backup, Some("u2".into()), None, 11, now);
         assert_eq!(items, vec![Item::Deleted(vec!["u2".into()], 11)]);
+    }
+
+    fn facts(uid: &str, created_at: EpochMillis, deleting: Option<EpochMillis>) -> NamespaceFacts {
+        NamespaceFacts {
+            uid: uid.to_string(),
+            created_at,
+            deleting_since: deleting,
+        }
+    }
+
+    fn created(namespace: &str, created_at: EpochMillis) -> Observation {
+        let mut o = obs(&format!("{namespace}-{created_at}"), "New");
+        o.operation.namespace = namespace.to_string();
+        o.operation.created_at = created_at;
+        o
+    }
+
+    fn uids(batch: &[Observation]) -> Vec<&str> {
+        batch
+            .iter()
+            .map(|o| o.operation.namespace_uid.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn operations_get_the_uid_of_the_namespace_that_can_own_them() {
+        let mut n = Namespaces::default();
+        n.replace([("team-a".to_string(), facts("uid-a", 1_000, None))]);
+        let mut batch = vec![
+            created("team-a", 2_000),
+            // Older than the namespace: a predecessor's.
+            created("team-a", 500),
+            // No creation time, or a namespace not seen (yet): left for an attribution.
+            created("team-a", 0),
+            created("team-b", 2_000),
+        ];
+        n.fill(&mut batch);
+        assert_eq!(uids(&batch), vec!["uid-a", "", "", ""]);
+        // A UID already known is never replaced.
+        let mut known = vec![created("team-a", 2_000)];
+        known[0].operation.namespace_uid = "uid-before".into();
+        n.fill(&mut known);
+        assert_eq!(uids(&known), vec!["uid-before"]);
+
+        // Being deleted: what was made after that is a successor's.
+        assert_eq!(
+            n.applied("team-a".into(), facts("uid-a", 1_000, Some(3_000))),
+            None,
+            "not new"
+        );
+        let mut batch = vec![created("team-a", 2_500), created("team-a", 4_000)];
+        n.fill(&mut batch);
+        assert_eq!(uids(&batch), vec!["uid-a", ""]);
+
+        // Gone, and created again: the successor asks for an attribution of its own, and a
+        // late deletion of the predecessor does not remove it.
+        n.deleted("team-a", "uid-a");
+        assert!(n.by_name.is_empty());
+        let successor = n.applied("team-a".into(), facts("uid-a2", 5_000, None));
+        assert_eq!(
+            successor,
+            Some(NamespaceIdentity {
+                name: "team-a".into(),
+                uid: "uid-a2".into(),
+                created_at: 5_000,
+            })
+        );
+        n.deleted("team-a", "uid-a");
+        let mut batch = vec![created("team-a", 4_000), created("team-a", 6_000)];
+        n.fill(&mut batch);
+        assert_eq!(uids(&batch), vec!["", "uid-a2"]);
+        assert_eq!(n.identities().len(), 1);
+    }
+
+    #[test]
+    fn namespace_facts_come_from_the_object() {
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "team-a", "uid": "uid-a",
+                         "creationTimestamp": "2025-03-01T10:00:00Z",
+                         "deletionTimestamp": "2025-03-02T10:00:00Z"}
+        }))
+        .unwrap();
+        let (name, f) = NamespaceFacts::of(&ns).unwrap();
+        assert_eq!(name, "team-a");
+        assert_eq!(f.uid, "uid-a");
+        assert_eq!(f.deleting_since.unwrap() - f.created_at, 24 * 3600 * 1000);
+        let nameless: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "x"}})).unwrap();
+        assert!(NamespaceFacts::of(&nameless).is_none());
+    }
+
+    #[test]
+    fn attributions_are_batches_of_their_own_in_buffer_order() {
+        let mut b = Buffer::new(100);
+        let team_a = NamespaceIdentity {
+            name: "team-a".into(),
+            uid: "uid-a".into(),
+            created_at: 1,
+        };
+        b.push(Item::Observe(obs("a", "New")));
+        b.push(Item::Attribute(vec![team_a.clone()]));
+        b.push(Item::Observe(obs("b", "New")));
+        assert_eq!(ids(&b.take(10).unwrap()), vec!["a"]);
+        assert_eq!(b.take(10), Some(Batch::Attribute(vec![team_a])));
+        assert_eq!(ids(&b.take(10).unwrap()), vec!["b"]);
     }
 
     #[test]

@@ -22,13 +22,13 @@ use sqlx::{Any, AnyPool, AssertSqlSafe, Row, Transaction};
 use super::estimate;
 use super::model::{
     Coverage, EpochMillis, IdempotencyAnswer, IdempotencyState, KindStats, ManifestKey,
-    ManifestPut, ManifestSummary, ManifestTarget, NamespaceStats, Observation, OperationCursor,
-    OperationFilter, OperationKind, OperationPage, OperationRecord, StoredManifest,
-    StoredTransition, TimeWindow, Transition,
+    ManifestPut, ManifestSummary, ManifestTarget, NamespaceIdentity, NamespaceStats, Observation,
+    OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord,
+    StoredManifest, StoredTransition, TenantNamespace, TimeWindow, Transition,
 };
 use super::{Backend, HistoryError, now_millis, redact_url};
 
-/// Operations per multi-row upsert: 400 rows × 22 columns = 8,800 bind variables, well under
+/// Operations per multi-row upsert: 400 rows × 23 columns = 9,200 bind variables, well under
 /// SQLite's limit of 32,766 (Postgres allows 65,535).
 pub const OPERATION_CHUNK: usize = 400;
 /// Transitions per multi-row insert (1,000 × 8 columns).
@@ -58,14 +58,14 @@ const FAILED_PHASES: [&str; 3] = ["Failed", "PartiallyFailed", "FailedValidation
 /// The columns of [`OperationRecord`], in the order [`operation_from_row`] reads them.
 macro_rules! operation_columns {
     () => {
-        "id, namespace, kind, name, uid, velero_name, parent_name, requester, created_at, \
-         started_at, completed_at, phase, phase_rank, nac_phase, items_total, items_done, \
-         warnings, errors, failure_reason, queue_position, deleted_at"
+        "id, namespace, namespace_uid, kind, name, uid, velero_name, parent_name, requester, \
+         created_at, started_at, completed_at, phase, phase_rank, nac_phase, items_total, \
+         items_done, warnings, errors, failure_reason, queue_position, deleted_at"
     };
 }
 
 /// Bind variables per upserted operation: its columns plus `updated_at`.
-const OPERATION_WIDTH: usize = 22;
+const OPERATION_WIDTH: usize = 23;
 const TRANSITION_WIDTH: usize = 8;
 
 // SQLite refuses statements with more than 32,766 bind variables.
@@ -81,10 +81,14 @@ const UPSERT_HEAD: &str = concat!(
 
 /// The merge rules of an upsert: a known value is never replaced by an unknown one, the phase
 /// only by one of the same or a higher rank, the requester and the deletion time never, the
-/// creation time only by an earlier one, the namespace never (a row cannot move tenants).
+/// creation time only by an earlier one, the namespace and its UID never once known (a row
+/// cannot move tenants).
 const UPSERT_MERGE: &str = " ON CONFLICT (id) DO UPDATE SET \
     namespace = CASE WHEN operations.namespace = '' THEN excluded.namespace \
         ELSE operations.namespace END, \
+    namespace_uid = CASE WHEN operations.namespace_uid = '' \
+        AND (operations.namespace = '' OR operations.namespace = excluded.namespace) \
+        THEN excluded.namespace_uid ELSE operations.namespace_uid END, \
     kind = COALESCE(excluded.kind, operations.kind), \
     name = CASE WHEN excluded.name = '' THEN operations.name ELSE excluded.name END, \
     uid = CASE WHEN excluded.uid = '' THEN operations.uid ELSE excluded.uid END, \
@@ -164,61 +168,68 @@ macro_rules! sql_history_store {
                 Box::pin(self.core.mark_deleted(ids, at))
             }
 
+            fn attribute_namespaces(
+                &self,
+                namespaces: Vec<$crate::history::NamespaceIdentity>,
+            ) -> $crate::history::StoreFuture<'_, u64> {
+                Box::pin(self.core.attribute_namespaces(namespaces))
+            }
+
             fn operation<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 id: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::OperationRecord>> {
-                Box::pin(self.core.operation(namespace, id))
+                Box::pin(self.core.operation(tenant, id))
             }
 
             fn operation_by_name<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 kind: $crate::history::OperationKind,
                 name: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::OperationRecord>> {
-                Box::pin(self.core.operation_by_name(namespace, kind, name))
+                Box::pin(self.core.operation_by_name(tenant, kind, name))
             }
 
             fn timeline<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 id: &'a str,
             ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::StoredTransition>> {
-                Box::pin(self.core.timeline(namespace, id))
+                Box::pin(self.core.timeline(tenant, id))
             }
 
             fn operations<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 filter: &'a $crate::history::OperationFilter,
                 after: Option<&'a $crate::history::OperationCursor>,
                 limit: u32,
             ) -> $crate::history::StoreFuture<'a, $crate::history::OperationPage> {
-                Box::pin(self.core.operations(namespace, filter, after, limit))
+                Box::pin(self.core.operations(tenant, filter, after, limit))
             }
 
             fn stats<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 window: $crate::history::TimeWindow,
             ) -> $crate::history::StoreFuture<'a, $crate::history::NamespaceStats> {
-                Box::pin(self.core.stats(namespace, window))
+                Box::pin(self.core.stats(tenant, window))
             }
 
             fn recent_durations<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 kinds: &'a [$crate::history::OperationKind],
                 limit: u32,
             ) -> $crate::history::StoreFuture<'a, Vec<i64>> {
-                Box::pin(self.core.recent_durations(namespace, kinds, limit))
+                Box::pin(self.core.recent_durations(tenant, kinds, limit))
             }
 
             fn coverage<'a>(
                 &'a self,
-                namespaces: &'a [String],
+                namespaces: &'a [$crate::history::TenantNamespace],
             ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::Coverage>> {
                 Box::pin(self.core.coverage(namespaces))
             }
@@ -235,6 +246,7 @@ macro_rules! sql_history_store {
                 caller: &'a str,
                 path: &'a str,
                 key: &'a str,
+                namespace_uid: &'a str,
                 body_digest: &'a [u8],
                 in_flight_ttl_ms: i64,
             ) -> $crate::history::StoreFuture<'a, $crate::history::IdempotencyState> {
@@ -242,6 +254,7 @@ macro_rules! sql_history_store {
                     caller,
                     path,
                     key,
+                    namespace_uid,
                     body_digest,
                     in_flight_ttl_ms,
                 ))
@@ -252,13 +265,18 @@ macro_rules! sql_history_store {
                 caller: &'a str,
                 path: &'a str,
                 key: &'a str,
+                namespace_uid: &'a str,
                 answer: $crate::history::IdempotencyAnswer,
                 ttl_ms: i64,
             ) -> $crate::history::StoreFuture<'a, ()> {
-                Box::pin(
-                    self.core
-                        .idempotency_finish(caller, path, key, answer, ttl_ms),
-                )
+                Box::pin(self.core.idempotency_finish(
+                    caller,
+                    path,
+                    key,
+                    namespace_uid,
+                    answer,
+                    ttl_ms,
+                ))
             }
 
             fn idempotency_abandon<'a>(
@@ -266,8 +284,12 @@ macro_rules! sql_history_store {
                 caller: &'a str,
                 path: &'a str,
                 key: &'a str,
+                namespace_uid: &'a str,
             ) -> $crate::history::StoreFuture<'a, ()> {
-                Box::pin(self.core.idempotency_abandon(caller, path, key))
+                Box::pin(
+                    self.core
+                        .idempotency_abandon(caller, path, key, namespace_uid),
+                )
             }
 
             fn ping(&self) -> $crate::history::StoreFuture<'_, ()> {
@@ -283,25 +305,25 @@ macro_rules! sql_history_store {
 
             fn manifest<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 operation_id: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::StoredManifest>> {
-                Box::pin(self.core.manifest(namespace, operation_id))
+                Box::pin(self.core.manifest(tenant, operation_id))
             }
 
             fn manifest_by_name<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
                 backup_name: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::StoredManifest>> {
-                Box::pin(self.core.manifest_by_name(namespace, backup_name))
+                Box::pin(self.core.manifest_by_name(tenant, backup_name))
             }
 
             fn manifest_summaries<'a>(
                 &'a self,
-                namespace: &'a str,
+                tenant: &'a $crate::history::TenantNamespace,
             ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::ManifestSummary>> {
-                Box::pin(self.core.manifest_summaries(namespace))
+                Box::pin(self.core.manifest_summaries(tenant))
             }
 
             fn manifests_missing(
@@ -559,18 +581,58 @@ impl SqlCore {
         Ok(changed)
     }
 
-    /// One operation of a namespace.
+    /// Attributes operations recorded without a namespace UID (before NAC recorded it, or
+    /// while the recorder did not know the namespace yet) to the namespaces that exist now: a
+    /// row of namespace `n` gets `n`'s UID only when it was created no earlier than `n` (a
+    /// namespace created after an operation cannot own it: the operation was its
+    /// predecessor's). Rows with no creation time stay unattributed, and unattributed rows are
+    /// never shown to a tenant. One transaction; returns the rows attributed.
+    pub async fn attribute_namespaces(
+        &self,
+        namespaces: Vec<NamespaceIdentity>,
+    ) -> Result<u64, HistoryError> {
+        let namespaces: Vec<&NamespaceIdentity> = namespaces
+            .iter()
+            .filter(|n| !n.name.is_empty() && !n.uid.is_empty() && n.created_at > 0)
+            .collect();
+        if namespaces.is_empty() {
+            return Ok(0);
+        }
+        let now = now_millis();
+        let mut tx = self.begin_write().await?;
+        let mut changed = 0;
+        for namespace in namespaces {
+            changed += sqlx::query(
+                "UPDATE operations SET namespace_uid = $1, updated_at = $2 \
+                 WHERE namespace = $3 AND namespace_uid = '' AND created_at <> 0 \
+                 AND created_at >= $4",
+            )
+            .bind(namespace.uid.clone())
+            .bind(now)
+            .bind(namespace.name.clone())
+            .bind(namespace.created_at)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e))?
+            .rows_affected();
+        }
+        tx.commit().await.map_err(|e| self.fail(e))?;
+        Ok(changed)
+    }
+
+    /// One operation of a namespace (of its current UID).
     pub async fn operation(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         id: &str,
     ) -> Result<Option<OperationRecord>, HistoryError> {
         let row = sqlx::query(concat!(
             "SELECT ",
             operation_columns!(),
-            " FROM operations WHERE namespace = $1 AND id = $2"
+            " FROM operations WHERE namespace = $1 AND namespace_uid = $2 AND id = $3"
         ))
-        .bind(namespace.to_string())
+        .bind(tenant.name().to_string())
+        .bind(tenant.uid().to_string())
         .bind(id.to_string())
         .fetch_optional(&self.pool)
         .await
@@ -584,17 +646,18 @@ impl SqlCore {
     /// The newest-created operation of a namespace with this kind and tenant object name.
     pub async fn operation_by_name(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         kind: OperationKind,
         name: &str,
     ) -> Result<Option<OperationRecord>, HistoryError> {
         let row = sqlx::query(concat!(
             "SELECT ",
             operation_columns!(),
-            " FROM operations WHERE namespace = $1 AND kind = $2 AND name = $3 \
-             ORDER BY created_at DESC, id DESC LIMIT 1"
+            " FROM operations WHERE namespace = $1 AND namespace_uid = $2 AND kind = $3 \
+             AND name = $4 ORDER BY created_at DESC, id DESC LIMIT 1"
         ))
-        .bind(namespace.to_string())
+        .bind(tenant.name().to_string())
+        .bind(tenant.uid().to_string())
         .bind(kind.as_str())
         .bind(name.to_string())
         .fetch_optional(&self.pool)
@@ -606,17 +669,21 @@ impl SqlCore {
             .map_err(|e| self.fail(e))
     }
 
-    /// The timeline of one operation of a namespace, by time then insertion order.
+    /// The timeline of one operation of a namespace, by time then insertion order (the
+    /// operation must be of the namespace's current UID).
     pub async fn timeline(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         id: &str,
     ) -> Result<Vec<StoredTransition>, HistoryError> {
         let rows = sqlx::query(
-            "SELECT seq, operation_id, namespace, at, attribute, value, reason, message, dedup \
-             FROM transitions WHERE namespace = $1 AND operation_id = $2 ORDER BY at, seq",
+            "SELECT t.seq, t.operation_id, t.namespace, t.at, t.attribute, t.value, t.reason, \
+             t.message, t.dedup FROM transitions t JOIN operations o ON o.id = t.operation_id \
+             WHERE t.namespace = $1 AND t.operation_id = $3 AND o.namespace = $1 \
+             AND o.namespace_uid = $2 ORDER BY t.at, t.seq",
         )
-        .bind(namespace.to_string())
+        .bind(tenant.name().to_string())
+        .bind(tenant.uid().to_string())
         .bind(id.to_string())
         .fetch_all(&self.pool)
         .await
@@ -634,7 +701,7 @@ impl SqlCore {
     /// to 1..=[`MAX_PAGE_SIZE`]; one row more is read to know whether there is a next page.
     pub async fn operations(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         filter: &OperationFilter,
         after: Option<&OperationCursor>,
         limit: u32,
@@ -645,8 +712,9 @@ impl SqlCore {
             operation_columns!(),
             " FROM operations WHERE namespace = "
         ));
-        let ns = sql.text(namespace);
-        sql.text.push_str(&ns);
+        let ns = sql.text(tenant.name());
+        let uid = sql.text(tenant.uid());
+        let _ = write!(sql.text, "{ns} AND namespace_uid = {uid}");
         if !filter.kinds.is_empty() {
             let list = sql.text_list(filter.kinds.iter().map(|k| k.as_str().to_string()));
             let _ = write!(sql.text, " AND kind IN ({list})");
@@ -718,7 +786,7 @@ impl SqlCore {
     /// are left out; kinds come in [`OperationKind::ALL`] order.
     pub async fn stats(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         window: TimeWindow,
     ) -> Result<NamespaceStats, HistoryError> {
         if window.to < window.from {
@@ -727,7 +795,8 @@ impl SqlCore {
             ));
         }
         let mut sql = SqlText::new("");
-        let ns = sql.text(namespace);
+        let ns = sql.text(tenant.name());
+        let uid = sql.text(tenant.uid());
         let from = sql.int(window.from);
         let to = sql.int(window.to);
         let finished = sql.text_list(FINISHED_PHASES.iter().map(|p| p.to_string()));
@@ -738,8 +807,9 @@ impl SqlCore {
              CAST(SUM(CASE WHEN started_at IS NOT NULL AND completed_at IS NOT NULL \
                  AND completed_at >= started_at AND phase IN ({finished}) THEN 1 ELSE 0 END) \
                  AS BIGINT) AS timed \
-             FROM operations WHERE namespace = {ns} AND created_at >= {from} \
-             AND created_at < {to} AND kind IS NOT NULL GROUP BY kind, phase"
+             FROM operations WHERE namespace = {ns} AND namespace_uid = {uid} \
+             AND created_at >= {from} AND created_at < {to} AND kind IS NOT NULL \
+             GROUP BY kind, phase"
         );
         let groups = sql
             .into_query()
@@ -788,7 +858,8 @@ impl SqlCore {
         }
         if !wanted.is_empty() {
             let mut sql = SqlText::new("");
-            let ns = sql.text(namespace);
+            let ns = sql.text(tenant.name());
+            let uid = sql.text(tenant.uid());
             let from = sql.int(window.from);
             let to = sql.int(window.to);
             let finished = sql.text_list(FINISHED_PHASES.iter().map(|p| p.to_string()));
@@ -803,8 +874,9 @@ impl SqlCore {
                 "SELECT kind, rn, duration FROM (\
                  SELECT kind, completed_at - started_at AS duration, ROW_NUMBER() OVER \
                  (PARTITION BY kind ORDER BY completed_at - started_at) AS rn \
-                 FROM operations WHERE namespace = {ns} AND created_at >= {from} \
-                 AND created_at < {to} AND kind IS NOT NULL AND phase IN ({finished}) \
+                 FROM operations WHERE namespace = {ns} AND namespace_uid = {uid} \
+                 AND created_at >= {from} AND created_at < {to} AND kind IS NOT NULL \
+                 AND phase IN ({finished}) \
                  AND started_at IS NOT NULL AND completed_at IS NOT NULL \
                  AND completed_at >= started_at) ranked WHERE {}",
                 picks.join(" OR ")
@@ -855,7 +927,7 @@ impl SqlCore {
             })
             .collect();
         Ok(NamespaceStats {
-            namespace: namespace.to_string(),
+            namespace: tenant.name().to_string(),
             from: window.from,
             to: window.to,
             kinds,
@@ -867,7 +939,7 @@ impl SqlCore {
     /// before it, newest completion first. No kinds, or a limit of 0, give nothing.
     pub async fn recent_durations(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         kinds: &[OperationKind],
         limit: u32,
     ) -> Result<Vec<i64>, HistoryError> {
@@ -875,13 +947,15 @@ impl SqlCore {
             return Ok(Vec::new());
         }
         let mut sql = SqlText::new("SELECT completed_at - started_at AS duration FROM operations");
-        let ns = sql.text(namespace);
+        let ns = sql.text(tenant.name());
+        let uid = sql.text(tenant.uid());
         let kind_list = sql.text_list(kinds.iter().map(|k| k.as_str().to_string()));
         let finished = sql.text_list(FINISHED_PHASES.iter().map(|p| p.to_string()));
         let limit = sql.int(i64::from(limit.min(MAX_RECENT_DURATIONS)));
         let _ = write!(
             sql.text,
-            " WHERE namespace = {ns} AND kind IN ({kind_list}) AND phase IN ({finished}) \
+            " WHERE namespace = {ns} AND namespace_uid = {uid} AND kind IN ({kind_list}) \
+             AND phase IN ({finished}) \
              AND started_at IS NOT NULL AND completed_at IS NOT NULL \
              AND completed_at >= started_at ORDER BY completed_at DESC, id DESC LIMIT {limit}"
         );
@@ -899,17 +973,22 @@ impl SqlCore {
     /// Per namespace (in the order given): the newest Completed backup or schedule run (by
     /// completion), and the schedules (parent of schedule runs) whose newest finished run
     /// (by completion, else creation) Failed, PartiallyFailed or FailedValidation, sorted.
-    pub async fn coverage(&self, namespaces: &[String]) -> Result<Vec<Coverage>, HistoryError> {
+    pub async fn coverage(
+        &self,
+        namespaces: &[TenantNamespace],
+    ) -> Result<Vec<Coverage>, HistoryError> {
         let mut out = Vec::with_capacity(namespaces.len());
-        for namespace in namespaces {
+        for tenant in namespaces {
             let last = sqlx::query(
                 "SELECT name, completed_at FROM operations \
-                 WHERE namespace = $1 AND kind IN ($2, $3) AND phase = 'Completed' \
-                 AND completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT 1",
+                 WHERE namespace = $1 AND namespace_uid = $4 AND kind IN ($2, $3) \
+                 AND phase = 'Completed' AND completed_at IS NOT NULL \
+                 ORDER BY completed_at DESC, id DESC LIMIT 1",
             )
-            .bind(namespace.clone())
+            .bind(tenant.name().to_string())
             .bind(OperationKind::Backup.as_str())
             .bind(OperationKind::ScheduleRun.as_str())
+            .bind(tenant.uid().to_string())
             .fetch_optional(&self.pool)
             .await
             .map_err(|e| self.fail(e))?;
@@ -925,7 +1004,8 @@ impl SqlCore {
             };
 
             let mut sql = SqlText::new("");
-            let ns = sql.text(namespace);
+            let ns = sql.text(tenant.name());
+            let uid = sql.text(tenant.uid());
             let kind = sql.text(OperationKind::ScheduleRun.as_str());
             let finished = sql.text_list(FINISHED_PHASES.iter().map(|p| p.to_string()));
             let failed = sql.text_list(FAILED_PHASES.iter().map(|p| p.to_string()));
@@ -933,7 +1013,8 @@ impl SqlCore {
                 "SELECT parent_name FROM (\
                  SELECT parent_name, phase, ROW_NUMBER() OVER (PARTITION BY parent_name \
                  ORDER BY COALESCE(completed_at, created_at) DESC, created_at DESC, id DESC) \
-                 AS rn FROM operations WHERE namespace = {ns} AND kind = {kind} \
+                 AS rn FROM operations WHERE namespace = {ns} AND namespace_uid = {uid} \
+                 AND kind = {kind} \
                  AND parent_name IS NOT NULL AND phase IN ({finished})) newest \
                  WHERE rn = 1 AND phase IN ({failed})"
             );
@@ -950,7 +1031,7 @@ impl SqlCore {
             // Sorted here, not in SQL: Postgres would sort by the database collation.
             failing.sort();
             out.push(Coverage {
-                namespace: namespace.clone(),
+                namespace: tenant.name().to_string(),
                 last_successful_backup: name,
                 last_successful_backup_at: at,
                 failing_schedules: failing,
@@ -999,44 +1080,50 @@ impl SqlCore {
         Ok(removed)
     }
 
-    /// Claims (caller, path, key) for `body_digest`, in one transaction: an expired record is
-    /// deleted, then an in-flight record (expiring after `in_flight_ttl_ms`) is inserted
-    /// unless one exists. Inserted → [`IdempotencyState::Claimed`]; otherwise the existing
-    /// record decides: another digest → Mismatch, done → Done(answer), else InFlight. Of two
-    /// concurrent claims exactly one wins: Postgres makes the second insert wait for the first
-    /// transaction, SQLite serializes writers.
+    /// Claims (caller, path, key) in the namespace with UID `namespace_uid` for
+    /// `body_digest`, in one transaction: an expired record, or one given in another namespace
+    /// of the same name (another UID: it is not this namespace's answer), is deleted, then an
+    /// in-flight record (expiring after `in_flight_ttl_ms`) is inserted unless one exists.
+    /// Inserted → [`IdempotencyState::Claimed`]; otherwise the existing record decides:
+    /// another digest → Mismatch, done → Done(answer), else InFlight. Of two concurrent claims
+    /// exactly one wins: Postgres makes the second insert wait for the first transaction,
+    /// SQLite serializes writers.
     pub async fn idempotency_begin(
         &self,
         caller: &str,
         path: &str,
         key: &str,
+        namespace_uid: &str,
         body_digest: &[u8],
         in_flight_ttl_ms: i64,
     ) -> Result<IdempotencyState, HistoryError> {
-        // A record abandoned between our insert and our read is gone: claim again.
+        // A record abandoned (or replaced by another namespace's) between our insert and our
+        // read is not ours: claim again.
         for _ in 0..3 {
             let now = now_millis();
             let mut tx = self.begin_write().await?;
             sqlx::query(
-                "DELETE FROM idempotency_keys \
-                 WHERE caller = $1 AND path = $2 AND key = $3 AND expires_at <= $4",
+                "DELETE FROM idempotency_keys WHERE caller = $1 AND path = $2 AND key = $3 \
+                 AND (expires_at <= $4 OR namespace_uid <> $5)",
             )
             .bind(caller.to_string())
             .bind(path.to_string())
             .bind(key.to_string())
             .bind(now)
+            .bind(namespace_uid.to_string())
             .execute(&mut *tx)
             .await
             .map_err(|e| self.fail(e))?;
             let inserted = sqlx::query(
-                "INSERT INTO idempotency_keys (caller, path, key, body_digest, state, \
-                 status, content_type, body, expires_at) \
-                 VALUES ($1, $2, $3, $4, 'in_flight', NULL, NULL, NULL, $5) \
+                "INSERT INTO idempotency_keys (caller, path, key, namespace_uid, body_digest, \
+                 state, status, content_type, body, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, 'in_flight', NULL, NULL, NULL, $6) \
                  ON CONFLICT (caller, path, key) DO NOTHING",
             )
             .bind(caller.to_string())
             .bind(path.to_string())
             .bind(key.to_string())
+            .bind(namespace_uid.to_string())
             .bind(body_digest.to_vec())
             .bind(now.saturating_add(in_flight_ttl_ms.max(0)))
             .execute(&mut *tx)
@@ -1049,11 +1136,12 @@ impl SqlCore {
             }
             let row = sqlx::query(
                 "SELECT body_digest, state, status, content_type, body FROM idempotency_keys \
-                 WHERE caller = $1 AND path = $2 AND key = $3",
+                 WHERE caller = $1 AND path = $2 AND key = $3 AND namespace_uid = $4",
             )
             .bind(caller.to_string())
             .bind(path.to_string())
             .bind(key.to_string())
+            .bind(namespace_uid.to_string())
             .fetch_optional(&mut *tx)
             .await
             .map_err(|e| self.fail(e))?;
@@ -1068,19 +1156,22 @@ impl SqlCore {
         ))
     }
 
-    /// Stores the answer of a claimed key (state done, kept `ttl_ms` from now). A key that
-    /// is no longer held (abandoned, expired and purged) stays absent.
+    /// Stores the answer of a key claimed in the namespace with UID `namespace_uid` (state
+    /// done, kept `ttl_ms` from now). A key that is no longer held (abandoned, expired and
+    /// purged, or claimed since in another namespace of the same name) is left as it is.
     pub async fn idempotency_finish(
         &self,
         caller: &str,
         path: &str,
         key: &str,
+        namespace_uid: &str,
         answer: IdempotencyAnswer,
         ttl_ms: i64,
     ) -> Result<(), HistoryError> {
         sqlx::query(
             "UPDATE idempotency_keys SET state = 'done', status = $4, content_type = $5, \
-             body = $6, expires_at = $7 WHERE caller = $1 AND path = $2 AND key = $3",
+             body = $6, expires_at = $7 WHERE caller = $1 AND path = $2 AND key = $3 \
+             AND namespace_uid = $8",
         )
         .bind(caller.to_string())
         .bind(path.to_string())
@@ -1089,26 +1180,33 @@ impl SqlCore {
         .bind(answer.content_type)
         .bind(answer.body)
         .bind(now_millis().saturating_add(ttl_ms.max(0)))
+        .bind(namespace_uid.to_string())
         .execute(&self.pool)
         .await
         .map_err(|e| self.fail(e))?;
         Ok(())
     }
 
-    /// Deletes the record of a key (its request did not complete and may run again).
+    /// Deletes the record of a key claimed in the namespace with UID `namespace_uid` (its
+    /// request did not complete and may run again).
     pub async fn idempotency_abandon(
         &self,
         caller: &str,
         path: &str,
         key: &str,
+        namespace_uid: &str,
     ) -> Result<(), HistoryError> {
-        sqlx::query("DELETE FROM idempotency_keys WHERE caller = $1 AND path = $2 AND key = $3")
-            .bind(caller.to_string())
-            .bind(path.to_string())
-            .bind(key.to_string())
-            .execute(&self.pool)
-            .await
-            .map_err(|e| self.fail(e))?;
+        sqlx::query(
+            "DELETE FROM idempotency_keys \
+             WHERE caller = $1 AND path = $2 AND key = $3 AND namespace_uid = $4",
+        )
+        .bind(caller.to_string())
+        .bind(path.to_string())
+        .bind(key.to_string())
+        .bind(namespace_uid.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.fail(e))?;
         Ok(())
     }
 
@@ -1196,18 +1294,21 @@ impl SqlCore {
         Ok(outcome)
     }
 
-    /// The manifest of one operation of a namespace.
+    /// The manifest of one operation of a namespace (of its current UID).
     pub async fn manifest(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         operation_id: &str,
     ) -> Result<Option<StoredManifest>, HistoryError> {
         let row = sqlx::query(concat!(
             "SELECT ",
             manifest_summary_columns!(),
-            ", m.encoded FROM manifests m WHERE m.namespace = $1 AND m.operation_id = $2"
+            ", m.encoded FROM manifests m JOIN operations o ON o.id = m.operation_id \
+             WHERE m.namespace = $1 AND m.operation_id = $3 AND o.namespace = $1 \
+             AND o.namespace_uid = $2"
         ))
-        .bind(namespace.to_string())
+        .bind(tenant.name().to_string())
+        .bind(tenant.uid().to_string())
         .bind(operation_id.to_string())
         .fetch_optional(&self.pool)
         .await
@@ -1215,10 +1316,11 @@ impl SqlCore {
         row.as_ref().map(stored_manifest_from_row).transpose()
     }
 
-    /// The manifest of the newest backup operation of a namespace with this tenant name.
+    /// The manifest of the newest backup operation of a namespace (of its current UID) with
+    /// this tenant name.
     pub async fn manifest_by_name(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
         backup_name: &str,
     ) -> Result<Option<StoredManifest>, HistoryError> {
         let row = sqlx::query(AssertSqlSafe(format!(
@@ -1226,12 +1328,14 @@ impl SqlCore {
                 "SELECT ",
                 manifest_summary_columns!(),
                 ", m.encoded FROM manifests m WHERE m.namespace = $1 AND m.operation_id = \
-                 (SELECT o.id FROM operations o WHERE o.namespace = $1 AND o.name = $2 \
+                 (SELECT o.id FROM operations o WHERE o.namespace = $1 \
+                 AND o.namespace_uid = $2 AND o.name = $3 \
                  AND o.kind IN {} ORDER BY o.created_at DESC, o.id DESC LIMIT 1)"
             ),
             BACKUP_KINDS_SQL
         )))
-        .bind(namespace.to_string())
+        .bind(tenant.name().to_string())
+        .bind(tenant.uid().to_string())
         .bind(backup_name.to_string())
         .fetch_optional(&self.pool)
         .await
@@ -1243,15 +1347,17 @@ impl SqlCore {
     /// are not read).
     pub async fn manifest_summaries(
         &self,
-        namespace: &str,
+        tenant: &TenantNamespace,
     ) -> Result<Vec<ManifestSummary>, HistoryError> {
         let rows = sqlx::query(concat!(
             "SELECT ",
             manifest_summary_columns!(),
             " FROM manifests m JOIN operations o ON o.id = m.operation_id \
-             WHERE m.namespace = $1 ORDER BY o.created_at DESC, m.operation_id DESC"
+             WHERE m.namespace = $1 AND o.namespace = $1 AND o.namespace_uid = $2 \
+             ORDER BY o.created_at DESC, m.operation_id DESC"
         ))
-        .bind(namespace.to_string())
+        .bind(tenant.name().to_string())
+        .bind(tenant.uid().to_string())
         .fetch_all(&self.pool)
         .await
         .map_err(|e| self.fail(e))?;
@@ -1447,6 +1553,7 @@ fn upsert_query(backend: Backend, operations: &[&OperationRecord], now: EpochMil
         query = query
             .bind(op.id.clone())
             .bind(op.namespace.clone())
+            .bind(op.namespace_uid.clone())
             .bind(op.kind.map(OperationKind::as_str))
             .bind(op.name.clone())
             .bind(op.uid.clone())
@@ -1496,6 +1603,7 @@ fn operation_from_row(row: &AnyRow) -> Result<OperationRecord, sqlx::Error> {
     Ok(OperationRecord {
         id: row.try_get("id")?,
         namespace: row.try_get("namespace")?,
+        namespace_uid: row.try_get("namespace_uid")?,
         kind: kind.as_deref().and_then(OperationKind::parse),
         name: row.try_get("name")?,
         uid: row.try_get("uid")?,

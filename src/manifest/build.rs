@@ -170,6 +170,7 @@ pub fn manifest_item_of(item: &BackupItem) -> ManifestItem {
         owners,
         uid: text("uid").filter(|uid| !uid.is_empty()),
     }
+    .redacted()
 }
 
 /// Counts what the decompressor yields and fails past `limit`, so a small
@@ -430,7 +431,8 @@ fn item_from_file(
             .filter_map(|reference| reference.uid.filter(|uid| !uid.is_empty()))
             .collect(),
         uid: metadata.uid.filter(|uid| !uid.is_empty()),
-    })
+    }
+    .redacted())
 }
 
 #[cfg(test)]

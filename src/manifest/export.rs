@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::item::{KindCount, MANIFEST_API_VERSION, MANIFEST_KIND, Manifest, ManifestItem};
 use super::tarball::{TarballError, gunzip};
+use super::visibility::HiddenItems;
 
 /// The format of [`ManifestDocument`] this code writes; readers accept this one and older.
 pub const MANIFEST_FORMAT_VERSION: u32 = 1;
@@ -51,6 +52,10 @@ pub struct ManifestDocument {
     pub counts: Vec<KindCount>,
     /// The items, sorted by key.
     pub items: Vec<ManifestItem>,
+    /// Items left out because the reader may not list them, counted per resource (only in
+    /// what the gateway serves; a stored manifest has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenItems>,
 }
 
 /// Why a manifest document cannot be read or written.
@@ -91,6 +96,7 @@ impl ManifestDocument {
             backup,
             counts: manifest.counts_by_kind(),
             items: manifest.into_items(),
+            hidden: Vec::new(),
         }
     }
 
@@ -129,7 +135,8 @@ impl ManifestDocument {
                 found: self.format_version,
             });
         }
-        let manifest = Manifest::from_items(self.items);
+        let manifest =
+            Manifest::from_items(self.items.into_iter().map(ManifestItem::redacted).collect());
         Ok(Self {
             format_version: MANIFEST_FORMAT_VERSION,
             counts: manifest.counts_by_kind(),

@@ -48,7 +48,39 @@ pub struct ManifestItem {
     pub uid: Option<String>,
 }
 
+/// The annotation `kubectl apply` keeps the whole applied object in (a Secret's values
+/// included): never kept in a manifest, whatever the kind.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Whether items of `resource` in `group` hold credentials, so that even their annotations'
+/// values stay out of a manifest (OpenShift keeps service-account tokens in
+/// `openshift.io/token-secret.value`).
+pub fn holds_credentials(group: &str, resource: &str) -> bool {
+    group.is_empty() && resource == "secrets"
+}
+
 impl ManifestItem {
+    /// The item as a manifest may keep it: without [`LAST_APPLIED_ANNOTATION`], and for kinds
+    /// that [hold credentials](holds_credentials) with annotation keys only (empty values).
+    /// Applied where items are built and again where stored manifests are read, so manifests
+    /// stored before this rule existed do not show what it removes.
+    pub fn redacted(mut self) -> Self {
+        self.annotations.remove(LAST_APPLIED_ANNOTATION);
+        if holds_credentials(&self.group, &self.resource) {
+            for value in self.annotations.values_mut() {
+                value.clear();
+            }
+        }
+        self
+    }
+
+    /// Whether [`redacted`](Self::redacted) would change the item.
+    pub fn needs_redaction(&self) -> bool {
+        self.annotations.contains_key(LAST_APPLIED_ANNOTATION)
+            || (holds_credentials(&self.group, &self.resource)
+                && self.annotations.values().any(|value| !value.is_empty()))
+    }
+
     /// `<resource>.<group>`, or `<resource>` for the core group (Velero's group-resource).
     pub fn group_resource(&self) -> String {
         if self.group.is_empty() {
@@ -276,6 +308,38 @@ mod tests {
             owners: Vec::new(),
             uid: None,
         }
+    }
+
+    #[test]
+    fn redaction_drops_last_applied_everywhere_and_secret_annotation_values() {
+        let mut secret = item("", "secrets", Some("team-a"), "db-creds");
+        secret.annotations.insert(
+            LAST_APPLIED_ANNOTATION.into(),
+            r#"{"stringData":{"password":"hunter2"}}"#.into(),
+        );
+        secret.annotations.insert(
+            "openshift.io/token-secret.value".into(),
+            "eyJhbGciOi".into(),
+        );
+        assert!(secret.needs_redaction());
+        let secret = secret.redacted();
+        assert!(!secret.needs_redaction());
+        assert_eq!(
+            secret.annotations,
+            BTreeMap::from([("openshift.io/token-secret.value".into(), String::new())])
+        );
+        let mut config = item("", "configmaps", Some("team-a"), "settings");
+        config
+            .annotations
+            .insert(LAST_APPLIED_ANNOTATION.into(), "{}".into());
+        config.annotations.insert("note".into(), "kept".into());
+        let config = config.redacted();
+        assert_eq!(
+            config.annotations,
+            BTreeMap::from([("note".into(), "kept".into())])
+        );
+        // A custom resource named secrets in another group holds no core Secret.
+        assert!(!holds_credentials("example.com", "secrets"));
     }
 
     #[test]

@@ -19,3 +19,4 @@ pub mod preview;
 pub mod restore_plan;
 pub mod selection;
 pub mod tarball;
+pub mod visibility;

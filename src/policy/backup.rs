@@ -493,6 +493,8 @@ mod tests {
             "customresourcedefinitions.apiextensions.k8s.io",
             "nonadminbackups.oadp.openshift.io",
             "nonadminbackupstoragelocations.oadp.openshift.io",
+            "virtualmachineclusterinstancetypes.instancetype.kubevirt.io",
+            "virtualmachineclusterpreferences.instancetype.kubevirt.io",
         ] {
             assert!(excluded.iter().any(|e| e == required), "{required}");
         }
@@ -515,6 +517,10 @@ mod tests {
         assert_eq!(built.excluded_resources, None);
         let cluster = built.excluded_cluster_scoped_resources.unwrap();
         assert!(cluster.contains(&"clusterroles.rbac.authorization.k8s.io".to_owned()));
+        assert!(
+            cluster
+                .contains(&"virtualmachineclusterpreferences.instancetype.kubevirt.io".to_owned())
+        );
         assert!(!cluster.iter().any(|e| e.starts_with("nonadmin")));
         let namespaced = built.excluded_namespace_scoped_resources.unwrap();
         assert!(namespaced.contains(&"nonadminrestores.oadp.openshift.io".to_owned()));

@@ -15,13 +15,21 @@
 //! namespace, which the tenant does not own); `config` keys that make the plugin read the
 //! Velero pod's own files or environment refused ([`POD_IDENTITY_CONFIG_KEYS`]); and endpoint
 //! allow-lists through the policy's `allowed` rules (e.g. `config.s3Url`).
+//!
+//! NAC adds, for issue 17: every URL of the location's `config` (`s3Url`, `publicUrl`,
+//! `storageAccountURI`, ... see [`crate::policy::endpoints`]) must pass the administrator's
+//! storage-endpoint rule (no loopback, metadata, private or cluster-internal endpoints unless
+//! listed in `storageEndpoints.allow`), because NAC itself downloads what Velero signs with
+//! them; and an AWS credential must hold static keys for the profile Velero uses
+//! ([`check_static_credentials`]) unless the administrator sets `allowAmbientIdentity`.
 
 use k8s_openapi::api::core::v1::SecretKeySelector;
 
 use crate::api::common::GoDuration;
 use crate::api::velero::BackupStorageLocationSpec;
 use crate::policy::config::{EffectivePolicy, SpecKind};
-use crate::policy::credentials::pod_identity_markers;
+use crate::policy::credentials::{aws_profile_has_static_keys, pod_identity_markers};
+use crate::policy::endpoints::{EndpointRefusal, StorageEndpoints, UrlProblem, config_urls};
 use crate::policy::rules::as_duration;
 use crate::policy::{PolicyViolation, ViolationReason, into_result};
 
@@ -177,6 +185,26 @@ pub fn validate_bsl_spec(
             if let Some(violation) = sync_period_violation(filled.get("backupSyncPeriod"), policy) {
                 violations.push(violation);
             }
+            // The config Velero will get (administrator values filled in).
+            let provider = filled
+                .get("provider")
+                .and_then(|provider| provider.as_str())
+                .unwrap_or_default();
+            let config: std::collections::BTreeMap<String, String> = filled
+                .get("config")
+                .and_then(|config| config.as_object())
+                .map(|config| {
+                    config
+                        .iter()
+                        .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            violations.extend(endpoint_violations(
+                provider,
+                &config,
+                &policy.storage_endpoints,
+            ));
         }
         Err(error) => violations.push(unreadable(&error)),
     }
@@ -216,6 +244,38 @@ fn sync_period_violation(
     ))
 }
 
+/// The URLs of a location's `config` that the storage-endpoint rule refuses.
+fn endpoint_violations(
+    provider: &str,
+    config: &std::collections::BTreeMap<String, String>,
+    rules: &StorageEndpoints,
+) -> Vec<PolicyViolation> {
+    config_urls(provider, config)
+        .into_iter()
+        .filter_map(|found| {
+            let refusal = rules.check_url(&found.url).err()?;
+            let path = format!("{PREFIX}.config.{}", found.key);
+            let (reason, hint) = match &refusal {
+                EndpointRefusal::Url(UrlProblem::NotAUrl) => (ViolationReason::Invalid, ""),
+                EndpointRefusal::Url(_) => (ViolationReason::Restricted, ""),
+                EndpointRefusal::NotListed => (
+                    ViolationReason::NotAllowed,
+                    " (nac-policy storageEndpoints.allow)",
+                ),
+                EndpointRefusal::Name { .. } | EndpointRefusal::Address { .. } => (
+                    ViolationReason::Restricted,
+                    "; NAC downloads from tenant storage inside the cluster, so it must be at a public address unless the administrator lists the endpoint in nac-policy storageEndpoints.allow",
+                ),
+            };
+            Some(PolicyViolation::new(
+                reason,
+                &path,
+                format!("{KIND} {path} is restricted, {refusal}{hint}"),
+            ))
+        })
+        .collect()
+}
+
 fn unreadable(error: &serde_json::Error) -> PolicyViolation {
     PolicyViolation::new(
         ViolationReason::Invalid,
@@ -241,6 +301,40 @@ pub fn check_bsl_credential(secret_text: &str) -> Result<(), PolicyViolation> {
         format!("{PREFIX}.credential"),
         format!(
             "{KIND} {PREFIX}.credential is restricted, the credential would use the Velero pod's own cloud identity ({found}); provide long-term credentials of your own"
+        ),
+    ))
+}
+
+/// Checks that an AWS credential (the Secret value under `credential.key`) holds static keys
+/// for the profile Velero will use (`config.profile`, else `default`), directly or through
+/// `source_profile`: without them the AWS SDK falls back to the Velero pod's environment, web
+/// identity, or its node's instance metadata, i.e. the administrator's identity. Other
+/// providers, and administrators who set `allowAmbientIdentity`, pass.
+pub fn check_static_credentials(
+    spec: &BackupStorageLocationSpec,
+    secret_text: &str,
+    policy: &EffectivePolicy,
+) -> Result<(), PolicyViolation> {
+    let provider = spec.provider.trim().to_ascii_lowercase();
+    let aws = provider == "aws" || provider == "velero.io/aws";
+    if !aws || policy.settings.allow_ambient_identity {
+        return Ok(());
+    }
+    let profile = spec
+        .config
+        .as_ref()
+        .and_then(|config| config.get("profile"))
+        .map(String::as_str)
+        .filter(|profile| !profile.is_empty())
+        .unwrap_or("default");
+    if aws_profile_has_static_keys(secret_text, profile) {
+        return Ok(());
+    }
+    Err(PolicyViolation::new(
+        ViolationReason::Restricted,
+        format!("{PREFIX}.credential"),
+        format!(
+            "{KIND} {PREFIX}.credential is restricted, the AWS credential holds no static keys (aws_access_key_id and aws_secret_access_key) for profile {profile:?}, so Velero would use the Velero pod's or its node's own identity; provide long-term keys of your own"
         ),
     ))
 }
@@ -542,6 +636,147 @@ mod tests {
         );
         assert_eq!(
             check_bsl_credential("[default]\naws_access_key_id=a\naws_secret_access_key=b\n"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn reproduction_a_public_url_at_the_metadata_service_is_refused() {
+        // Issue 17, finding 2: Velero signs download URLs with publicUrl, and NAC fetches them
+        // from inside the cluster; this location must never be accepted.
+        let attack = with(json!({"config": {
+            "region": "eu-central-1",
+            "s3Url": "https://s3.eu-central-1.amazonaws.com",
+            "publicUrl": "http://169.254.169.254/latest/meta-data"
+        }}));
+        let violations = validate_bsl_spec("team-a", &attack, &none(), true).unwrap_err();
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(
+            violations[0].field,
+            "spec.backupStorageLocationSpec.config.publicUrl"
+        );
+    }
+
+    #[test]
+    fn internal_endpoints_odd_schemes_and_passwords_are_refused_with_the_field_named() {
+        let cases = [
+            (
+                "s3Url",
+                "http://127.0.0.1:9000",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.s3Url is restricted, 127.0.0.1 is a loopback address; NAC downloads from tenant storage inside the cluster, so it must be at a public address unless the administrator lists the endpoint in nac-policy storageEndpoints.allow",
+            ),
+            (
+                "publicUrl",
+                "http://minio.velero.svc.cluster.local:9000",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.publicUrl is restricted, minio.velero.svc.cluster.local is a cluster-internal name; NAC downloads from tenant storage inside the cluster, so it must be at a public address unless the administrator lists the endpoint in nac-policy storageEndpoints.allow",
+            ),
+            (
+                "s3Url",
+                "file:///var/run/secrets/kubernetes.io/serviceaccount/token",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.s3Url is restricted, it uses the scheme \"file\"; only http and https are allowed",
+            ),
+            (
+                "s3Url",
+                "https://key:secret@s3.example.com",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.s3Url is restricted, a URL may not carry a user name or password",
+            ),
+            (
+                "publicUrl",
+                "http://0x7f.0.0.1",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.publicUrl is restricted, the host \"0x7f.0.0.1\" is an IP address in an unusual notation (write IPv4 addresses as four decimal numbers)",
+            ),
+            (
+                "s3Url",
+                "minio:9000",
+                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.s3Url is restricted, it is not an http or https URL",
+            ),
+        ];
+        for (key, url, message) in cases {
+            let attack = with(json!({"config": {key: url}}));
+            assert_eq!(
+                messages(validate_bsl_spec("team-a", &attack, &none(), true)),
+                [message],
+                "{url}"
+            );
+        }
+        // Azure and GCP URL keys, and URL-looking values under any key of any provider.
+        let azure = with(json!({"provider": "velero.io/azure", "config": {
+            "storageAccount": "sa", "storageAccountURI": "http://[::ffff:169.254.169.254]/"
+        }}));
+        let violations = validate_bsl_spec("team-a", &azure, &none(), true).unwrap_err();
+        assert_eq!(
+            violations[0].field,
+            "spec.backupStorageLocationSpec.config.storageAccountURI"
+        );
+        let gcp =
+            with(json!({"provider": "gcp", "config": {"universeDomain": "svc.cluster.local"}}));
+        assert!(validate_bsl_spec("team-a", &gcp, &none(), true).is_err());
+        let other = with(
+            json!({"provider": "example.com/store", "config": {"endpoint": "gopher://10.0.0.1:70/"}}),
+        );
+        assert!(validate_bsl_spec("team-a", &other, &none(), true).is_err());
+    }
+
+    #[test]
+    fn administrator_enforced_urls_are_checked_too() {
+        let policy = policy(
+            "rules:\n  - bsl:\n      defaults:\n        config.publicUrl: http://169.254.169.254\n",
+        );
+        let violations = validate_bsl_spec("team-a", &spec(valid()), &policy, true).unwrap_err();
+        assert_eq!(
+            violations[0].field,
+            "spec.backupStorageLocationSpec.config.publicUrl"
+        );
+    }
+
+    #[test]
+    fn the_allow_list_admits_listed_internal_endpoints_and_only_those() {
+        let policy = policy(
+            "storageEndpoints:\n  allow:\n    - http://minio.velero.svc:9000\n    - \"*.s3.amazonaws.com\"\n",
+        );
+        let in_cluster = with(json!({"config": {"s3Url": "http://minio.velero.svc:9000"}}));
+        assert_eq!(
+            validate_bsl_spec("team-a", &in_cluster, &policy, true),
+            Ok(())
+        );
+        let aws = with(json!({"config": {"s3Url": "https://bucket.s3.amazonaws.com"}}));
+        assert_eq!(validate_bsl_spec("team-a", &aws, &policy, true), Ok(()));
+        let elsewhere = with(json!({"config": {"s3Url": "https://storage.example.com"}}));
+        let violations = validate_bsl_spec("team-a", &elsewhere, &policy, true).unwrap_err();
+        assert_eq!(violations[0].reason, ViolationReason::NotAllowed);
+        assert_eq!(
+            violations[0].message,
+            "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.config.s3Url is restricted, it is not one of the storage endpoints the administrator allows (nac-policy storageEndpoints.allow)"
+        );
+        // A location without URLs (AWS's own endpoints) needs no entry.
+        assert_eq!(
+            validate_bsl_spec("team-a", &spec(valid()), &policy, true),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn an_aws_credential_without_static_keys_is_refused_unless_ambient_identity_is_allowed() {
+        let location = spec(valid());
+        let keyless = "[default]\nregion = eu-central-1\n";
+        let error = check_static_credentials(&location, keyless, &none()).unwrap_err();
+        assert_eq!(error.field, "spec.backupStorageLocationSpec.credential");
+        assert_eq!(
+            error.message,
+            "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential is restricted, the AWS credential holds no static keys (aws_access_key_id and aws_secret_access_key) for profile \"default\", so Velero would use the Velero pod's or its node's own identity; provide long-term keys of your own"
+        );
+        let keys = "[default]\naws_access_key_id=a\naws_secret_access_key=b\n";
+        assert_eq!(check_static_credentials(&location, keys, &none()), Ok(()));
+        // The profile Velero uses is the one that must hold them.
+        let other_profile = with(json!({"config": {"region": "r", "profile": "backups"}}));
+        assert!(check_static_credentials(&other_profile, keys, &none()).is_err());
+        // Other providers' files are not AWS files.
+        let gcp = with(json!({"provider": "gcp"}));
+        assert_eq!(check_static_credentials(&gcp, "{}", &none()), Ok(()));
+        let allowed = policy("allowAmbientIdentity: true\n");
+        assert!(allowed.settings.allow_ambient_identity);
+        assert_eq!(
+            check_static_credentials(&location, keyless, &allowed),
             Ok(())
         );
     }

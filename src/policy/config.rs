@@ -6,11 +6,15 @@
 //! 1. The DataProtectionApplication's `spec.nonAdmin` (OADP operator, `api/v1alpha1`
 //!    `NonAdmin`), passed as JSON so NAC does not need the DPA CRD: `enforceBackupSpec`,
 //!    `enforceRestoreSpec`, `enforceBSLSpec`, `requireApprovalForBSL`, `backupSyncPeriod`
-//!    (default 2m), `garbageCollectionPeriod` (default 24h). As upstream, a field of an
-//!    `enforce*Spec` is enforced when it holds a non-zero value (booleans count whenever they
-//!    are present: Velero declares them as pointers); objects are enforced key by key (the
-//!    upstream design: "enforcing one key/value pair will not override the whole map"), lists
-//!    whole. The fields upstream refuses to enforce are refused here with its message
+//!    (default 2m), `garbageCollectionPeriod` (default 24h). As upstream, a top-level field of
+//!    an `enforce*Spec` is enforced when it holds a non-zero value (booleans count whenever
+//!    they are present: Velero declares them as pointers), and it is enforced **whole**:
+//!    upstream compares each field with `reflect.DeepEqual` and fills it only when the tenant
+//!    left it unset (`ValidateBackupSpec`/`ValidateRestoreSpec` and the controllers' fill
+//!    loops in `migtools/oadp-non-admin`). So `enforceBSLSpec.config: {region: r, s3Url: u}`
+//!    means the tenant's `config` must be exactly that map, or unset (then it becomes that
+//!    map); enforcing single nested keys is what the ConfigMap's `rules` are for. The fields
+//!    upstream refuses to enforce are refused here with its message
 //!    (`DPA spec.nonAdmin.enforceBackupSpec.storageLocation is non-enforceable by admins`).
 //! 2. NAC's own ConfigMap in the OADP namespace, key [`POLICY_CONFIGMAP_KEY`] (`policy.yaml`),
 //!    reloaded by the caller whenever it changes. It can say what the DPA cannot: nested field
@@ -26,6 +30,20 @@
 //! garbageCollectionPeriod: 24h    # 0 disables it
 //! veleroBackupSyncPeriod: 1m      # Velero's own --backup-sync-period (must stay below
 //!                                 # backupSyncPeriod, or synced backups arrive late)
+//! allowCrossNamespaceRecovery: false  # true: the backup sync also adopts backups whose
+//!                                 # recorded namespace UID is missing or another one's into
+//!                                 # the namespace of the same name (a re-created namespace)
+//! storageEndpoints:               # where tenant storage locations may point (see
+//!                                 # policy::endpoints): without `allow`, loopback, link-local,
+//!                                 # metadata, private, CGNAT, cluster-internal names and the
+//!   allow:                        # clusterNetworks are refused; with it, only listed URLs
+//!     - https://minio.example.com           # origin (port defaults to 443/80)
+//!     - http://minio.velero.svc:9000        # in-cluster storage, once listed
+//!     - "*.s3.amazonaws.com"                # subdomains, https:443 (quote the *)
+//!     - 10.40.0.0/16                        # IP hosts in this network, any port
+//!   clusterNetworks: [10.96.0.0/12, 10.128.0.0/14]   # service and pod networks
+//! allowAmbientIdentity: false     # true lets an AWS credential of a tenant location lack
+//!                                 # static keys (Velero then uses the pod's or node's identity)
 //! rules:                          # applied in order; a later matching rule replaces an
 //!                                 # earlier rule's value for the same field
 //!   - name: baseline              # optional, shown in configuration errors
@@ -74,6 +92,7 @@ use serde_json::Value;
 use crate::api::common::GoDuration;
 use crate::api::velero::{BackupSpec, BackupStorageLocationSpec, RestoreSpec};
 use crate::policy::bsl::POD_IDENTITY_CONFIG_KEYS;
+use crate::policy::endpoints::StorageEndpoints;
 use crate::policy::field_path::FieldPath;
 use crate::policy::rules::{Maximum, SpecRules, as_duration, is_duration_field};
 use crate::policy::selector::NamespaceSelector;
@@ -187,14 +206,28 @@ impl SpecKind {
                 _ => None,
             },
             Self::BackupStorageLocation => {
-                match (top, path.segments().get(1).map(String::as_str)) {
+                // A whole object (DPA enforcement) is refused for what it contains.
+                let second = path.segments().get(1).map(String::as_str);
+                let holds = |key: &str| {
+                    single
+                        && value
+                            .as_object()
+                            .is_some_and(|object| object.contains_key(key))
+                };
+                let pod_key = POD_IDENTITY_CONFIG_KEYS
+                    .iter()
+                    .any(|key| second == Some(*key) || (top == "config" && holds(key)));
+                match (top, second) {
                     ("default", _) if single && value == &Value::Bool(true) => Some(
                         "is non-enforceable by admins as true, a NonAdminBackupStorageLocation can never be the default",
                     ),
                     ("objectStorage", Some("caCertRef")) => Some(
                         "is non-enforceable by admins: tenants cannot place Secrets in the OADP namespace",
                     ),
-                    ("config", Some(key)) if POD_IDENTITY_CONFIG_KEYS.contains(&key) => Some(
+                    ("objectStorage", None) if holds("caCertRef") => Some(
+                        "is non-enforceable by admins: tenants cannot place Secrets in the OADP namespace",
+                    ),
+                    ("config", _) if pod_key => Some(
                         "is non-enforceable by admins: it makes Velero use the Velero pod's own files, environment or identity",
                     ),
                     _ => None,
@@ -230,7 +263,17 @@ impl SpecKind {
                 "credential": {"name": "n", "key": "k"},
             }),
         };
-        if !path.set(&mut document, value.clone()) {
+        // A whole object (DPA enforcement) is checked over the required fields, as Go reads
+        // a struct whose other fields are zero.
+        let mut value = value.clone();
+        if let (Value::Object(given), Some(Value::Object(required))) =
+            (&mut value, path.get(&document))
+        {
+            for (key, default) in required {
+                given.entry(key.clone()).or_insert_with(|| default.clone());
+            }
+        }
+        if !path.set(&mut document, value) {
             return Err("cannot be set: a parent field is not an object".to_owned());
         }
         let typed = match self {
@@ -323,6 +366,15 @@ pub struct GlobalSettings {
     /// Velero's own backup sync period, used for tenant locations that do not set one
     /// (default 1m).
     pub velero_backup_sync_period: Duration,
+    /// Whether the backup sync may adopt a backup into a namespace of its origin's name whose
+    /// UID is not the one the backup recorded (a namespace deleted and re-created, or a backup
+    /// made before NAC recorded UIDs): `allowCrossNamespaceRecovery`, ConfigMap only (default
+    /// false).
+    pub allow_cross_namespace_recovery: bool,
+    /// Whether a tenant location's AWS credential may lack static keys, letting the AWS SDK
+    /// fall back to the Velero pod's or node's identity: `allowAmbientIdentity`, ConfigMap only
+    /// (default false).
+    pub allow_ambient_identity: bool,
 }
 
 impl Default for GlobalSettings {
@@ -332,6 +384,8 @@ impl Default for GlobalSettings {
             backup_sync_period: DEFAULT_BACKUP_SYNC_PERIOD,
             garbage_collection_period: DEFAULT_GARBAGE_COLLECTION_PERIOD,
             velero_backup_sync_period: DEFAULT_VELERO_BACKUP_SYNC_PERIOD,
+            allow_cross_namespace_recovery: false,
+            allow_ambient_identity: false,
         }
     }
 }
@@ -347,6 +401,8 @@ pub struct EffectivePolicy {
     pub bsl: SpecRules,
     /// Cluster-wide settings.
     pub settings: GlobalSettings,
+    /// Where tenant storage locations may point (cluster-wide).
+    pub storage_endpoints: StorageEndpoints,
 }
 
 impl EffectivePolicy {
@@ -396,6 +452,7 @@ struct PolicyRule {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NacPolicy {
     settings: GlobalSettings,
+    storage_endpoints: StorageEndpoints,
     dpa: RuleSet,
     rules: Vec<PolicyRule>,
 }
@@ -434,6 +491,11 @@ impl NacPolicy {
         self.settings
     }
 
+    /// Where tenant storage locations may point (`storageEndpoints`).
+    pub fn storage_endpoints(&self) -> &StorageEndpoints {
+        &self.storage_endpoints
+    }
+
     /// The policy for a namespace with `namespace_labels` (Kubernetes sets
     /// `kubernetes.io/metadata.name`, so rules can select a namespace by name).
     pub fn for_namespace(&self, namespace_labels: &BTreeMap<String, String>) -> EffectivePolicy {
@@ -452,6 +514,7 @@ impl NacPolicy {
             restore: rules.restore,
             bsl: rules.bsl,
             settings: self.settings,
+            storage_endpoints: self.storage_endpoints.clone(),
         }
     }
 
@@ -555,6 +618,17 @@ impl NacPolicy {
         if let Some(text) = &document.velero_backup_sync_period {
             self.settings.velero_backup_sync_period =
                 parse_period(text, &location("veleroBackupSyncPeriod"))?;
+        }
+        if let Some(allowed) = document.allow_cross_namespace_recovery {
+            self.settings.allow_cross_namespace_recovery = allowed;
+        }
+        if let Some(allowed) = document.allow_ambient_identity {
+            self.settings.allow_ambient_identity = allowed;
+        }
+        if let Some(endpoints) = &document.storage_endpoints {
+            self.storage_endpoints =
+                StorageEndpoints::parse(&endpoints.allow, &endpoints.cluster_networks)
+                    .map_err(|reason| invalid(location("storageEndpoints"), reason))?;
         }
         for (index, rule) in document.rules.iter().enumerate() {
             let rule_location = match &rule.name {
@@ -686,8 +760,9 @@ fn parse_period(text: &str, location: &str) -> Result<Duration, PolicyConfigErro
     }
 }
 
-/// The leaves of a DPA `enforce*Spec` that are enforced: objects key by key, everything else
-/// whole, skipping Go zero values (upstream's `IsZero` check).
+/// The fields of a DPA `enforce*Spec` that are enforced: each top-level field whole (maps and
+/// structs included, as upstream's `reflect.DeepEqual`), skipping Go zero values (upstream's
+/// `IsZero` check).
 fn flatten_enforced(
     object: &serde_json::Map<String, Value>,
     parent: &FieldPath,
@@ -700,7 +775,6 @@ fn flatten_enforced(
             parent.child(key)
         };
         match value {
-            Value::Object(child) if !child.is_empty() => flatten_enforced(child, &path, leaves),
             Value::Number(number) if number.as_f64() == Some(0.0) => {}
             _ if is_empty_value(value) => {}
             _ if is_duration_field(&path) && as_duration(value) == Some(Duration::ZERO) => {}
@@ -718,8 +792,21 @@ struct PolicyDocument {
     backup_sync_period: Option<String>,
     garbage_collection_period: Option<String>,
     velero_backup_sync_period: Option<String>,
+    allow_cross_namespace_recovery: Option<bool>,
+    storage_endpoints: Option<StorageEndpointsDocument>,
+    allow_ambient_identity: Option<bool>,
     #[serde(default)]
     rules: Vec<RuleDocument>,
+}
+
+/// `storageEndpoints` of `policy.yaml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct StorageEndpointsDocument {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    cluster_networks: Vec<String>,
 }
 
 /// One entry of `rules`.
@@ -918,6 +1005,14 @@ requireApprovalForBSL: true
 backupSyncPeriod: 2m
 garbageCollectionPeriod: 24h
 veleroBackupSyncPeriod: 1m
+storageEndpoints:
+  allow:
+    - https://minio.example.com
+    - http://minio.velero.svc:9000
+    - "*.s3.amazonaws.com"
+    - 10.40.0.0/16
+  clusterNetworks: [10.96.0.0/12, 10.128.0.0/14]
+allowAmbientIdentity: false
 rules:
   - name: baseline
     backup:
@@ -964,9 +1059,35 @@ rules:
     }
 
     #[test]
+    fn cross_namespace_recovery_is_off_unless_the_configmap_opts_in() {
+        assert!(!GlobalSettings::default().allow_cross_namespace_recovery);
+        let on = NacPolicy::from_sources(
+            None,
+            Some(&configmap("allowCrossNamespaceRecovery: true\n")),
+        )
+        .unwrap();
+        assert!(on.settings().allow_cross_namespace_recovery);
+        let off = NacPolicy::from_sources(
+            None,
+            Some(&configmap("allowCrossNamespaceRecovery: false\n")),
+        )
+        .unwrap();
+        assert!(!off.settings().allow_cross_namespace_recovery);
+        assert!(
+            error_of(None, Some("allowCrossNamespaceRecovery: sometimes\n"))
+                .contains("allowCrossNamespaceRecovery"),
+            "{}",
+            error_of(None, Some("allowCrossNamespaceRecovery: sometimes\n"))
+        );
+    }
+
+    #[test]
     fn documented_example_loads_and_resolves_per_namespace() {
         let policy = NacPolicy::from_sources(None, Some(&configmap(DOC_EXAMPLE))).unwrap();
         assert!(policy.settings().require_approval_for_bsl);
+        assert!(!policy.settings().allow_ambient_identity);
+        assert_eq!(policy.storage_endpoints().allow().len(), 4);
+        assert_eq!(policy.storage_endpoints().cluster_networks().len(), 2);
 
         let plain = policy.for_namespace(&labels(&[("kubernetes.io/metadata.name", "team-a")]));
         assert_eq!(
@@ -1040,14 +1161,16 @@ rules:
             .keys()
             .map(ToString::to_string)
             .collect();
-        // zero values ("", [], 0, "0s") are not enforced; false is (a pointer in Go).
+        // zero values ("", [], 0, "0s") are not enforced; false is (a pointer in Go); objects
+        // are enforced whole, as upstream's reflect.DeepEqual on top-level fields (a non-nil
+        // pointer is not zero, whatever it points at).
         assert_eq!(
             enforced,
-            [
-                "labelSelector.matchLabels.backup",
-                "snapshotMoveData",
-                "ttl"
-            ]
+            ["labelSelector", "snapshotMoveData", "ttl", "uploaderConfig"]
+        );
+        assert_eq!(
+            effective.backup.enforced()[&path("labelSelector")],
+            json!({"matchLabels": {"backup": "yes"}})
         );
         assert_eq!(
             effective.restore.enforced()[&path("restorePVs")],
@@ -1059,7 +1182,105 @@ rules:
             .keys()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(bsl, ["config.region", "objectStorage.prefix", "provider"]);
+        assert_eq!(bsl, ["config", "objectStorage", "provider"]);
+    }
+
+    #[test]
+    fn storage_endpoint_errors_name_the_entry() {
+        assert_eq!(
+            error_of(
+                None,
+                Some("storageEndpoints:\n  allow: [\"ftp://x.example.com\"]\n")
+            ),
+            "policy.yaml storageEndpoints allow[0] (\"ftp://x.example.com\"): only http and https origins can be allowed"
+        );
+        let message = error_of(None, Some("storageEndpoints:\n  clusterNetwork: []\n"));
+        assert!(
+            message.contains("unknown field `clusterNetwork`"),
+            "{message}"
+        );
+        // Without the section: no allow-list, the default rule.
+        let policy =
+            NacPolicy::from_sources(None, Some(&configmap("backupSyncPeriod: 2m\n"))).unwrap();
+        assert!(policy.storage_endpoints().allow().is_empty());
+        assert_eq!(
+            policy.for_namespace(&BTreeMap::new()).storage_endpoints,
+            StorageEndpoints::default()
+        );
+    }
+
+    #[test]
+    fn dpa_enforced_maps_are_compared_as_whole_values() {
+        use crate::api::velero::BackupStorageLocationSpec;
+        use crate::policy::bsl::validate_bsl_spec;
+        let dpa = json!({"enforceBSLSpec": {
+            "config": {"region": "eu-central-1", "s3Url": "https://s3.internal.example"}
+        }});
+        let policy = NacPolicy::from_sources(Some(&dpa), None)
+            .unwrap()
+            .for_namespace(&BTreeMap::new());
+        let location = |config: Value| -> BackupStorageLocationSpec {
+            let mut spec = json!({
+                "provider": "aws",
+                "objectStorage": {"bucket": "b"},
+                "credential": {"name": "c", "key": "k"}
+            });
+            if !config.is_null() {
+                spec["config"] = config;
+            }
+            serde_json::from_value(spec).unwrap()
+        };
+        // Exactly the enforced map, or no config at all (then it is filled in), is accepted.
+        let exact =
+            location(json!({"region": "eu-central-1", "s3Url": "https://s3.internal.example"}));
+        assert_eq!(validate_bsl_spec("team-a", &exact, &policy, true), Ok(()));
+        assert_eq!(
+            validate_bsl_spec("team-a", &location(Value::Null), &policy, true),
+            Ok(())
+        );
+        let filled = crate::policy::bsl::build_velero_bsl_spec(
+            "team-a",
+            &location(Value::Null),
+            &policy,
+            "copy",
+            "k",
+        )
+        .unwrap();
+        assert_eq!(filled.config.unwrap().len(), 2);
+        // Matching keys plus one more, or a subset, is another map: refused (key by key, the
+        // extra publicUrl would have slipped through).
+        for config in [
+            json!({"region": "eu-central-1", "s3Url": "https://s3.internal.example", "publicUrl": "https://elsewhere.example"}),
+            json!({"region": "eu-central-1"}),
+            json!({}),
+        ] {
+            let violations =
+                validate_bsl_spec("team-a", &location(config.clone()), &policy, true).unwrap_err();
+            assert_eq!(
+                violations[0].field, "spec.backupStorageLocationSpec.config",
+                "{config}"
+            );
+            assert!(
+                violations[0]
+                    .message
+                    .starts_with("the administrator has restricted spec.backupStorageLocationSpec.config field value to"),
+                "{}",
+                violations[0].message
+            );
+        }
+        // Whole objects are refused for what they hold.
+        let message = error_of(
+            Some(json!({"enforceBSLSpec": {"config": {"region": "r", "credentialsFile": "/x"}}})),
+            None,
+        );
+        assert!(message.contains("Velero pod's own files"), "{message}");
+        let message = error_of(
+            Some(
+                json!({"enforceBSLSpec": {"objectStorage": {"bucket": "b", "caCertRef": {"name": "n", "key": "k"}}}}),
+            ),
+            None,
+        );
+        assert!(message.contains("cannot place Secrets"), "{message}");
     }
 
     #[test]
@@ -1087,7 +1308,7 @@ rules:
             ),
             (
                 json!({"enforceRestoreSpec": {"namespaceMapping": {"a": "b"}}}),
-                "DPA spec.nonAdmin.enforceRestoreSpec.namespaceMapping.a is non-enforceable by admins",
+                "DPA spec.nonAdmin.enforceRestoreSpec.namespaceMapping is non-enforceable by admins",
             ),
             (
                 json!({"enforceRestoreSpec": {"scheduleName": "s"}}),

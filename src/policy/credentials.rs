@@ -146,6 +146,53 @@ pub fn pod_identity_markers(secret_text: &str) -> Vec<PodIdentityMarker> {
     markers
 }
 
+/// Whether `profile` of an AWS shared-credentials file holds static keys
+/// (`aws_access_key_id` and `aws_secret_access_key`, both non-empty), itself or through the
+/// `source_profile` of a `role_arn` (role chaining from static keys). Sections are read as the
+/// SDK reads both files Velero hands it: `[name]` and `[profile name]` are the same profile;
+/// keys outside a section count for nothing.
+pub fn aws_profile_has_static_keys(secret_text: &str, profile: &str) -> bool {
+    use std::collections::BTreeMap;
+    let mut sections: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in secret_text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let header = header.trim();
+            let name = header.strip_prefix("profile ").map_or(header, str::trim);
+            current = Some(name.to_owned());
+            sections.entry(name.to_owned()).or_default();
+            continue;
+        }
+        let (Some(section), Some((key, value))) = (&current, line.split_once('=')) else {
+            continue;
+        };
+        sections
+            .entry(section.clone())
+            .or_default()
+            .insert(key.trim().to_ascii_lowercase(), value.trim().to_owned());
+    }
+    let mut name = profile.to_owned();
+    let mut seen = Vec::new();
+    while !seen.contains(&name) && seen.len() < 8 {
+        let Some(section) = sections.get(&name) else {
+            return false;
+        };
+        let set = |key: &str| section.get(key).is_some_and(|value| !value.is_empty());
+        if set("aws_access_key_id") && set("aws_secret_access_key") {
+            return true;
+        }
+        let source = section.get("source_profile").filter(|_| set("role_arn"));
+        let Some(source) = source else {
+            return false;
+        };
+        seen.push(std::mem::replace(&mut name, source.clone()));
+    }
+    false
+}
+
 /// Walks a GCP credential document (impersonation nests the source credentials).
 fn gcp_markers(value: &Value, add: &mut impl FnMut(PodIdentityMarker)) {
     match value {
@@ -272,6 +319,29 @@ mod tests {
             pod_identity_markers(certificate),
             [PodIdentityMarker::AzureCertificateFile]
         );
+    }
+
+    #[test]
+    fn aws_files_need_static_keys_for_the_profile_in_use() {
+        assert!(aws_profile_has_static_keys(AWS_STATIC, "default"));
+        assert!(!aws_profile_has_static_keys(AWS_STATIC, "other"));
+        // No keys at all: the SDK's default chain would use the pod's or node's identity.
+        for text in [
+            "",
+            "[default]\nregion = eu-central-1\n",
+            "[default]\naws_access_key_id = AKIA\n",
+            "[default]\naws_access_key_id = AKIA\naws_secret_access_key =\n",
+            "aws_access_key_id = AKIA\naws_secret_access_key = s\n",
+            "[default]\nrole_arn = arn:aws:iam::1:role/r\n",
+            "[default]\nrole_arn = arn\nsource_profile = default\n",
+            "[a]\nrole_arn = x\nsource_profile = b\n[b]\nrole_arn = y\nsource_profile = a\n",
+        ] {
+            assert!(!aws_profile_has_static_keys(text, "default"), "{text:?}");
+        }
+        let chained = "[base]\naws_access_key_id = a\naws_secret_access_key = b\n[profile velero]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = base\n";
+        assert!(aws_profile_has_static_keys(chained, "velero"));
+        let config_style = "[profile backups]\nAWS_ACCESS_KEY_ID=a\nAWS_SECRET_ACCESS_KEY=b\n";
+        assert!(aws_profile_has_static_keys(config_style, "backups"));
     }
 
     #[test]

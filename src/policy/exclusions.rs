@@ -193,6 +193,27 @@ pub const SENSITIVE_CLUSTER_KINDS: &[ExcludedKind] = &[
         aliases: &["oauthclient"],
         reason: "an OAuthClient with a tenant-chosen redirect URI can collect users' tokens",
     },
+    // Upstream NAC excludes both KubeVirt cluster kinds from every non-admin backup: a VM's
+    // backup pulls in the cluster instancetype and preference it names, and restoring them
+    // would redefine them for every namespace's VMs.
+    ExcludedKind {
+        resource: "virtualmachineclusterinstancetypes",
+        group: "instancetype.kubevirt.io",
+        aliases: &[
+            "virtualmachineclusterinstancetype",
+            "vmclusterinstancetype",
+            "vmclusterinstancetypes",
+            "vmcf",
+            "vmcfs",
+        ],
+        reason: "a VirtualMachineClusterInstancetype sizes the VMs of every namespace naming it",
+    },
+    ExcludedKind {
+        resource: "virtualmachineclusterpreferences",
+        group: "instancetype.kubevirt.io",
+        aliases: &["virtualmachineclusterpreference", "vmcp", "vmcps"],
+        reason: "a VirtualMachineClusterPreference sets defaults for the VMs of every namespace naming it",
+    },
 ];
 
 /// Excluded from restores only, as upstream does: a VolumeSnapshotClass is cluster-scoped and
@@ -317,6 +338,50 @@ mod tests {
                 .iter()
                 .all(|kind| !kind.reason.is_empty())
         );
+    }
+
+    #[test]
+    fn kubevirt_cluster_kinds_are_always_excluded_as_upstream_does() {
+        for (entry, resource) in [
+            (
+                "virtualmachineclusterinstancetypes",
+                "virtualmachineclusterinstancetypes",
+            ),
+            (
+                "VirtualMachineClusterInstancetype",
+                "virtualmachineclusterinstancetypes",
+            ),
+            ("vmcf", "virtualmachineclusterinstancetypes"),
+            (
+                "virtualmachineclusterpreferences.instancetype.kubevirt.io",
+                "virtualmachineclusterpreferences",
+            ),
+            ("vmcp", "virtualmachineclusterpreferences"),
+        ] {
+            assert_eq!(
+                excluded_kind_named_by(backup_excluded_kinds(), entry).map(|k| k.resource),
+                Some(resource),
+                "{entry}"
+            );
+            assert_eq!(find(entry), Some(resource), "{entry}");
+        }
+        let qualified: Vec<String> = backup_excluded_kinds()
+            .map(ExcludedKind::qualified)
+            .collect();
+        for required in [
+            "virtualmachineclusterinstancetypes.instancetype.kubevirt.io",
+            "virtualmachineclusterpreferences.instancetype.kubevirt.io",
+        ] {
+            assert!(qualified.iter().any(|name| name == required), "{required}");
+        }
+        // The namespaced KubeVirt kinds stay a tenant's own.
+        for entry in [
+            "virtualmachineinstancetypes",
+            "virtualmachinepreferences",
+            "virtualmachines",
+        ] {
+            assert_eq!(find(entry), None, "{entry}");
+        }
     }
 
     #[test]

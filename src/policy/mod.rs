@@ -16,11 +16,14 @@
 //!   NonAdminBackupStorageLocation specs and the Velero specs built from them.
 //! - [`exclusions`]: the resource kinds no tenant backup or restore may ever carry.
 //! - [`credentials`]: credential files that would borrow the Velero pod's cloud identity.
+//! - [`endpoints`]: which URLs a tenant storage location may name and which addresses NAC may
+//!   connect to when it downloads from one (the `storageEndpoints` allow-list).
 
 pub mod backup;
 pub mod bsl;
 pub mod config;
 pub mod credentials;
+pub mod endpoints;
 pub mod exclusions;
 pub mod field_path;
 pub mod nacuuid;

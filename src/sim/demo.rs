@@ -390,7 +390,8 @@ pub async fn seed_workload(client: &kube::Client, ns: &str) -> Result<(), DemoEr
 }
 
 /// The DeletionAction `nac demo` registers (seed 003): every item of a permanently deleted
-/// backup goes to the demo's receiver ([`crate::sim::deletion_receiver`]).
+/// backup that is the tenant's — of its namespace, its Namespace object, its volumes — goes to
+/// the demo's receiver ([`crate::sim::deletion_receiver`]).
 pub const DELETION_ACTION: &str = "audit-deleted-items";
 
 /// Registers [`DELETION_ACTION`] for the receiver at `hook_url` (verified by `ca_pem`), with
@@ -410,7 +411,10 @@ pub async fn install_deletion_action(
         json!({
             "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DeletionAction",
             "metadata": {"name": DELETION_ACTION},
-            "spec": {"webhook": webhook, "failurePolicy": "Ignore"}
+            // Besides the items of the backup's namespace, its Namespace object and the
+            // volumes its claims were bound to.
+            "spec": {"webhook": webhook, "failurePolicy": "Ignore",
+                     "clusterScopedResources": ["namespaces", "persistentvolumes"]}
         }),
     )?;
     let api: Api<crate::api::nonadmin::DeletionAction> = Api::all(admin.clone());
@@ -428,6 +432,123 @@ pub async fn install_deletion_action(
             .map_err(|source| DemoError::Api { what, source }),
         Err(source) => Err(DemoError::Create { what, source }),
     }
+}
+
+/// NAC's policy ConfigMap (`nac-policy`, key `policy.yaml`) in the OADP namespace.
+pub const POLICY_CONFIG_MAP: &str = "nac-policy";
+/// Annotation on it naming the storage endpoint the demo listed, so the next start (on
+/// another free port) replaces its own entry and leaves the administrator's alone.
+pub const DEMO_ENDPOINT_ANNOTATION: &str = "nac.openshift.io/demo-storage-endpoint";
+
+/// `policy.yaml` with `origin` in `storageEndpoints.allow` (and `previous`, the demo's entry
+/// of an earlier start, removed); `None` when `existing` already says exactly that. Other
+/// settings are kept (comments are not).
+pub fn demo_policy_yaml(
+    existing: Option<&str>,
+    origin: &str,
+    previous: Option<&str>,
+) -> Result<Option<String>, DemoError> {
+    use serde_yaml::{Mapping, Value};
+    let invalid = |reason: String| DemoError::Manifest {
+        what: format!("ConfigMap {POLICY_CONFIG_MAP}"),
+        reason,
+    };
+    let mut document = match existing.filter(|text| !text.trim().is_empty()) {
+        None => Value::Mapping(Mapping::new()),
+        Some(text) => serde_yaml::from_str(text).map_err(|e| invalid(e.to_string()))?,
+    };
+    let root = document
+        .as_mapping_mut()
+        .ok_or_else(|| invalid("policy.yaml is not a mapping".into()))?;
+    let endpoints = root
+        .entry(Value::from("storageEndpoints"))
+        .or_insert_with(|| Value::Mapping(Mapping::new()))
+        .as_mapping_mut()
+        .ok_or_else(|| invalid("storageEndpoints is not a mapping".into()))?;
+    let allow = endpoints
+        .entry(Value::from("allow"))
+        .or_insert_with(|| Value::Sequence(Vec::new()))
+        .as_sequence_mut()
+        .ok_or_else(|| invalid("storageEndpoints.allow is not a list".into()))?;
+    let before = allow.clone();
+    allow.retain(|entry| previous.is_none_or(|previous| entry.as_str() != Some(previous)));
+    if !allow.iter().any(|entry| entry.as_str() == Some(origin)) {
+        allow.push(Value::from(origin));
+    }
+    if existing.is_some() && *allow == before {
+        return Ok(None);
+    }
+    serde_yaml::to_string(&document)
+        .map(Some)
+        .map_err(|e| invalid(e.to_string()))
+}
+
+/// Lets tenant storage locations on the simulator's local object store be downloaded from:
+/// its endpoint `download_base` is on 127.0.0.1, which NAC's storage-endpoint rule refuses
+/// for tenant locations unless listed, so the demo lists it in `nac-policy` (created, or
+/// updated keeping what the administrator wrote).
+pub async fn install_policy(
+    admin: &kube::Client,
+    download_base: &url::Url,
+) -> Result<(), DemoError> {
+    use crate::policy::POLICY_CONFIGMAP_KEY;
+    let origin = download_base.origin().ascii_serialization();
+    let api: Api<ConfigMap> = Api::namespaced(admin.clone(), OADP_NAMESPACE);
+    let what = format!("ConfigMap {POLICY_CONFIG_MAP}");
+    let current = api
+        .get_opt(POLICY_CONFIG_MAP)
+        .await
+        .map_err(|source| DemoError::Api {
+            what: what.clone(),
+            source,
+        })?;
+    let Some(mut current) = current else {
+        let text = demo_policy_yaml(None, &origin, None)?.unwrap_or_default();
+        let map: ConfigMap = build(
+            &what,
+            json!({
+                "metadata": {"name": POLICY_CONFIG_MAP, "namespace": OADP_NAMESPACE,
+                             "annotations": {DEMO_ENDPOINT_ANNOTATION: origin}},
+                "data": {POLICY_CONFIGMAP_KEY: format!(
+                    "# Written by `nac demo`: tenant storage locations on the simulator's object store\n\
+                     # are downloaded from its endpoint on 127.0.0.1, which NAC refuses unless listed.\n{text}"
+                )}
+            }),
+        )?;
+        return ensure(&api, &what, &map).await;
+    };
+    let previous = current
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(DEMO_ENDPOINT_ANNOTATION))
+        .cloned();
+    let existing = current
+        .data
+        .as_ref()
+        .and_then(|data| data.get(POLICY_CONFIGMAP_KEY))
+        .cloned();
+    let Some(text) = demo_policy_yaml(
+        Some(existing.as_deref().unwrap_or_default()),
+        &origin,
+        previous.as_deref(),
+    )?
+    else {
+        return Ok(());
+    };
+    current
+        .data
+        .get_or_insert_with(Default::default)
+        .insert(POLICY_CONFIGMAP_KEY.to_owned(), text);
+    current
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(DEMO_ENDPOINT_ANNOTATION.to_owned(), origin);
+    api.replace(POLICY_CONFIG_MAP, &PostParams::default(), &current)
+        .await
+        .map(|_| ())
+        .map_err(|source| DemoError::Api { what, source })
 }
 
 /// The tenant namespace that gets sample backups.
@@ -599,6 +720,61 @@ async fn change_sample_workload(tenant: &kube::Client) -> Result<(), DemoError> 
 mod tests {
     use super::*;
     use crate::api::nonadmin::NonAdminBackup;
+
+    #[test]
+    fn the_demo_lists_its_object_store_endpoint_and_keeps_the_admins_policy() {
+        let load = |text: &str| {
+            let data = std::collections::BTreeMap::from([(
+                crate::policy::POLICY_CONFIGMAP_KEY.to_owned(),
+                text.to_owned(),
+            )]);
+            crate::policy::NacPolicy::from_sources(None, Some(&data)).unwrap()
+        };
+        let fresh = demo_policy_yaml(None, "http://127.0.0.1:8085", None)
+            .unwrap()
+            .unwrap();
+        let policy = load(&fresh);
+        assert_eq!(
+            policy
+                .storage_endpoints()
+                .check_url("http://127.0.0.1:8085/download/b/k"),
+            Ok(crate::policy::endpoints::Vouching::ListedAddress(
+                "127.0.0.1".parse().unwrap()
+            ))
+        );
+        // Unchanged on a restart on the same port.
+        assert_eq!(
+            demo_policy_yaml(
+                Some(&fresh),
+                "http://127.0.0.1:8085",
+                Some("http://127.0.0.1:8085")
+            )
+            .unwrap(),
+            None
+        );
+        // Another port: the demo's old entry is replaced, the administrator's entries and
+        // settings stay.
+        let admin = "requireApprovalForBSL: true\nstorageEndpoints:\n  allow:\n    - https://minio.example.com\n    - http://127.0.0.1:8085\n";
+        let next = demo_policy_yaml(
+            Some(admin),
+            "http://127.0.0.1:9999",
+            Some("http://127.0.0.1:8085"),
+        )
+        .unwrap()
+        .unwrap();
+        let policy = load(&next);
+        assert!(policy.settings().require_approval_for_bsl);
+        let listed: Vec<String> = policy
+            .storage_endpoints()
+            .allow()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            listed,
+            ["https://minio.example.com:443", "http://127.0.0.1:9999"]
+        );
+    }
 
     fn nab(status: serde_json::Value) -> NonAdminBackup {
         serde_json::from_value(json!({

@@ -64,6 +64,9 @@ pub fn quick_manifest_builder_config() -> ManifestBuilderConfig {
 /// The running system.
 pub struct NacStack {
     pub router: axum::Router,
+    /// The simulator's object-store endpoint (`http://127.0.0.1:<port>`), where download URLs
+    /// of the local provider point.
+    pub download_origin: String,
     pub history: SharedHistory,
     pub object_store: tempfile::TempDir,
     _history_dir: tempfile::TempDir,
@@ -161,6 +164,8 @@ async fn start_with(
         });
     }
     let context = Arc::new(context);
+    // Tenant locations' downloads follow the live policy's storageEndpoints, as in `nac serve`.
+    let builder = builder.with_endpoint_rules(context.policy.clone());
     let controllers = Tasks(vec![tokio::spawn(controllers::run(context.clone()))]);
     let tasks = Tasks(vec![
         tokio::spawn(async move {
@@ -201,6 +206,7 @@ async fn start_with(
     );
     NacStack {
         router: gateway.router(),
+        download_origin: download_base.trim_end_matches('/').to_owned(),
         history,
         object_store,
         _history_dir: history_dir,

@@ -1,6 +1,7 @@
 // Data hooks: load a gateway answer (with reload), and follow a namespace's live changes over
 // Server-Sent Events (the session cookie authenticates the stream).
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { sessionEnded } from './api/client';
 import type { ChangeEvent } from './api/types';
 
 export interface Loaded<T> {
@@ -45,6 +46,7 @@ export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'forbidden';
 /**
  * Follows `/api/v1/namespaces/{ns}/events`. `onChange` gets every ADDED/MODIFIED/DELETED
  * event; `onReset` is called when the stream says a re-list is needed (and after reconnects).
+ * The stream stops on `forbidden` (access revoked) and `unauthenticated` (token no longer valid).
  */
 export function useNamespaceEvents(
   namespace: string | undefined,
@@ -82,6 +84,12 @@ export function useNamespaceEvents(
     source.addEventListener('forbidden', () => {
       setState('forbidden');
       source.close();
+    });
+    // The token behind the stream is no longer valid: stop, and sign out as a 401 does.
+    source.addEventListener('unauthenticated', () => {
+      setState('forbidden');
+      source.close();
+      sessionEnded();
     });
     source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'forbidden' : 'reconnecting');
     return () => source.close();

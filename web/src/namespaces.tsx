@@ -7,9 +7,36 @@ import { useLoad, type Loaded } from './hooks';
 
 const NamespacesContext = createContext<Loaded<NamespaceAccess[]> | null>(null);
 
+/** One page of `/api/v1/namespaces`: `continue` while namespaces remain to be checked. */
+export interface NamespacePage {
+  items?: NamespaceAccess[];
+  continue?: string | null;
+}
+
+/** Most pages followed (the gateway checks a bounded number of namespaces per request). */
+export const MAX_NAMESPACE_PAGES = 200;
+
+/** Every namespace I may use: follows `continue` from page to page (a page may be empty). */
+export async function loadAllNamespaces(
+  page: (continueToken: string | undefined) => Promise<NamespacePage>,
+): Promise<NamespaceAccess[]> {
+  const items: NamespaceAccess[] = [];
+  let token: string | undefined;
+  for (let count = 0; count < MAX_NAMESPACE_PAGES; count += 1) {
+    const answer = await page(token);
+    items.push(...(answer.items ?? []));
+    token = answer.continue ?? undefined;
+    if (!token) break;
+  }
+  return items;
+}
+
 export function NamespacesProvider({ user, children }: { user: string; children: ReactNode }) {
   const loaded = useLoad(
-    (signal) => api.get<{ items: NamespaceAccess[] }>(apiPath(['namespaces']), { signal }).then((answer) => answer.items ?? []),
+    (signal) =>
+      loadAllNamespaces((token) =>
+        api.get<NamespacePage>(apiPath(['namespaces'], { continue: token }), { signal }),
+      ),
     user,
   );
   return <NamespacesContext.Provider value={loaded}>{children}</NamespacesContext.Provider>;

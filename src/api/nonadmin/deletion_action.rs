@@ -9,6 +9,10 @@
 //!   resources (globs, `*`, group-qualified names such as `deployments.apps`) and a label
 //!   selector; an empty selector matches every item, and cluster-scoped items only match when
 //!   the namespace filter takes every namespace;
+//! - unlike Velero's plugins, an action only receives items of the backup's own namespace (the
+//!   NonAdminBackup's), plus cluster-scoped items of the resources it lists in
+//!   `clusterScopedResources`: a tenant may write its backups' bucket itself, so an item of
+//!   another namespace in its tarball is forged and never reaches the admin's webhook;
 //! - **there is no rollback**: an action that already ran is not undone when a later action
 //!   fails or the deletion is abandoned, because the rest of the backup (other actions' effects,
 //!   snapshots) cannot be restored either. Webhooks must therefore be idempotent: a retried
@@ -61,6 +65,15 @@ pub struct DeletionActionSpec {
     /// Which items of a backup the action is called for; absent or empty matches every item.
     #[serde(default, skip_serializing_if = "ResourceSelector::is_empty")]
     pub applies_to: ResourceSelector,
+    /// Cluster-scoped resources (`namespaces`, `persistentvolumes`,
+    /// `clusterroles.rbac.authorization.k8s.io`, globs, `*`) whose items of a backup this
+    /// action may receive. A backup's contents are written by Velero into a bucket the tenant
+    /// may own, so NAC treats them as forged: an action only ever receives items of the
+    /// backup's own namespace, plus cluster-scoped items of the resources listed here (a
+    /// `namespaces` item only when it is the backup's own namespace). Absent or empty: no
+    /// cluster-scoped item. Items of other namespaces are never sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_scoped_resources: Vec<String>,
     /// Where and how to call the action.
     pub webhook: DeletionActionWebhook,
     /// What a failed call does to the deletion: `Fail` (default) keeps the backup and retries

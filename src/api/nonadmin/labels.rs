@@ -32,6 +32,10 @@ pub const NAB_SYNCED_FROM_NACUUID: &str = "openshift.io/oadp-nab-synced-from-nac
 pub const NAB_ORIGIN_NAME_ANNOTATION: &str = "openshift.io/oadp-nab-origin-name";
 /// Namespace of the originating NonAdminBackup.
 pub const NAB_ORIGIN_NAMESPACE_ANNOTATION: &str = "openshift.io/oadp-nab-origin-namespace";
+/// UID of the originating NonAdminBackup's namespace when the Velero Backup was made: the
+/// backup sync adopts the backup only into the namespace of that name *and* that UID (a
+/// namespace deleted and re-created under the same name is another tenant).
+pub const NAB_ORIGIN_NAMESPACE_UID_ANNOTATION: &str = "openshift.io/oadp-nab-origin-namespace-uid";
 /// Name of the originating NonAdminRestore.
 pub const NAR_ORIGIN_NAME_ANNOTATION: &str = "openshift.io/oadp-nar-origin-name";
 /// Namespace of the originating NonAdminRestore.

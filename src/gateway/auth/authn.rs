@@ -149,6 +149,46 @@ impl Authenticator {
         }
     }
 
+    /// How long an accepted token is trusted without a new TokenReview: long-lived streams
+    /// re-check their token at least this often.
+    pub fn success_ttl(&self) -> Duration {
+        self.config.success_ttl
+    }
+
+    /// Whether `caller`'s token still authenticates as the same identity, for long-lived
+    /// streams: answered from the cache while the last review is fresh, else by a new
+    /// TokenReview (cached as [`Authenticator::authenticate`] caches it). A stream's re-check
+    /// is the server's own doing, so it never draws from the client's pre-authentication
+    /// bucket. `Err` only when the API server cannot be asked (the caller decides how long to
+    /// tolerate that).
+    pub async fn still_valid(&self, caller: &Caller) -> Result<bool, GatewayError> {
+        let key = caller.token_key();
+        let current = match self.cache.get(&key) {
+            Some(known) => {
+                self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                known
+            }
+            None => {
+                self.counters.reviews.fetch_add(1, Ordering::Relaxed);
+                let reviewed = self.review(caller.token()).await?;
+                let ttl = if reviewed.is_some() {
+                    self.config.success_ttl
+                } else {
+                    self.config.failure_ttl
+                };
+                self.cache.insert(key, reviewed.clone(), ttl);
+                reviewed
+            }
+        };
+        let valid = current.is_some_and(|identity| {
+            identity.username == caller.identity().username && identity.uid == caller.identity().uid
+        });
+        if !valid {
+            self.counters.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(valid)
+    }
+
     /// Draws one request with a not-yet-known-good token from `client`'s bucket.
     fn admit_unverified(&self, client: ClientAddress) -> Result<(), GatewayError> {
         self.pre_auth.check(client).map_err(|retry_after| {
@@ -303,5 +343,57 @@ mod tests {
             Err(GatewayError::Unauthenticated)
         ));
         assert_eq!(reviews.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_stream_recheck_reviews_again_after_the_ttl_and_sees_a_revoked_token() {
+        let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reviews = Arc::new(AtomicU64::new(0));
+        let (seen, counted) = (Arc::clone(&revoked), Arc::clone(&reviews));
+        let api = axum::Router::new().route(
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            post(move |Json(review): Json<Value>| {
+                let (seen, counted) = (Arc::clone(&seen), Arc::clone(&counted));
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let status = if seen.load(Ordering::SeqCst) {
+                        json!({"authenticated": false})
+                    } else {
+                        json!({"authenticated": true, "user": {"username": "alice", "uid": "1"}})
+                    };
+                    Json(
+                        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                        "spec": review["spec"], "status": status}),
+                    )
+                }
+            }),
+        );
+        let config = AuthnConfig {
+            success_ttl: Duration::from_millis(200),
+            ..AuthnConfig::default()
+        };
+        let authn = Authenticator::new(
+            kube::Client::new(api, "default"),
+            config,
+            TokenHasher::random(),
+        )
+        .with_pre_auth_limit(PreAuthLimitConfig {
+            burst: 1,
+            per_second: 0.001,
+            max_clients: 10,
+        });
+        let caller = authn
+            .authenticate(BearerToken::new("good"), ClientAddress::Unknown)
+            .await
+            .unwrap();
+        // Within the TTL: the cache answers.
+        assert!(authn.still_valid(&caller).await.unwrap());
+        assert_eq!(reviews.load(Ordering::SeqCst), 1);
+        revoked.store(true, Ordering::SeqCst);
+        assert!(authn.still_valid(&caller).await.unwrap());
+        // After it: a new review, which no pre-authentication bucket (spent) holds up.
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert!(!authn.still_valid(&caller).await.unwrap());
+        assert_eq!(reviews.load(Ordering::SeqCst), 2);
     }
 }

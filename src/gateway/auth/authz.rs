@@ -14,12 +14,15 @@ use std::time::Duration;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
 use super::Identity;
 use super::cache::TtlCache;
 use crate::api::nonadmin::GROUP;
 use crate::gateway::error::GatewayError;
+use crate::history::TenantNamespace;
+use crate::manifest::visibility::{ReadCheck, Readable};
 
 /// Longest an allow decision may be cached.
 pub const MAX_ALLOW_TTL: Duration = Duration::from_secs(30);
@@ -103,6 +106,18 @@ impl Authorized {
     pub fn verb(&self) -> &'static str {
         self.verb
     }
+
+    /// The namespace the check was about as it is now — its name and UID — given `current`,
+    /// the namespace of that name in the gateway's namespace cache; `None` when it does not
+    /// exist. History reads take one: a namespace created again under the same name has
+    /// another UID, so its owner reads nothing its predecessor left.
+    pub fn tenant(&self, current: Option<&Namespace>) -> Option<TenantNamespace> {
+        let current = current?;
+        if current.metadata.name.as_deref() != Some(self.namespace.as_str()) {
+            return None;
+        }
+        TenantNamespace::new(self.namespace.clone(), current.metadata.uid.clone()?)
+    }
 }
 
 /// Counters for `/metrics`.
@@ -117,12 +132,19 @@ pub struct AuthzCounters {
 }
 
 type DecisionKey = (Arc<Identity>, AccessCheck);
+type ReadKey = (Arc<Identity>, ReadCheck);
+
+/// Most distinct [`ReadCheck`]s one answer sends reviews for: a backup's contents rarely span
+/// more than a few dozen resources, and a forged tarball naming thousands of namespaces must
+/// not become thousands of reviews. Items whose check is past the bound are hidden.
+pub const MAX_READ_CHECKS: usize = 128;
 
 /// Answers access checks with SubjectAccessReviews.
 pub struct Authorizer {
     client: kube::Client,
     config: AuthzConfig,
     cache: TtlCache<DecisionKey, bool>,
+    reads: TtlCache<ReadKey, bool>,
     /// Counters for `/metrics`.
     pub counters: AuthzCounters,
 }
@@ -140,10 +162,12 @@ impl Authorizer {
     pub fn new(client: kube::Client, mut config: AuthzConfig) -> Self {
         config.allow_ttl = config.allow_ttl.min(MAX_ALLOW_TTL);
         let cache = TtlCache::new(config.capacity);
+        let reads = TtlCache::new(config.capacity);
         Authorizer {
             client,
             config,
             cache,
+            reads,
             counters: AuthzCounters::default(),
         }
     }
@@ -231,23 +255,96 @@ impl Authorizer {
         })
     }
 
+    /// Whether `identity` may read what `check` names (a resource of any group, for what a
+    /// backup contains), cached as [`allowed`](Self::allowed) is.
+    pub async fn may_read(
+        &self,
+        identity: &Arc<Identity>,
+        check: &ReadCheck,
+    ) -> Result<bool, GatewayError> {
+        let key = (identity.clone(), check.clone());
+        if let Some(allowed) = self.reads.get(&key) {
+            self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(allowed);
+        }
+        self.counters.reviews.fetch_add(1, Ordering::Relaxed);
+        let allowed = self
+            .send_review(
+                identity,
+                ResourceAttributes {
+                    group: Some(check.group.clone()),
+                    resource: Some(check.resource.clone()),
+                    verb: Some(check.verb.to_string()),
+                    namespace: (!check.namespace.is_empty()).then(|| check.namespace.clone()),
+                    name: (!check.name.is_empty()).then(|| check.name.clone()),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let ttl = if allowed {
+            self.config.allow_ttl
+        } else {
+            self.config.deny_ttl
+        };
+        self.reads.insert(key, allowed, ttl);
+        Ok(allowed)
+    }
+
+    /// What of `checks` `identity` passes, as a [`Readable`]: at most [`MAX_READ_CHECKS`]
+    /// reviews (the rest count as denied), a few at a time.
+    pub async fn readable(
+        &self,
+        identity: &Arc<Identity>,
+        checks: impl IntoIterator<Item = ReadCheck>,
+    ) -> Result<Readable, GatewayError> {
+        use futures::StreamExt as _;
+        let answers: Vec<Result<(ReadCheck, bool), GatewayError>> =
+            futures::stream::iter(checks.into_iter().take(MAX_READ_CHECKS))
+                .map(|check| async move {
+                    let allowed = self.may_read(identity, &check).await?;
+                    Ok((check, allowed))
+                })
+                .buffer_unordered(8)
+                .collect()
+                .await;
+        let mut granted = Vec::new();
+        for answer in answers {
+            let (check, allowed) = answer?;
+            if allowed {
+                granted.push(check);
+            }
+        }
+        Ok(Readable::granted(granted))
+    }
+
     async fn review(&self, identity: &Identity, check: &AccessCheck) -> Result<bool, GatewayError> {
+        self.send_review(
+            identity,
+            ResourceAttributes {
+                group: Some(GROUP.to_string()),
+                resource: Some(check.resource.to_string()),
+                verb: Some(check.verb.to_string()),
+                namespace: Some(check.namespace.clone()),
+                subresource: (!check.subresource.is_empty()).then(|| check.subresource.to_string()),
+                name: (!check.name.is_empty()).then(|| check.name.clone()),
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    async fn send_review(
+        &self,
+        identity: &Identity,
+        attributes: ResourceAttributes,
+    ) -> Result<bool, GatewayError> {
         let review = SubjectAccessReview {
             spec: SubjectAccessReviewSpec {
                 user: Some(identity.username.clone()),
                 uid: (!identity.uid.is_empty()).then(|| identity.uid.clone()),
                 groups: Some(identity.groups.clone()),
                 extra: (!identity.extra.is_empty()).then(|| identity.extra.clone()),
-                resource_attributes: Some(ResourceAttributes {
-                    group: Some(GROUP.to_string()),
-                    resource: Some(check.resource.to_string()),
-                    verb: Some(check.verb.to_string()),
-                    namespace: Some(check.namespace.clone()),
-                    subresource: (!check.subresource.is_empty())
-                        .then(|| check.subresource.to_string()),
-                    name: (!check.name.is_empty()).then(|| check.name.clone()),
-                    ..Default::default()
-                }),
+                resource_attributes: Some(attributes),
                 ..Default::default()
             },
             ..Default::default()

@@ -4,11 +4,17 @@
 //! cached under keys that never contain the token. The web console signs in once and then sends
 //! a session cookie naming a server-side [`session::Session`] that holds the token (with CSRF
 //! tokens for changes), signing in with a pasted token or through OpenShift OAuth ([`oauth`]).
+//! A request that fans out over namespaces draws its access checks from a per-request
+//! [`budget::AccessBudget`]; values handed to clients that must stay opaque (event ids,
+//! namespace-listing continue tokens) are sealed with [`seal::Sealer`]. Long-lived streams
+//! re-check their token with [`Authenticator::still_valid`].
 
 pub mod authn;
 pub mod authz;
+pub mod budget;
 pub mod cache;
 pub mod oauth;
+pub mod seal;
 pub mod session;
 pub mod token;
 
@@ -17,7 +23,9 @@ use std::sync::Arc;
 
 pub use authn::{Authenticator, AuthnConfig};
 pub use authz::{AccessCheck, Authorized, Authorizer, AuthzConfig};
+pub use budget::{AccessBudget, BudgetExhausted, CheckError};
 pub use oauth::{OAuthClient, OAuthConfig};
+pub use seal::Sealer;
 pub use session::{Session, SessionConfig, SessionManager};
 pub use token::{BearerToken, TokenHasher, TokenKey};
 

@@ -1,18 +1,34 @@
 //! Live changes: every change the watch caches see becomes a [`ChangeEvent`] in a bounded
-//! in-memory log with a broadcast to live subscribers. Event ids are `<epoch>-<sequence>`,
-//! the epoch random per process, so a client resuming with `Last-Event-ID` from before a
-//! restart (or from beyond the log's memory) is told to re-list instead of silently missing
-//! changes. Served as Server-Sent Events by [`sse`].
+//! in-memory log with a broadcast to live subscribers; [`follow`] turns the log into one
+//! caller's stream (the one filter behind Server-Sent Events, [`sse`], and GraphQL
+//! subscriptions).
+//!
+//! Event ids are opaque: each is the event's position in the log sealed under a random
+//! per-process key ([`Sealer`]), so a stream's ids say nothing of the changes it does not show
+//! (the position of the next event of one's own namespace, or of "now", reveals no count of
+//! other tenants' changes), cannot be forged, and a client resuming with `Last-Event-ID` from
+//! before a restart is told to re-list instead of silently missing changes. Whether a resume
+//! is still possible depends only on the stream's own namespaces: the log remembers, per
+//! namespace, the newest change it has had to forget (when one of a stream's own changes is
+//! forgotten still depends on the log's capacity, which all namespaces share).
 
+pub mod follow;
 pub mod sse;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::gateway::auth::Sealer;
 use crate::gateway::resources::TenantResource;
+
+/// What one stream may show: resources per namespace.
+pub type StreamScope = BTreeMap<String, Vec<TenantResource>>;
+
+/// Purpose of sealed event ids.
+const EVENT_ID: &str = "event-id";
 
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -43,10 +59,17 @@ pub struct ChangeEvent {
     pub object: Arc<serde_json::Value>,
 }
 
+/// Whether `event` is one `scope` shows.
+pub fn in_scope(scope: &StreamScope, event: &ChangeEvent) -> bool {
+    scope
+        .get(&event.namespace)
+        .is_some_and(|resources| resources.contains(&event.resource))
+}
+
 /// Where a resuming client stands.
 #[derive(Debug, PartialEq)]
 pub enum Resume {
-    /// Events after the client's last one (possibly none).
+    /// The stream's events after the client's last one (possibly none).
     Events(Vec<Arc<ChangeEvent>>),
     /// The log no longer covers the client's position: re-list, then follow.
     Reset,
@@ -54,7 +77,7 @@ pub enum Resume {
 
 /// The bounded log and the broadcast of new events.
 pub struct EventLog {
-    epoch: String,
+    sealer: Sealer,
     inner: Mutex<LogInner>,
     sender: broadcast::Sender<Arc<ChangeEvent>>,
 }
@@ -63,13 +86,13 @@ struct LogInner {
     events: VecDeque<Arc<ChangeEvent>>,
     capacity: usize,
     next: u64,
+    /// Per namespace, the newest sequence the log has forgotten.
+    forgotten: HashMap<String, u64>,
 }
 
 impl std::fmt::Debug for EventLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventLog")
-            .field("epoch", &self.epoch)
-            .finish_non_exhaustive()
+        f.debug_struct("EventLog").finish_non_exhaustive()
     }
 }
 
@@ -78,26 +101,36 @@ impl EventLog {
     pub fn new(capacity: usize) -> Self {
         let (sender, _) = broadcast::channel(4096);
         EventLog {
-            epoch: format!("{:08x}", rand::random::<u32>()),
+            sealer: Sealer::random(),
             inner: Mutex::new(LogInner {
                 events: VecDeque::with_capacity(capacity.min(65_536)),
                 capacity: capacity.max(1),
                 next: 1,
+                forgotten: HashMap::new(),
             }),
             sender,
         }
     }
 
-    /// The id of `event` as sent to clients.
-    pub fn event_id(&self, event: &ChangeEvent) -> String {
-        format!("{}-{}", self.epoch, event.sequence)
+    fn seal(&self, sequence: u64) -> String {
+        self.sealer.seal(EVENT_ID, &sequence.to_be_bytes())
     }
 
-    /// The id of the newest event (`<epoch>-0` before the first): where a client that has
-    /// seen everything up to now resumes from.
+    /// The log position an id stands for, when this process issued it.
+    fn position_of(&self, id: &str) -> Option<u64> {
+        let bytes: [u8; 8] = self.sealer.open(EVENT_ID, id)?.try_into().ok()?;
+        Some(u64::from_be_bytes(bytes))
+    }
+
+    /// The id of `event` as sent to clients (opaque; a fresh one each time).
+    pub fn event_id(&self, event: &ChangeEvent) -> String {
+        self.seal(event.sequence)
+    }
+
+    /// The id of "now": where a client that has seen everything up to now resumes from.
     pub fn head_id(&self) -> String {
         let next = self.inner.lock().map(|inner| inner.next).unwrap_or(1);
-        format!("{}-{}", self.epoch, next - 1)
+        self.seal(next - 1)
     }
 
     /// Appends a change and wakes subscribers.
@@ -121,48 +154,68 @@ impl EventLog {
             object,
         });
         inner.next += 1;
-        if inner.events.len() >= inner.capacity {
-            inner.events.pop_front();
+        if inner.events.len() >= inner.capacity
+            && let Some(forgotten) = inner.events.pop_front()
+        {
+            inner
+                .forgotten
+                .insert(forgotten.namespace.clone(), forgotten.sequence);
         }
         inner.events.push_back(event.clone());
         // No subscriber is not an error.
         let _ = self.sender.send(event);
     }
 
-    /// Subscribes to new events and, when `last_event_id` is given, returns what the client
-    /// missed since it — atomically, so no event falls between replay and live stream.
+    /// Subscribes to every new event, for the gateway's own waits; nothing is replayed (a
+    /// replay is always of one stream's scope: [`EventLog::resume`]).
     pub fn subscribe(
         &self,
         last_event_id: Option<&str>,
     ) -> (Resume, broadcast::Receiver<Arc<ChangeEvent>>) {
+        let (resume, receiver, _) = self.resume(last_event_id, &StreamScope::new());
+        (resume, receiver)
+    }
+
+    /// Subscribes to new events and, when `last_event_id` is given, returns the events of
+    /// `scope` the client missed since it — atomically, so no event falls between replay and
+    /// live stream — with the id of "now" (the newest event before the live stream). A resume
+    /// is refused ([`Resume::Reset`]) only when the log has forgotten an event of `scope`'s
+    /// namespaces after the client's position (or the id is not one of this process's).
+    pub fn resume(
+        &self,
+        last_event_id: Option<&str>,
+        scope: &StreamScope,
+    ) -> (Resume, broadcast::Receiver<Arc<ChangeEvent>>, String) {
         let Ok(inner) = self.inner.lock() else {
-            return (Resume::Reset, self.sender.subscribe());
+            return (Resume::Reset, self.sender.subscribe(), self.seal(0));
         };
         let receiver = self.sender.subscribe();
+        let now = self.seal(inner.next - 1);
         let Some(last) = last_event_id else {
-            return (Resume::Events(Vec::new()), receiver);
+            return (Resume::Events(Vec::new()), receiver, now);
         };
-        let sequence = last
-            .split_once('-')
-            .filter(|(epoch, _)| *epoch == self.epoch)
-            .and_then(|(_, sequence)| sequence.parse::<u64>().ok());
-        let Some(sequence) = sequence else {
-            return (Resume::Reset, receiver);
+        let Some(sequence) = self.position_of(last) else {
+            return (Resume::Reset, receiver, now);
         };
         if sequence >= inner.next {
-            return (Resume::Reset, receiver);
+            return (Resume::Reset, receiver, now);
         }
-        let oldest = inner.events.front().map_or(inner.next, |e| e.sequence);
-        if sequence + 1 < oldest {
-            return (Resume::Reset, receiver);
+        let lost = scope.keys().any(|namespace| {
+            inner
+                .forgotten
+                .get(namespace)
+                .is_some_and(|&forgotten| forgotten > sequence)
+        });
+        if lost {
+            return (Resume::Reset, receiver, now);
         }
         let missed = inner
             .events
             .iter()
-            .filter(|event| event.sequence > sequence)
+            .filter(|event| event.sequence > sequence && in_scope(scope, event))
             .cloned()
             .collect();
-        (Resume::Events(missed), receiver)
+        (Resume::Events(missed), receiver, now)
     }
 }
 
@@ -171,9 +224,9 @@ impl EventLog {
 mod tests {
     use super::*;
 
-    fn publish(log: &EventLog, name: &str) {
+    fn publish_in(log: &EventLog, namespace: &str, name: &str) {
         log.publish(
-            "team-a",
+            namespace,
             TenantResource::Backups,
             ChangeAction::Added,
             name,
@@ -181,14 +234,29 @@ mod tests {
         );
     }
 
+    fn publish(log: &EventLog, name: &str) {
+        publish_in(log, "team-a", name);
+    }
+
+    fn scope(namespaces: &[&str]) -> StreamScope {
+        namespaces
+            .iter()
+            .map(|ns| (ns.to_string(), TenantResource::ALL.to_vec()))
+            .collect()
+    }
+
+    fn id_of(log: &EventLog, sequence: u64) -> String {
+        log.seal(sequence)
+    }
+
     #[test]
-    fn resume_returns_exactly_the_missed_events() {
+    fn resume_returns_exactly_the_missed_events_of_the_scope() {
         let log = EventLog::new(10);
         publish(&log, "a");
+        publish_in(&log, "team-b", "other");
         publish(&log, "b");
         publish(&log, "c");
-        let first_id = format!("{}-1", log.epoch);
-        let (resume, _rx) = log.subscribe(Some(&first_id));
+        let (resume, _rx, _) = log.resume(Some(&id_of(&log, 1)), &scope(&["team-a"]));
         let Resume::Events(missed) = resume else {
             panic!("expected events")
         };
@@ -197,36 +265,74 @@ mod tests {
     }
 
     #[test]
+    fn ids_are_opaque_and_say_nothing_of_other_namespaces() {
+        let log = EventLog::new(10);
+        let before = log.head_id();
+        for n in 0..5 {
+            publish_in(&log, "team-a", &format!("a-{n}"));
+        }
+        let after = log.head_id();
+        // Same length, no visible counter, and a fresh id each time for the same position.
+        assert_eq!(before.len(), after.len());
+        assert_ne!(log.head_id(), after);
+        assert_eq!(log.position_of(&before), Some(0));
+        assert_eq!(log.position_of(&after), Some(5));
+        assert!(!after.ends_with("-5"));
+        // Another process's log (another key) does not know them.
+        assert_eq!(EventLog::new(10).position_of(&after), None);
+    }
+
+    #[test]
     fn stale_foreign_or_future_ids_reset() {
         let log = EventLog::new(2);
         for name in ["a", "b", "c", "d"] {
             publish(&log, name);
         }
-        // Event 1 fell out of the log (it holds 3 and 4).
+        let team_a = scope(&["team-a"]);
+        // Event 2 fell out of the log (it holds 3 and 4): from 1, 2 is lost.
+        assert_eq!(log.resume(Some(&id_of(&log, 1)), &team_a).0, Resume::Reset);
+        assert_eq!(log.resume(Some("deadbeef-3"), &team_a).0, Resume::Reset);
         assert_eq!(
-            log.subscribe(Some(&format!("{}-1", log.epoch))).0,
+            log.resume(Some(&EventLog::new(2).seal(3)), &team_a).0,
             Resume::Reset
         );
-        assert_eq!(log.subscribe(Some("deadbeef-3")).0, Resume::Reset);
-        assert_eq!(
-            log.subscribe(Some(&format!("{}-99", log.epoch))).0,
-            Resume::Reset
-        );
-        assert_eq!(log.subscribe(Some("garbage")).0, Resume::Reset);
+        assert_eq!(log.resume(Some(&id_of(&log, 99)), &team_a).0, Resume::Reset);
+        assert_eq!(log.resume(Some("garbage"), &team_a).0, Resume::Reset);
         // Event 2 is just before the oldest held: nothing is missing.
-        let Resume::Events(missed) = log.subscribe(Some(&format!("{}-2", log.epoch))).0 else {
+        let Resume::Events(missed) = log.resume(Some(&id_of(&log, 2)), &team_a).0 else {
             panic!()
         };
         assert_eq!(missed.len(), 2);
     }
 
+    #[test]
+    fn other_namespaces_forgotten_events_do_not_reset_a_stream() {
+        let log = EventLog::new(2);
+        publish_in(&log, "team-b", "mine");
+        let position = log.head_id();
+        // team-a's activity pushes everything of team-b's out of the log …
+        for n in 0..5 {
+            publish_in(&log, "team-a", &format!("a-{n}"));
+        }
+        // … which bob, following team-b from `position`, cannot tell: nothing of his is lost.
+        assert_eq!(
+            log.resume(Some(&position), &scope(&["team-b"])).0,
+            Resume::Events(Vec::new())
+        );
+        // Whereas a team-a stream from there has lost events.
+        assert_eq!(
+            log.resume(Some(&position), &scope(&["team-a"])).0,
+            Resume::Reset
+        );
+    }
+
     #[tokio::test]
     async fn live_events_reach_subscribers() {
         let log = EventLog::new(10);
-        let (_, mut rx) = log.subscribe(None);
+        let (_, mut rx, _) = log.resume(None, &scope(&["team-a"]));
         publish(&log, "x");
         let event = rx.recv().await.unwrap();
         assert_eq!(event.name, "x");
-        assert_eq!(log.event_id(&event), format!("{}-1", log.epoch));
+        assert_eq!(log.position_of(&log.event_id(&event)), Some(1));
     }
 }

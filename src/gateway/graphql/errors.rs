@@ -6,7 +6,8 @@
 //! gateway's finer kebab-case code.
 //! The message is the gateway error's own text, which names only what the caller asked for.
 //! Errors raised by GraphQL itself get a code too: `QUERY_TOO_DEEP`, `QUERY_TOO_COMPLEX`,
-//! and `BAD_REQUEST` for parse and validation failures.
+//! and `BAD_REQUEST` for parse and validation failures. `INCOMPLETE` is not a failure: it
+//! comes beside a list (`namespaces`) that goes on, with `extensions.continue`.
 
 use std::sync::Arc;
 
@@ -39,6 +40,9 @@ pub const UNAVAILABLE: &str = "UNAVAILABLE";
 /// `extensions.code` for a completed backup whose manifest is still being built (with
 /// `extensions.retryAfterSeconds`): ask again then.
 pub const MANIFEST_PENDING: &str = "MANIFEST_PENDING";
+/// `extensions.code` beside a list that goes on: more remained than one request may check;
+/// `extensions.continue` is the `after` of the next page.
+pub const INCOMPLETE: &str = "INCOMPLETE";
 /// `extensions.code` for failures of the cluster or the gateway.
 pub const INTERNAL: &str = "INTERNAL";
 /// `extensions.code` for queries nested deeper than allowed.

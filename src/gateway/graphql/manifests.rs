@@ -39,6 +39,7 @@ use crate::manifest::graph::{MissingOwner, OwnerEdge, OwnerGraphView};
 use crate::manifest::item::{ItemIdentity, KindCount, ManifestItem};
 use crate::manifest::overlap::OperationOverlap;
 use crate::manifest::preview::{PreviewCounts, PreviewEntry, RestoreAction, RestoreReason};
+use crate::manifest::visibility::HiddenItems;
 
 /// Items per unit of an items page's cost (see the module's documentation).
 pub const ITEMS_PER_COST_UNIT: usize = 20;
@@ -411,6 +412,41 @@ fn overlap_views(overlaps: &[OperationOverlap]) -> Vec<OperationOverlapView<'_>>
     overlaps.iter().map(OperationOverlapView).collect()
 }
 
+/// Items of a backup left out because the caller may not list them: counted, never named.
+pub struct HiddenItemsView<'a>(pub &'a HiddenItems);
+
+#[Object(name = "HiddenItems")]
+impl HiddenItemsView<'_> {
+    /// API group; empty for the core group.
+    async fn group(&self) -> &str {
+        &self.0.group
+    }
+    /// Plural resource.
+    async fn resource(&self) -> &str {
+        &self.0.resource
+    }
+    /// Kind.
+    async fn kind(&self) -> &str {
+        &self.0.kind
+    }
+    /// Namespace; null for cluster-scoped items.
+    async fn namespace(&self) -> Option<&str> {
+        self.0.namespace.as_deref()
+    }
+    /// How many items are hidden.
+    async fn count(&self) -> u64 {
+        self.0.count
+    }
+    /// Why, in a sentence (`3 Secret items hidden: you may not list secrets in team-a`).
+    async fn message(&self) -> &str {
+        &self.0.message
+    }
+}
+
+fn hidden_views(hidden: &[HiddenItems]) -> Vec<HiddenItemsView<'_>> {
+    hidden.iter().map(HiddenItemsView).collect()
+}
+
 // -------------------------------------------------------------------------------------------
 // backupManifest
 // -------------------------------------------------------------------------------------------
@@ -441,9 +477,13 @@ impl BackupManifestView {
     async fn counts(&self) -> Vec<KindCountView<'_>> {
         count_views(&self.0.counts)
     }
-    /// How many items the backup holds.
+    /// How many items of the backup the caller may see.
     async fn total(&self) -> u64 {
         self.0.items.len() as u64
+    }
+    /// Items the caller may not list, counted per resource (left out of `counts` and `items`).
+    async fn hidden(&self) -> Vec<HiddenItemsView<'_>> {
+        hidden_views(&self.0.hidden)
     }
     /// One page of the items in key order, filtered as REST's contents browser filters:
     /// `kind` (kind, plural or `resource.group`, case-insensitive), `q` (text in the name,
@@ -484,6 +524,10 @@ impl ManifestContentsPage {
     #[graphql(name = "continue")]
     async fn continue_token(&self) -> Option<&str> {
         self.0.continue_token.as_deref()
+    }
+    /// Items the caller may not list, counted per resource.
+    async fn hidden(&self) -> Vec<HiddenItemsView<'_>> {
+        hidden_views(&self.0.hidden)
     }
 }
 
@@ -573,6 +617,10 @@ impl BackupDiffView {
     async fn unchanged(&self) -> u64 {
         self.0.diff.unchanged
     }
+    /// Added, removed or changed items the caller may not list, counted per resource.
+    async fn hidden(&self) -> Vec<HiddenItemsView<'_>> {
+        hidden_views(&self.0.hidden)
+    }
 }
 
 /// An object in both backups whose fields differ.
@@ -641,6 +689,10 @@ impl BackupDryRunView {
     /// them.
     async fn overlaps(&self) -> Vec<OperationOverlapView<'_>> {
         overlap_views(&self.0.overlaps)
+    }
+    /// Items the caller may not list, counted per resource (left out of `items`).
+    async fn hidden(&self) -> Vec<HiddenItemsView<'_>> {
+        hidden_views(&self.0.hidden)
     }
 }
 
@@ -721,6 +773,11 @@ impl RestorePreviewResult {
     /// Running operations of this namespace sharing items with this restore.
     async fn overlaps(&self) -> Vec<OperationOverlapView<'_>> {
         overlap_views(&self.0.overlaps)
+    }
+    /// Backed-up items the caller may not list, counted per resource (left out of
+    /// `entries`; `counts` include them).
+    async fn hidden(&self) -> Vec<HiddenItemsView<'_>> {
+        hidden_views(&self.0.hidden)
     }
 }
 

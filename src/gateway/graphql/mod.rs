@@ -27,6 +27,15 @@
 //!   refuses is answered 401 before the upgrade, and a connection without a valid token is
 //!   closed at `connection_init` (close code 1002 with the reason "a valid bearer token is
 //!   required").
+//! - On a WebSocket every operation (`subscribe`, or `start` in the legacy protocol) draws from
+//!   the caller's per-user rate limit, as every HTTP request does: one over it is answered with
+//!   a `RATE_LIMITED` error (with `retryAfterSeconds`) and completed without running, and a
+//!   connection that sends [`MAX_REFUSED_IN_A_ROW`] such operations in a row is closed with
+//!   4429. The connection's token is re-checked (TokenReview through the authenticator's cache)
+//!   at least once per token-cache TTL; when it is no longer valid the connection is closed
+//!   with 4401 (its subscriptions end with `UNAUTHENTICATED` first).
+//! - Each request (each operation on a WebSocket) has its own budget of access checks for what
+//!   fans out over namespaces ([`budget_of`]), shared by all its fields and aliases.
 //! - `GET /graphql` otherwise serves a small query console that loads nothing from elsewhere.
 //!
 //! The SDL is checked in at `schema/schema.graphql` (`nac graphql-schema` prints it).
@@ -41,21 +50,27 @@ pub mod query;
 pub mod subscription;
 pub mod types;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_graphql::dataloader::DataLoader;
-use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
-use async_graphql::{Context, Data, Schema};
+use async_graphql::extensions::{
+    Extension, ExtensionContext, ExtensionFactory, NextPrepareRequest,
+};
+use async_graphql::http::{ALL_WEBSOCKET_PROTOCOLS, WebSocketProtocols};
+use async_graphql::{Context, Data, Schema, ServerResult};
 use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
 use axum::Router;
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use axum::extract::{FromRequestParts, Request, State, WebSocketUpgrade};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use crate::gateway::Gateway;
-use crate::gateway::auth::{BearerToken, Caller};
+use crate::gateway::auth::{AccessBudget, BearerToken, Caller};
 use crate::gateway::credentials::{CsrfRule, session_cookies};
 use crate::gateway::error::GatewayError;
 use crate::gateway::ratelimit::ClientAddress;
@@ -75,9 +90,48 @@ pub const MAX_COMPLEXITY: usize = 500;
 /// The schema type.
 pub type NacSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 
+/// Close code of a WebSocket whose token is no longer valid (graphql-transport-ws's
+/// "Unauthorized").
+pub const CLOSE_UNAUTHORIZED: u16 = 4401;
+/// Close code of a WebSocket that keeps sending operations over its rate limit.
+pub const CLOSE_TOO_MANY_REQUESTS: u16 = 4429;
+/// Rate-limited operations in a row after which a WebSocket is closed.
+pub const MAX_REFUSED_IN_A_ROW: u32 = 100;
+
 /// The caller of the current request or subscription connection.
 #[derive(Clone, Debug)]
 pub struct RequestCaller(pub Caller);
+
+/// The budget of access checks of the current request (one per document over HTTP, one per
+/// operation on a WebSocket).
+#[derive(Clone, Debug)]
+pub struct RequestBudget(pub Arc<AccessBudget>);
+
+/// Gives every request (every operation on a WebSocket) a fresh [`RequestBudget`].
+struct Budgets {
+    size: usize,
+}
+
+impl ExtensionFactory for Budgets {
+    fn create(&self) -> Arc<dyn Extension> {
+        Arc::new(Budgets { size: self.size })
+    }
+}
+
+#[async_graphql::async_trait::async_trait]
+impl Extension for Budgets {
+    async fn prepare_request(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        mut request: async_graphql::Request,
+        next: NextPrepareRequest<'_>,
+    ) -> ServerResult<async_graphql::Request> {
+        request
+            .data
+            .insert(RequestBudget(Arc::new(AccessBudget::new(self.size))));
+        next.run(ctx, request).await
+    }
+}
 
 /// The schema, with `service` for resolvers (none: for printing the SDL).
 pub fn schema(service: Option<Arc<GatewayService>>) -> NacSchema {
@@ -87,9 +141,20 @@ pub fn schema(service: Option<Arc<GatewayService>>) -> NacSchema {
         .limit_recursive_depth(32)
         .extension(errors::EngineErrorCodes);
     if let Some(service) = service {
+        builder = builder.extension(Budgets {
+            size: service.config().review_budget,
+        });
         builder = builder.data(service);
     }
     builder.finish()
+}
+
+/// The request's budget of access checks, shared by all its fields.
+pub(crate) fn budget_of(ctx: &Context<'_>) -> async_graphql::Result<Arc<AccessBudget>> {
+    match ctx.data_opt::<RequestBudget>() {
+        Some(budget) => Ok(Arc::clone(&budget.0)),
+        None => Ok(Arc::new(service_of(ctx)?.review_budget())),
+    }
 }
 
 /// The schema in SDL, as checked in at `schema/schema.graphql`.
@@ -362,35 +427,248 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
     };
     let gateway = state.gateway.clone();
     let schema = state.schema.clone();
+    let kind = protocol_of(&parts.headers);
     upgrade
         .protocols(ALL_WEBSOCKET_PROTOCOLS)
-        .on_upgrade(move |socket| async move {
-            GraphQLWebSocket::new(socket, schema, protocol)
-                .on_connection_init(move |payload| async move {
-                    let caller = match (
-                        token_from_init_payload(&payload),
-                        header_caller,
-                        session_caller,
-                    ) {
-                        (Some(token), _, _) => admit(&gateway, Some(token), client).await,
-                        (None, Some(caller), _) => Ok(caller),
-                        (None, None, Some((session, caller))) => {
-                            if session.csrf_matches(csrf_from_init_payload(&payload)) {
-                                Ok(caller)
-                            } else {
-                                Err(GatewayError::CsrfRejected)
-                            }
-                        }
-                        (None, None, None) => Err(GatewayError::Unauthenticated),
-                    }
-                    .map_err(|error| async_graphql::Error::new(error.to_string()))?;
-                    let mut data = Data::default();
-                    fill_data(&mut data, gateway.service(), caller);
-                    Ok(data)
-                })
-                .serve()
-                .await;
+        .on_upgrade(move |socket| {
+            serve_socket(
+                socket,
+                gateway,
+                schema,
+                (protocol, kind),
+                Pending {
+                    client,
+                    header_caller,
+                    session_caller,
+                },
+            )
         })
+}
+
+/// The protocol `GraphQLProtocol` chose from the upgrade request (the first one supported).
+fn protocol_of(headers: &HeaderMap) -> WebSocketProtocols {
+    headers
+        .get(header::SEC_WEBSOCKET_PROTOCOL)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|protocols| {
+            protocols
+                .split(',')
+                .find_map(|p| p.trim().parse::<WebSocketProtocols>().ok())
+        })
+        .unwrap_or(WebSocketProtocols::GraphQLWS)
+}
+
+/// What a WebSocket knows of its caller before `connection_init`.
+struct Pending {
+    client: ClientAddress,
+    header_caller: Option<Caller>,
+    session_caller: Option<(Arc<crate::gateway::auth::Session>, Caller)>,
+}
+
+/// The caller of a `connection_init` with `payload`.
+async fn init_caller(
+    gateway: &Gateway,
+    pending: Pending,
+    payload: &Value,
+) -> Result<Caller, GatewayError> {
+    match (
+        token_from_init_payload(payload),
+        pending.header_caller,
+        pending.session_caller,
+    ) {
+        (Some(token), _, _) => admit(gateway, Some(token), pending.client).await,
+        (None, Some(caller), _) => Ok(caller),
+        (None, None, Some((session, caller))) => {
+            if session.csrf_matches(csrf_from_init_payload(payload)) {
+                Ok(caller)
+            } else {
+                Err(GatewayError::CsrfRejected)
+            }
+        }
+        (None, None, None) => Err(GatewayError::Unauthenticated),
+    }
+}
+
+fn close(code: u16, reason: &str) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into(),
+    }))
+}
+
+/// What one incoming frame asks for: an operation (with its id) or something else.
+fn operation_id(message: &Message) -> Option<String> {
+    let bytes: &[u8] = match message {
+        Message::Text(text) => text.as_bytes(),
+        Message::Binary(bytes) => bytes,
+        _ => return None,
+    };
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let kind = value.get("type").and_then(Value::as_str)?;
+    if kind != "subscribe" && kind != "start" {
+        return None;
+    }
+    Some(
+        value
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// The frames answering operation `id` with `error` without running it: an error result,
+/// then `complete`, in the connection's protocol.
+fn refusal(protocol: WebSocketProtocols, id: &str, error: &GatewayError) -> [Message; 2] {
+    let mut extensions = json!({"code": errors::code_of(error), "reason": error.code()});
+    if let GatewayError::RateLimited { retry_after } = error {
+        extensions["retryAfterSeconds"] = json!(retry_after.as_secs().max(1));
+    }
+    let next = match protocol {
+        WebSocketProtocols::GraphQLWS => "next",
+        WebSocketProtocols::SubscriptionsTransportWS => "data",
+    };
+    let result = json!({
+        "id": id,
+        "type": next,
+        "payload": {"data": null, "errors": [{"message": error.to_string(), "extensions": extensions}]},
+    });
+    [
+        Message::Text(result.to_string().into()),
+        Message::Text(json!({"id": id, "type": "complete"}).to_string().into()),
+    ]
+}
+
+/// One WebSocket connection: the GraphQL protocol (async-graphql) between a guard on the
+/// incoming frames — every operation within the caller's rate limit — and a writer that also
+/// carries the gateway's own frames; beside them a watch on the caller's token.
+async fn serve_socket(
+    socket: WebSocket,
+    gateway: Gateway,
+    schema: NacSchema,
+    (protocol, kind): (GraphQLProtocol, WebSocketProtocols),
+    pending: Pending,
+) {
+    let (mut sink, incoming) = socket.split();
+    let (outgoing, mut to_send) = futures::channel::mpsc::channel::<Message>(32);
+    let writer = tokio::spawn(async move {
+        while let Some(message) = to_send.next().await {
+            let closing = matches!(message, Message::Close(_));
+            if sink.send(message).await.is_err() || closing {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    let caller: Arc<OnceLock<Caller>> = Arc::default();
+    let (stop, stopped) = watch::channel(false);
+    let stop = Arc::new(stop);
+    let until_stopped = {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }
+    };
+    let guarded = {
+        let (gateway, caller, outgoing, stop) = (
+            gateway.clone(),
+            Arc::clone(&caller),
+            outgoing.clone(),
+            Arc::clone(&stop),
+        );
+        let refused_in_a_row = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        incoming.take_until(until_stopped).filter_map(move |frame| {
+            let (gateway, caller, mut outgoing, stop, refused_in_a_row) = (
+                gateway.clone(),
+                Arc::clone(&caller),
+                outgoing.clone(),
+                Arc::clone(&stop),
+                Arc::clone(&refused_in_a_row),
+            );
+            async move {
+                let Ok(message) = &frame else {
+                    return Some(frame);
+                };
+                let (Some(id), Some(caller)) = (operation_id(message), caller.get()) else {
+                    return Some(frame);
+                };
+                let Err(error) = within_rate_limit(&gateway, caller.clone()) else {
+                    refused_in_a_row.store(0, std::sync::atomic::Ordering::Relaxed);
+                    return Some(frame);
+                };
+                let refused =
+                    refused_in_a_row.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if refused >= MAX_REFUSED_IN_A_ROW {
+                    let _ = outgoing
+                        .send(close(CLOSE_TOO_MANY_REQUESTS, "too many requests"))
+                        .await;
+                    stop.send_replace(true);
+                    return None;
+                }
+                for reply in refusal(kind, &id, &error) {
+                    if outgoing.send(reply).await.is_err() {
+                        break;
+                    }
+                }
+                None
+            }
+        })
+    };
+    let watchdog = tokio::spawn(watch_token(
+        gateway.clone(),
+        Arc::clone(&caller),
+        outgoing.clone(),
+        Arc::clone(&stop),
+        stopped,
+    ));
+    let known = Arc::clone(&caller);
+    GraphQLWebSocket::new_with_pair(outgoing, guarded, schema, protocol)
+        .on_connection_init(move |payload| async move {
+            let caller = init_caller(&gateway, pending, &payload)
+                .await
+                .map_err(|error| async_graphql::Error::new(error.to_string()))?;
+            let _ = known.set(caller.clone());
+            let mut data = Data::default();
+            fill_data(&mut data, gateway.service(), caller);
+            Ok(data)
+        })
+        .serve()
+        .await;
+    stop.send_replace(true);
+    let _ = watchdog.await;
+    let _ = writer.await;
+}
+
+/// Closes the connection with 4401 once its caller's token is no longer valid (checked at
+/// least once per token-cache TTL, through the authenticator's cache).
+async fn watch_token(
+    gateway: Gateway,
+    caller: Arc<OnceLock<Caller>>,
+    mut outgoing: futures::channel::mpsc::Sender<Message>,
+    stop: Arc<watch::Sender<bool>>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let service = gateway.service();
+    let mut every =
+        tokio::time::interval(crate::gateway::events::follow::recheck_interval(service));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut confirmed = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|stop| *stop) => return,
+            _ = every.tick() => {}
+        }
+        let Some(caller) = caller.get() else {
+            continue;
+        };
+        if let Err(why) =
+            crate::gateway::events::follow::token_state(service, caller, &mut confirmed).await
+        {
+            let _ = outgoing.send(close(CLOSE_UNAUTHORIZED, why.text())).await;
+            stop.send_replace(true);
+            return;
+        }
+    }
 }
 
 const CONSOLE: &str = r#"<!doctype html>

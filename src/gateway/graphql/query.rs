@@ -28,7 +28,7 @@ use super::types::{
     Policy, Queue, ResourcePermissions, Restore, Schedule, SharedStorage, StorageLocation, Viewer,
     display_phase,
 };
-use super::{RequestCaller, caller_of, check_name, check_namespace, service_of};
+use super::{RequestCaller, budget_of, caller_of, check_name, check_namespace, service_of};
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
 };
@@ -228,6 +228,20 @@ impl Namespace {
     }
 }
 
+/// The error telling that a list of namespaces goes on after `token`.
+fn incomplete(ctx: &Context<'_>, token: String) -> async_graphql::ServerError {
+    use async_graphql::ErrorExtensions;
+    let error = async_graphql::Error::new(
+        "more namespaces remain to be checked than one request may check; ask again with after: extensions.continue",
+    )
+    .extend_with(|_, extensions| {
+        extensions.set("code", super::errors::INCOMPLETE);
+        extensions.set("reason", "incomplete");
+        extensions.set("continue", token);
+    });
+    ctx.set_error_path(error.into_server_error(ctx.item.pos))
+}
+
 /// The root of queries.
 #[derive(Debug, Default)]
 pub struct QueryRoot;
@@ -254,16 +268,33 @@ impl QueryRoot {
         })
     }
 
-    /// The namespaces the caller may use, with their permissions in each.
+    /// The namespaces the caller may use (may list backups in), with their permissions in
+    /// each; `first` (default 100, at most 500) and `after` page. One request checks a bounded
+    /// number of namespaces (shared by all its fields): when more remain, the list comes with
+    /// an error `INCOMPLETE` whose `extensions.continue` is the `after` of the next page.
+    /// Permissions are checked only when `permissions` or `canDownload` is selected.
     #[graphql(complexity = "20 * child_complexity")]
-    async fn namespaces(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<Namespace>> {
-        Ok(service_of(ctx)?
-            .namespaces(caller_of(ctx)?)
+    async fn namespaces(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> async_graphql::Result<Vec<Namespace>> {
+        let look = ctx.look_ahead();
+        let query = service::NamespaceQuery {
+            limit: first.map(|n| n.max(1) as usize),
+            continue_token: after,
+            details: look.field("permissions").exists() || look.field("canDownload").exists(),
+        };
+        let budget = budget_of(ctx)?;
+        let page = service_of(ctx)?
+            .namespace_page(caller_of(ctx)?, &query, &budget)
             .await
-            .gql()?
-            .into_iter()
-            .map(Namespace)
-            .collect())
+            .gql()?;
+        if let Some(token) = page.continue_token {
+            ctx.add_error(incomplete(ctx, token));
+        }
+        Ok(page.items.into_iter().map(Namespace).collect())
     }
 
     /// Backups in a namespace, by name; `phase` (request or Velero phase) and `labelSelector`
@@ -713,12 +744,9 @@ impl QueryRoot {
                 names
             }
             None => service
-                .namespaces(caller)
+                .usable_namespaces(caller, &*budget_of(ctx)?)
                 .await
-                .gql()?
-                .into_iter()
-                .map(|access| access.name)
-                .collect(),
+                .gql()?,
         };
         let mut out = Vec::with_capacity(names.len());
         for name in names {

@@ -1,28 +1,24 @@
-//! Subscriptions: live changes from the gateway's event log (`events/`), for the namespaces
-//! and resources the caller may `watch` — checked when the subscription starts, re-checked
-//! before every change and every few seconds, so a revoked binding ends it (with a FORBIDDEN
-//! error) within the allow TTL. The first item is `READY` with the id of the newest change;
-//! `resumeAfter` replays what a client missed, or sends `RESET` when the gateway no longer has
-//! it (list again, then follow).
+//! Subscriptions: live changes from the gateway's event log through the same stream filter
+//! as Server-Sent Events (`events/follow.rs`): the namespaces and resources the caller may
+//! `watch` — checked when the subscription starts, re-checked before every change and every
+//! few seconds, so a revoked binding ends it (with a FORBIDDEN error) within the allow TTL, and
+//! a token that is no longer valid ends it with UNAUTHENTICATED within the token-cache TTL.
+//! The first item is `READY` with the opaque id of "now"; `resumeAfter` replays what a client
+//! missed, or sends `RESET` when the gateway no longer has it (list again, then follow).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_graphql::{Context, Enum, Json, SimpleObject, Subscription};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::errors::{GqlResult, to_graphql};
+use super::errors::GqlResult;
 use super::types::ResourceKind;
-use super::{caller_of, check_namespace, service_of};
-use crate::gateway::auth::Caller;
-use crate::gateway::error::GatewayError;
-use crate::gateway::events::sse::RECHECK_INTERVAL;
-use crate::gateway::events::{ChangeAction, ChangeEvent, Resume};
+use super::{budget_of, caller_of, service_of};
+use crate::gateway::events::follow::{StreamEnd, StreamItem, follow, scope_for};
+use crate::gateway::events::{ChangeAction, ChangeEvent};
 use crate::gateway::resources::TenantResource;
-use crate::gateway::service::GatewayService;
 
 /// What a change item says.
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +40,8 @@ pub enum ChangeKind {
 pub struct Change {
     /// What happened.
     pub kind: ChangeKind,
-    /// Event id, for `resumeAfter` (none for RESET).
+    /// Opaque event id, for `resumeAfter` (SSE's `Last-Event-ID` takes the same ids); none
+    /// for RESET.
     pub id: Option<String>,
     /// Namespace of the object (none for READY and RESET).
     pub namespace: Option<String>,
@@ -60,8 +57,6 @@ pub struct Change {
     pub namespaces: Vec<String>,
 }
 
-type Scope = BTreeMap<String, Vec<TenantResource>>;
-
 fn phase_in(resource: TenantResource, object: &Value) -> Option<String> {
     let velero = match resource {
         TenantResource::Backups => "/status/veleroBackup/status/phase",
@@ -76,14 +71,14 @@ fn phase_in(resource: TenantResource, object: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-fn change_of(service: &GatewayService, event: &ChangeEvent) -> Change {
+fn change_of(id: String, event: &ChangeEvent) -> Change {
     Change {
         kind: match event.action {
             ChangeAction::Added => ChangeKind::Added,
             ChangeAction::Modified => ChangeKind::Modified,
             ChangeAction::Deleted => ChangeKind::Deleted,
         },
-        id: Some(service.caches().events.event_id(event)),
+        id: Some(id),
         namespace: Some(event.namespace.clone()),
         resource: Some(event.resource.into()),
         name: Some(event.name.clone()),
@@ -106,107 +101,33 @@ fn marker(kind: ChangeKind, id: Option<String>, namespaces: Vec<String>) -> Chan
     }
 }
 
-fn in_scope(scope: &Scope, event: &ChangeEvent) -> bool {
-    scope
-        .get(&event.namespace)
-        .is_some_and(|resources| resources.contains(&event.resource))
-}
-
-fn revoked() -> async_graphql::Error {
+fn ended(why: StreamEnd) -> async_graphql::Error {
     use async_graphql::ErrorExtensions;
-    async_graphql::Error::new("access to this subscription was revoked").extend_with(
-        |_, extensions| {
-            extensions.set("code", super::errors::FORBIDDEN);
-            extensions.set("reason", "forbidden");
-        },
-    )
-}
-
-async fn still_allowed(service: &GatewayService, caller: &Caller, scope: &Scope) -> bool {
-    for (namespace, resources) in scope {
-        for resource in resources {
-            if !service.may_watch(caller, namespace, *resource).await {
-                return false;
-            }
+    let (code, reason) = match why {
+        StreamEnd::Revoked => (super::errors::FORBIDDEN, "forbidden"),
+        StreamEnd::TokenInvalid | StreamEnd::TokenUnverified => {
+            (super::errors::UNAUTHENTICATED, "unauthenticated")
         }
-    }
-    true
+    };
+    let message = match why {
+        StreamEnd::Revoked => "access to this subscription was revoked",
+        _ => why.text(),
+    };
+    async_graphql::Error::new(message).extend_with(|_, extensions| {
+        extensions.set("code", code);
+        extensions.set("reason", reason);
+    })
 }
 
 type Item = async_graphql::Result<Change>;
 
-async fn pump(
-    service: Arc<GatewayService>,
-    caller: Caller,
-    scope: Scope,
-    resume_after: Option<String>,
-    sender: mpsc::Sender<Item>,
-) {
-    let events = &service.caches().events;
-    let (resume, mut live) = events.subscribe(resume_after.as_deref());
-    let ready = marker(
-        ChangeKind::Ready,
-        Some(events.head_id()),
-        scope.keys().cloned().collect(),
-    );
-    if sender.send(Ok(ready)).await.is_err() {
-        return;
-    }
-    let mut last_sent = 0u64;
-    match resume {
-        Resume::Reset => {
-            if sender
-                .send(Ok(marker(ChangeKind::Reset, None, Vec::new())))
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-        Resume::Events(missed) => {
-            for event in missed {
-                last_sent = event.sequence;
-                if in_scope(&scope, &event)
-                    && sender.send(Ok(change_of(&service, &event))).await.is_err()
-                {
-                    return;
-                }
-            }
-        }
-    }
-    let mut recheck = tokio::time::interval(RECHECK_INTERVAL);
-    recheck.tick().await;
-    loop {
-        tokio::select! {
-            _ = sender.closed() => return,
-            _ = recheck.tick() => {
-                if !still_allowed(&service, &caller, &scope).await {
-                    let _ = sender.send(Err(revoked())).await;
-                    return;
-                }
-            }
-            received = live.recv() => match received {
-                Ok(event) => {
-                    if event.sequence <= last_sent || !in_scope(&scope, &event) {
-                        continue;
-                    }
-                    if !service.may_watch(&caller, &event.namespace, event.resource).await {
-                        let _ = sender.send(Err(revoked())).await;
-                        return;
-                    }
-                    last_sent = event.sequence;
-                    if sender.send(Ok(change_of(&service, &event))).await.is_err() {
-                        return;
-                    }
-                }
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    if sender.send(Ok(marker(ChangeKind::Reset, None, Vec::new()))).await.is_err() {
-                        return;
-                    }
-                }
-                Err(broadcast::error::RecvError::Closed) => return,
-            }
-        }
+/// The GraphQL item of one stream item.
+fn item_of(item: StreamItem) -> Item {
+    match item {
+        StreamItem::Ready { id, namespaces } => Ok(marker(ChangeKind::Ready, Some(id), namespaces)),
+        StreamItem::Change { id, event } => Ok(change_of(id, &event)),
+        StreamItem::Reset(_) => Ok(marker(ChangeKind::Reset, None, Vec::new())),
+        StreamItem::End(why) => Err(ended(why)),
     }
 }
 
@@ -230,45 +151,12 @@ impl SubscriptionRoot {
         let caller = caller_of(ctx)?.clone();
         let wanted: Option<Vec<TenantResource>> =
             resources.map(|list| list.into_iter().map(Into::into).collect());
-        let keep = |allowed: Vec<TenantResource>| -> Vec<TenantResource> {
-            allowed
-                .into_iter()
-                .filter(|r| wanted.as_ref().is_none_or(|w| w.contains(r)))
-                .collect()
-        };
-        let mut scope = Scope::new();
-        match namespaces {
-            Some(names) => {
-                if names.len() > 100 {
-                    return Err(to_graphql(&GatewayError::BadRequest(
-                        "at most 100 namespaces at once".into(),
-                    )));
-                }
-                for namespace in names {
-                    check_namespace(&namespace).gql()?;
-                    let allowed = keep(service.watchable(&caller, &namespace).await.gql()?);
-                    if allowed.is_empty() {
-                        return Err(to_graphql(&GatewayError::Forbidden {
-                            verb: "watch",
-                            resource: TenantResource::Backups.plural(),
-                            namespace,
-                        }));
-                    }
-                    scope.insert(namespace, allowed);
-                }
-            }
-            None => {
-                for access in service.namespaces(&caller).await.gql()? {
-                    let allowed = keep(service.watchable(&caller, &access.name).await.gql()?);
-                    if !allowed.is_empty() {
-                        scope.insert(access.name, allowed);
-                    }
-                }
-            }
-        }
-        let (sender, receiver) = mpsc::channel::<Item>(64);
-        tokio::spawn(pump(service, caller, scope, resume_after, sender));
-        Ok(ReceiverStream::new(receiver))
+        let budget = budget_of(ctx)?;
+        let scope = scope_for(&service, &caller, namespaces, wanted, &budget)
+            .await
+            .gql()?;
+        let items = follow(service, caller, scope, resume_after);
+        Ok(ReceiverStream::new(items).map(item_of))
     }
 }
 
@@ -294,23 +182,33 @@ mod tests {
     }
 
     #[test]
-    fn scope_keeps_only_allowed_namespaces_and_resources() {
-        let scope: Scope = [("team-a".to_string(), vec![TenantResource::Backups])]
-            .into_iter()
-            .collect();
-        let event = |namespace: &str, resource| ChangeEvent {
-            sequence: 1,
-            namespace: namespace.into(),
-            resource,
+    fn every_stream_item_has_its_graphql_form() {
+        let event = Arc::new(ChangeEvent {
+            sequence: 7,
+            namespace: "team-a".into(),
+            resource: TenantResource::Backups,
             action: ChangeAction::Added,
             name: "x".into(),
             object: Arc::new(json!({})),
-        };
-        assert!(in_scope(&scope, &event("team-a", TenantResource::Backups)));
-        assert!(!in_scope(
-            &scope,
-            &event("team-a", TenantResource::Restores)
-        ));
-        assert!(!in_scope(&scope, &event("team-b", TenantResource::Backups)));
+        });
+        let change = item_of(StreamItem::Change {
+            id: "opaque".into(),
+            event,
+        })
+        .unwrap();
+        assert_eq!(change.kind, ChangeKind::Added);
+        assert_eq!(change.id.as_deref(), Some("opaque"));
+        let reset = item_of(StreamItem::Reset(
+            crate::gateway::events::follow::ResetReason::FellBehind,
+        ))
+        .unwrap();
+        assert_eq!(reset.kind, ChangeKind::Reset);
+        let token = item_of(StreamItem::End(StreamEnd::TokenInvalid)).unwrap_err();
+        assert_eq!(
+            token.extensions.unwrap().get("code"),
+            Some(&async_graphql::Value::from(
+                super::super::errors::UNAUTHENTICATED
+            ))
+        );
     }
 }

@@ -23,13 +23,14 @@ use crate::api::nonadmin::{
 };
 use crate::gateway::Gateway;
 use crate::gateway::error::GatewayError;
-use crate::gateway::events::sse::{self, StreamScope};
+use crate::gateway::events::follow::scope_for;
+use crate::gateway::events::sse;
 use crate::gateway::idempotency::{Begin, StoredResponse};
 use crate::gateway::manifests::{BackupDryRun, RestorePreviewView};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{
     ArtifactKind, ClusterQueue, Creatable, DeleteOutcome, Description, GatewayService, ListQuery,
-    NamespaceList, NamespaceQueue, PolicyView, Terminal,
+    NamespaceList, NamespaceQuery, NamespaceQueue, PolicyView, Terminal,
 };
 use crate::gateway::shared_storage::SharedStorage;
 use crate::gateway::store::{Cached, present};
@@ -105,11 +106,23 @@ pub struct DescribeParams {
     details: Option<bool>,
 }
 
+/// Paging of "my namespaces".
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct NamespaceListParams {
+    /// Page size (default 100, at most 500).
+    limit: Option<usize>,
+    /// Opaque token from the previous page's `continue`.
+    #[serde(rename = "continue")]
+    #[param(rename = "continue")]
+    continue_token: Option<String>,
+}
+
 /// Namespaces of a multi-namespace stream.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct StreamParams {
-    /// Comma-separated namespaces (default: every namespace the caller may watch).
+    /// Comma-separated namespaces, at most 100 (default: every namespace the caller may watch).
     namespaces: Option<String>,
 }
 
@@ -255,9 +268,24 @@ async fn create_of<K: Creatable + Terminal>(
     let mut fingerprint = uri.0.query().unwrap_or_default().as_bytes().to_vec();
     fingerprint.push(0);
     fingerprint.extend_from_slice(&body.bytes);
+    // An answer is the namespace's as it is now: one created again under the same name never
+    // gets its predecessor's.
+    let namespace_uid = gateway
+        .service
+        .caches()
+        .namespaces
+        .get("", namespace)
+        .and_then(|ns| ns.metadata.uid.clone())
+        .unwrap_or_default();
     match gateway
         .idempotency
-        .begin(caller.0.username(), uri.0.path(), &key, &fingerprint)
+        .begin(
+            caller.0.username(),
+            uri.0.path(),
+            &key,
+            &namespace_uid,
+            &fingerprint,
+        )
         .await?
     {
         Begin::Replay(stored) => {
@@ -402,21 +430,33 @@ async fn delete_of<K: Cached>(
     ))
 }
 
-/// Namespaces I can use, with my permissions in each.
+/// Namespaces I can use (may list backups in), with my permissions in each.
+///
+/// One request checks a bounded number of namespaces: when more remain, the page carries
+/// `continue` (it may then hold fewer than `limit` items, even none); follow it until it is
+/// absent.
 #[utoipa::path(
     get, path = "/api/v1/namespaces", tag = "namespaces",
-    responses((status = 200, description = "The namespaces the caller may use", body = NamespaceList), ErrorResponses),
+    params(NamespaceListParams),
+    responses((status = 200, description = "One page of the namespaces the caller may use; `continue` when more remain to be checked", body = NamespaceList), ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
 pub async fn list_namespaces(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
+    ApiQuery(params): ApiQuery<NamespaceListParams>,
 ) -> Result<Response, Problem> {
-    let items = gateway.service.namespaces(&caller.0).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!(NamespaceList { items }),
-    ))
+    let query = NamespaceQuery {
+        limit: params.limit,
+        continue_token: params.continue_token,
+        details: true,
+    };
+    let budget = gateway.service.review_budget();
+    let page = gateway
+        .service
+        .namespace_page(&caller.0, &query, &budget)
+        .await?;
+    Ok(json_response(StatusCode::OK, &json!(page)))
 }
 
 macro_rules! resource_handlers {
@@ -798,8 +838,8 @@ fn last_event_id(headers: &HeaderMap) -> Option<String> {
 #[utoipa::path(
     get, path = "/api/v1/namespaces/{namespace}/events", tag = "events",
     params(("namespace" = String, Path, description = "Namespace"),
-           ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
-    responses((status = 200, description = "text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events; `reset` when a resume is impossible; `forbidden` when access is revoked", body = String, content_type = "text/event-stream"), ErrorResponses),
+           ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event (an opaque id of this stream)")),
+    responses((status = 200, description = "text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events with opaque ids; `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked or `unauthenticated` when the token is no longer valid", body = String, content_type = "text/event-stream"), ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_events(
@@ -809,18 +849,15 @@ pub async fn namespace_events(
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
     check_namespace(&path.namespace)?;
-    let resources = gateway
-        .service
-        .watchable(&caller.0, &path.namespace)
-        .await?;
-    if resources.is_empty() {
-        return Err(Problem(GatewayError::Forbidden {
-            verb: "watch",
-            resource: TenantResource::Backups.plural(),
-            namespace: path.namespace,
-        }));
-    }
-    let scope: StreamScope = [(path.namespace, resources)].into_iter().collect();
+    let budget = gateway.service.review_budget();
+    let scope = scope_for(
+        &gateway.service,
+        &caller.0,
+        Some(vec![path.namespace]),
+        None,
+        &budget,
+    )
+    .await?;
     Ok(sse::stream(
         Arc::clone(&gateway.service),
         caller.0,
@@ -833,7 +870,7 @@ pub async fn namespace_events(
 /// Live changes in several namespaces (default: all I may watch) as Server-Sent Events.
 #[utoipa::path(
     get, path = "/api/v1/events", tag = "events",
-    params(StreamParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event")),
+    params(StreamParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event (an opaque id of this stream)")),
     responses((status = 200, description = "text/event-stream, as the per-namespace stream", body = String, content_type = "text/event-stream"), ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
@@ -843,35 +880,13 @@ pub async fn all_events(
     ApiQuery(params): ApiQuery<StreamParams>,
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
-    let mut scope = StreamScope::new();
-    match params
+    let namespaces = params
         .namespaces
         .as_deref()
         .filter(|n| !n.trim().is_empty())
-    {
-        Some(list) => {
-            for namespace in list.split(',').map(str::trim) {
-                check_namespace(namespace)?;
-                let resources = gateway.service.watchable(&caller.0, namespace).await?;
-                if resources.is_empty() {
-                    return Err(Problem(GatewayError::Forbidden {
-                        verb: "watch",
-                        resource: TenantResource::Backups.plural(),
-                        namespace: namespace.to_string(),
-                    }));
-                }
-                scope.insert(namespace.to_string(), resources);
-            }
-        }
-        None => {
-            for access in gateway.service.namespaces(&caller.0).await? {
-                let resources = gateway.service.watchable(&caller.0, &access.name).await?;
-                if !resources.is_empty() {
-                    scope.insert(access.name, resources);
-                }
-            }
-        }
-    }
+        .map(|list| list.split(',').map(|ns| ns.trim().to_string()).collect());
+    let budget = gateway.service.review_budget();
+    let scope = scope_for(&gateway.service, &caller.0, namespaces, None, &budget).await?;
     Ok(sse::stream(
         Arc::clone(&gateway.service),
         caller.0,

@@ -29,6 +29,11 @@ export function onUnauthenticated(listener: () => void): () => void {
   return () => unauthenticatedListeners.delete(listener);
 }
 
+/** Tells every listener the session ended (a 401, or a stream ending `unauthenticated`). */
+export function sessionEnded(): void {
+  unauthenticatedListeners.forEach((listener) => listener());
+}
+
 export interface RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | boolean | undefined | null>;
@@ -91,7 +96,7 @@ export async function request<T>(method: string, path: string, options: RequestO
   // `Retry-After` says a backup's manifest is still being built.
   if (!response.ok || (response.headers.get('content-type') ?? '').includes('application/problem+json')) {
     const problem = await parseProblem(response);
-    if (response.status === 401) unauthenticatedListeners.forEach((listener) => listener());
+    if (response.status === 401) sessionEnded();
     throw new ApiError(response.status, problem, problem?.detail ?? response.statusText);
   }
   if (options.text) return (await response.text()) as T;

@@ -313,6 +313,17 @@ export interface ManifestBackup {
   completedAt?: string | null;
 }
 
+/** Items of a backup the caller may not list, counted per resource: never named. */
+export interface HiddenItems {
+  group: string;
+  resource: string;
+  kind: string;
+  namespace?: string | null;
+  count: number;
+  /** `3 Secret items hidden: you may not list secrets in team-a` */
+  message: string;
+}
+
 /** One page of a backup's contents (`GET …/contents`). */
 export interface ContentsPage {
   backup: ManifestBackup;
@@ -321,6 +332,7 @@ export interface ContentsPage {
   matched: number;
   items: ManifestItem[];
   continue?: string | null;
+  hidden?: HiddenItems[];
 }
 
 /** The owner graph (`GET …/graph`): item keys `<resource>[.<group>]/<namespace>/<version>/<name>`. */
@@ -354,6 +366,7 @@ export interface BackupDiff {
   removed: ManifestItem[];
   changed: ChangedItem[];
   unchanged: number;
+  hidden?: HiddenItems[];
 }
 
 /** The objects a new operation shares with one running operation ("backup X", "restore Y"). */
@@ -394,6 +407,7 @@ export interface BackupDryRun {
   items: ManifestItem[];
   unreadable: UnreadableList[];
   overlaps: OperationOverlap[];
+  hidden?: HiddenItems[];
 }
 
 export type RestoreAction = 'Create' | 'Update' | 'Skip' | 'Fail' | 'Undetermined';
@@ -434,6 +448,7 @@ export interface RestorePreview {
   entries: PreviewEntry[];
   counts: PreviewCounts;
   overlaps: OperationOverlap[];
+  hidden?: HiddenItems[];
 }
 
 /** The namespace's place in the shared backup pool (`GET …/sharedstorage`, seed 001). */

@@ -15,6 +15,7 @@ import { fmt, t } from '../strings';
 import { identityText, itemKey, kindTitle } from './contents';
 import { backupFinishedAt, comparableBackups, describeChange, diffDirection } from './diff';
 import { manifestNotice, useManifestRead } from './ManifestRead';
+import { HiddenNotice } from './HiddenNotice';
 
 function ItemList({ items, testId }: { items: ManifestItem[]; testId: string }) {
   if (items.length === 0) return <Content component="p">{t.manifests.compare.nothing}</Content>;
@@ -74,6 +75,7 @@ export function CompareView({ namespace, backup }: { namespace: string; backup: 
           <Title headingLevel="h3" data-testid="compare-direction">
             {fmt(c.direction, { from: diff.from.name, to: diff.to.name })}
           </Title>
+          <HiddenNotice hidden={diff.hidden} />
           <Content component="p" data-testid="compare-summary">
             {fmt(c.summary, { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, unchanged: diff.unchanged })}
           </Content>

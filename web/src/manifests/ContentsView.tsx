@@ -31,6 +31,7 @@ import { parseLabelSelector } from '../lib/labelSelector';
 import { fmt, t } from '../strings';
 import { contentsQuery, isFiltered, itemKey, kindFilterValue, kindTitle, labelsText, manifestDownloadPath, NO_FILTER, type ContentsFilter } from './contents';
 import { manifestNotice, useManifestRead } from './ManifestRead';
+import { HiddenNotice } from './HiddenNotice';
 
 /** Typing settles this long before the server is asked. */
 const TYPING_MS = 300;
@@ -102,6 +103,7 @@ export function ContentsView({ namespace, name, running, completed }: { namespac
         {fmt(c.total, { total: page.total, kinds: page.counts.length })}
         {isFiltered(filter) ? ` · ${fmt(c.matched, { matched: page.matched, total: page.total })}` : ''}
       </Content>
+      <HiddenNotice hidden={page.hidden} />
       <LabelGroup categoryName={c.countsLabel} numLabels={12} isCompact data-testid="contents-counts">
         {page.counts.map((count) => {
           const value = kindFilterValue(count);

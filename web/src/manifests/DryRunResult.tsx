@@ -10,6 +10,7 @@ import type { BackupDryRun } from '../api/types';
 import { fmt, t } from '../strings';
 import { itemKey, kindFilterValue, kindTitle, labelsText } from './contents';
 import { OverlapList } from './OverlapList';
+import { HiddenNotice } from './HiddenNotice';
 
 /** Items listed at most (the counts cover all of them). */
 export const DRY_RUN_ITEMS_SHOWN = 500;
@@ -46,6 +47,7 @@ export function DryRunResult({ result, namespace, stale }: { result: BackupDryRu
           </List>
         </Alert>
       )}
+      <HiddenNotice hidden={result.hidden} />
       <OverlapList overlaps={result.overlaps} />
       {result.counts.length > 0 && (
         <Table aria-label={d.countsLabel} variant="compact" gridBreakPoint="" data-testid="dry-run-counts">

@@ -28,6 +28,7 @@ import { fmt, t } from '../strings';
 import { kindTitle } from './contents';
 import { OverlapList } from './OverlapList';
 import { actionColor, entriesWith, previewTotals, RESTORE_ACTIONS } from './preview';
+import { HiddenNotice } from './HiddenNotice';
 
 /** Entries listed at most (the totals cover all of them). */
 export const PREVIEW_ENTRIES_SHOWN = 500;
@@ -53,6 +54,7 @@ export function RestorePreviewPanel({ namespace, request }: { namespace: string;
       {loaded.loading && <Spinner size="lg" aria-label={p.loading} data-testid="preview-loading" />}
       {preview && !loaded.loading && (
         <>
+          <HiddenNotice hidden={preview.hidden} />
           <DescriptionList isHorizontal isCompact isAutoColumnWidths columnModifier={{ default: '2Col', lg: '3Col' }} aria-label={p.counts} data-testid="preview-counts">
             {previewTotals(preview.counts).map((total) => (
               <DescriptionListGroup key={total.key} data-testid="preview-count" data-key={total.key}>

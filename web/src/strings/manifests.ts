@@ -8,6 +8,10 @@ export const manifests = {
     missing: 'NAC has no manifest of this backup (backups taken before manifests were recorded, or that failed, have none).',
     tryAgain: 'Try again',
   },
+  hidden: {
+    title: 'Some items are not shown: you may not read them here',
+    body: 'Kubernetes RBAC does not let you list these objects in this namespace, so NAC does not show them (they are in the backup all the same).',
+  },
   contents: {
     title: 'Contents',
     intro: 'Every object this backup holds: its kind, name, labels and owners, as they were when it was taken.',

@@ -1,0 +1,323 @@
+//! The one stream filter behind Server-Sent Events ([`super::sse`]) and GraphQL subscriptions
+//! (`graphql/subscription.rs`): which namespaces and resources a stream covers
+//! ([`scope_for`]), and what it tells its caller ([`follow`]) — `Ready` with the id of "now",
+//! the changes of its scope with opaque ids (after a resume, what the client missed), `Reset`
+//! when that is no longer known, and an end when the caller loses access or their token stops
+//! being valid. Both transports only translate these items into their own frames, so what
+//! one shows the other shows too.
+//!
+//! A stream re-checks access (`watch` on every resource of its scope) every
+//! [`RECHECK_INTERVAL`] and before every change, and the caller's token (TokenReview, through
+//! the authenticator's cache) at least once per token-cache TTL: a deleted service account or
+//! an expired token ends it within about that TTL.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
+
+use super::{ChangeEvent, Resume, StreamScope, in_scope};
+use crate::gateway::auth::{AccessBudget, AccessCheck, Caller, CheckError};
+use crate::gateway::error::GatewayError;
+use crate::gateway::resources::TenantResource;
+use crate::gateway::service::GatewayService;
+use crate::policy::nacuuid::is_dns1123_label;
+
+/// How often a stream re-checks access when nothing happens.
+pub const RECHECK_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Most namespaces a stream may name.
+pub const MAX_NAMESPACES: usize = 100;
+
+/// Why a stream asks its client to list again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResetReason {
+    /// The changes since the client's resume point are no longer known.
+    ResumeUnavailable,
+    /// The stream fell behind the changes.
+    FellBehind,
+}
+
+impl ResetReason {
+    /// What the client is told.
+    pub fn text(self) -> &'static str {
+        match self {
+            ResetReason::ResumeUnavailable => {
+                "the changes since Last-Event-ID are no longer available; list again, then follow this stream"
+            }
+            ResetReason::FellBehind => {
+                "the stream fell behind; list again, then follow this stream"
+            }
+        }
+    }
+}
+
+/// Why a stream ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The caller may no longer watch part of the stream's scope.
+    Revoked,
+    /// The caller's token is no longer valid (expired, revoked, its service account deleted).
+    TokenInvalid,
+    /// The caller's token could not be re-checked for longer than the token-cache TTL.
+    TokenUnverified,
+}
+
+impl StreamEnd {
+    /// What the client is told.
+    pub fn text(self) -> &'static str {
+        match self {
+            StreamEnd::Revoked => "access to this stream was revoked",
+            StreamEnd::TokenInvalid => {
+                "the token is no longer valid; authenticate again, then reopen the stream"
+            }
+            StreamEnd::TokenUnverified => {
+                "the token could not be re-checked; authenticate again, then reopen the stream"
+            }
+        }
+    }
+}
+
+/// One item of a stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamItem {
+    /// The stream is live; `id` marks "now" (resume from it to miss nothing).
+    Ready {
+        /// Opaque id of "now".
+        id: String,
+        /// The namespaces the stream covers.
+        namespaces: Vec<String>,
+    },
+    /// A change within the scope.
+    Change {
+        /// Opaque id of the change.
+        id: String,
+        /// The change.
+        event: Arc<ChangeEvent>,
+    },
+    /// Changes were lost: list again, then follow.
+    Reset(ResetReason),
+    /// The last item: the stream ends.
+    End(StreamEnd),
+}
+
+fn check_error(error: CheckError, budget: &AccessBudget) -> GatewayError {
+    match error {
+        CheckError::Failed(error) => error,
+        CheckError::Exhausted(_) => GatewayError::BadRequest(format!(
+            "this stream would check access to more namespaces than one request may ({} access checks); name at most {MAX_NAMESPACES} namespaces instead",
+            budget.limit()
+        )),
+    }
+}
+
+/// Which of `wanted` (all when `None`) the caller may watch in `namespace`.
+async fn watchable(
+    service: &GatewayService,
+    caller: &Caller,
+    namespace: &str,
+    wanted: Option<&[TenantResource]>,
+    budget: &AccessBudget,
+) -> Result<Vec<TenantResource>, GatewayError> {
+    let mut allowed = Vec::new();
+    for resource in TenantResource::ALL {
+        if wanted.is_some_and(|wanted| !wanted.contains(&resource)) {
+            continue;
+        }
+        let check = AccessCheck::new("watch", resource.plural(), namespace);
+        if budget
+            .allowed(service.authorizer(), caller.identity(), &check)
+            .await
+            .map_err(|error| check_error(error, budget))?
+        {
+            allowed.push(resource);
+        }
+    }
+    Ok(allowed)
+}
+
+/// The scope of a stream: `namespaces` (each must allow `watch` on one of `resources` at
+/// least, else 403; at most [`MAX_NAMESPACES`]) or, when `None`, every namespace the caller may
+/// use where they may watch one of them; `resources` `None` for all. Checks are drawn from
+/// `budget`; a default scope that does not fit is refused with 400 (name the namespaces).
+pub async fn scope_for(
+    service: &GatewayService,
+    caller: &Caller,
+    namespaces: Option<Vec<String>>,
+    resources: Option<Vec<TenantResource>>,
+    budget: &AccessBudget,
+) -> Result<StreamScope, GatewayError> {
+    let wanted = resources.as_deref();
+    let mut scope = StreamScope::new();
+    match namespaces {
+        Some(names) => {
+            if names.len() > MAX_NAMESPACES {
+                return Err(GatewayError::BadRequest(format!(
+                    "at most {MAX_NAMESPACES} namespaces at once"
+                )));
+            }
+            for namespace in names {
+                if namespace.is_empty() || !is_dns1123_label(&namespace) {
+                    return Err(GatewayError::BadRequest(
+                        "namespace is not a valid namespace name".into(),
+                    ));
+                }
+                let allowed = watchable(service, caller, &namespace, wanted, budget).await?;
+                if allowed.is_empty() {
+                    return Err(GatewayError::Forbidden {
+                        verb: "watch",
+                        resource: TenantResource::Backups.plural(),
+                        namespace,
+                    });
+                }
+                scope.insert(namespace, allowed);
+            }
+        }
+        None => {
+            for namespace in service.usable_namespaces(caller, budget).await? {
+                let allowed = watchable(service, caller, &namespace, wanted, budget).await?;
+                if !allowed.is_empty() {
+                    scope.insert(namespace, allowed);
+                }
+            }
+        }
+    }
+    Ok(scope)
+}
+
+/// Follows the event log for `caller` over `scope`, resuming after `resume_after` when given.
+/// The stream ends (the receiver closes) after an [`StreamItem::End`], or when the receiver is
+/// dropped.
+pub fn follow(
+    service: Arc<GatewayService>,
+    caller: Caller,
+    scope: StreamScope,
+    resume_after: Option<String>,
+) -> mpsc::Receiver<StreamItem> {
+    let (sender, receiver) = mpsc::channel(64);
+    tokio::spawn(pump(service, caller, scope, resume_after, sender));
+    receiver
+}
+
+/// How often a stream re-checks: every [`RECHECK_INTERVAL`], more often when the token cache's
+/// TTL is shorter (so a review happens at least once per TTL).
+pub fn recheck_interval(service: &GatewayService) -> Duration {
+    RECHECK_INTERVAL
+        .min(service.authenticator().success_ttl())
+        .max(Duration::from_millis(100))
+}
+
+/// Whether the caller's token is still good, tolerating an API server that cannot be asked
+/// for up to one token-cache TTL after the last confirmation.
+pub(crate) async fn token_state(
+    service: &GatewayService,
+    caller: &Caller,
+    confirmed: &mut Instant,
+) -> Result<(), StreamEnd> {
+    match service.authenticator().still_valid(caller).await {
+        Ok(true) => {
+            *confirmed = Instant::now();
+            Ok(())
+        }
+        Ok(false) => Err(StreamEnd::TokenInvalid),
+        Err(_) if confirmed.elapsed() <= service.authenticator().success_ttl() => Ok(()),
+        Err(_) => Err(StreamEnd::TokenUnverified),
+    }
+}
+
+async fn still_allowed(service: &GatewayService, caller: &Caller, scope: &StreamScope) -> bool {
+    for (namespace, resources) in scope {
+        for resource in resources {
+            if !service.may_watch(caller, namespace, *resource).await {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+async fn pump(
+    service: Arc<GatewayService>,
+    caller: Caller,
+    scope: StreamScope,
+    resume_after: Option<String>,
+    sender: mpsc::Sender<StreamItem>,
+) {
+    let events = &service.caches().events;
+    let (resume, mut live, now) = events.resume(resume_after.as_deref(), &scope);
+    let ready = StreamItem::Ready {
+        id: now,
+        namespaces: scope.keys().cloned().collect(),
+    };
+    if sender.send(ready).await.is_err() {
+        return;
+    }
+    let mut last_sent = 0u64;
+    match resume {
+        Resume::Reset => {
+            let reset = StreamItem::Reset(ResetReason::ResumeUnavailable);
+            if sender.send(reset).await.is_err() {
+                return;
+            }
+        }
+        Resume::Events(missed) => {
+            for event in missed {
+                last_sent = event.sequence;
+                let item = StreamItem::Change {
+                    id: events.event_id(&event),
+                    event,
+                };
+                if sender.send(item).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let end = |why: StreamEnd| {
+        let sender = sender.clone();
+        async move {
+            let _ = sender.send(StreamItem::End(why)).await;
+        }
+    };
+    let mut confirmed = Instant::now();
+    let mut recheck = tokio::time::interval(recheck_interval(&service));
+    recheck.tick().await;
+    loop {
+        tokio::select! {
+            _ = sender.closed() => return,
+            _ = recheck.tick() => {
+                if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
+                    return end(why).await;
+                }
+                if !still_allowed(&service, &caller, &scope).await {
+                    return end(StreamEnd::Revoked).await;
+                }
+            }
+            received = live.recv() => match received {
+                Ok(event) => {
+                    if event.sequence <= last_sent || !in_scope(&scope, &event) {
+                        continue;
+                    }
+                    if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
+                        return end(why).await;
+                    }
+                    if !service.may_watch(&caller, &event.namespace, event.resource).await {
+                        return end(StreamEnd::Revoked).await;
+                    }
+                    last_sent = event.sequence;
+                    let item = StreamItem::Change { id: events.event_id(&event), event };
+                    if sender.send(item).await.is_err() {
+                        return;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if sender.send(StreamItem::Reset(ResetReason::FellBehind)).await.is_err() {
+                        return;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+}

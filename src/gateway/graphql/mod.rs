@@ -95,6 +95,8 @@ pub type NacSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 pub const CLOSE_UNAUTHORIZED: u16 = 4401;
 /// Close code of a WebSocket that keeps sending operations over its rate limit.
 pub const CLOSE_TOO_MANY_REQUESTS: u16 = 4429;
+/// How long a closing WebSocket still reads (and drops) what the client sends.
+const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 /// Rate-limited operations in a row after which a WebSocket is closed.
 pub const MAX_REFUSED_IN_A_ROW: u32 = 100;
 
@@ -563,10 +565,13 @@ async fn serve_socket(
     let caller: Arc<OnceLock<Caller>> = Arc::default();
     let (stop, stopped) = watch::channel(false);
     let stop = Arc::new(stop);
+    // Once stopped, incoming frames are still read (and dropped) for a moment: a socket closed
+    // with unread data is reset, and the client would lose the close frame and its code.
     let until_stopped = {
         let mut stopped = stopped.clone();
         async move {
             let _ = stopped.wait_for(|stop| *stop).await;
+            tokio::time::sleep(CLOSE_DRAIN).await;
         }
     };
     let guarded = {
@@ -586,6 +591,9 @@ async fn serve_socket(
                 Arc::clone(&refused_in_a_row),
             );
             async move {
+                if *stop.borrow() {
+                    return None;
+                }
                 let Ok(message) = &frame else {
                     return Some(frame);
                 };

@@ -31,42 +31,9 @@ async fn call(
     body: Option<Value>,
     headers: &[(&str, &str)],
 ) -> Answer {
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let mut request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", format!("Bearer {token}"));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let body = match body {
-        Some(body) => {
-            request = request.header("content-type", "application/json");
-            axum::body::Body::from(serde_json::to_vec(&body).unwrap())
-        }
-        None => axum::body::Body::empty(),
-    };
-    let response = stack
-        .router
-        .clone()
-        .oneshot(request.body(body).unwrap())
+    stack
+        .call_with_headers(method, path, token, body, headers)
         .await
-        .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes()
-        .to_vec();
-    Answer {
-        status,
-        headers,
-        body,
-    }
 }
 
 /// A GraphQL query as `token`.

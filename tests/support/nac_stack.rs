@@ -243,12 +243,27 @@ impl NacStack {
         token: &str,
         body: Option<Value>,
     ) -> Answer {
+        self.call_with_headers(method, path, token, body, &[]).await
+    }
+
+    /// [`call`](Self::call) with extra request headers (`Idempotency-Key`, …).
+    pub async fn call_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Answer {
         use http_body_util::BodyExt;
         use tower::ServiceExt;
         let mut request = http::Request::builder()
             .method(method)
             .uri(path)
             .header("authorization", format!("Bearer {token}"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         let body = match body {
             Some(body) => {
                 request = request.header("content-type", "application/json");

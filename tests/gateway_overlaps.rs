@@ -427,6 +427,69 @@ async fn a_restore_created_while_a_backup_of_its_items_runs_is_shown_waiting_on_
     );
     assert_still_running(&env, "long").await;
 
+    // A dry-run names only the running operations its caller may list: alice sees the running
+    // restore; ci-bot (backup-creator: backups only) does not learn its name, but still sees
+    // the running backup.
+    let ci_bot = support::sa_token(&env.admin, "team-a", "ci-bot").await;
+    // ci-bot may read the configmaps it backs up, so its dry-run collects them.
+    let roles: Api<k8s_openapi::api::rbac::v1::Role> = Api::namespaced(env.admin.clone(), "team-a");
+    roles
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "configmap-reader"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(env.admin.clone(), "team-a");
+    bindings
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "ci-bot-configmaps"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "configmap-reader"},
+                "subjects": [{"kind": "ServiceAccount", "name": "ci-bot", "namespace": "team-a"}]
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let dry_run_overlaps = |token: String| {
+        let env = &env;
+        async move {
+            let answer = call(
+                env,
+                Method::POST,
+                "/api/v1/namespaces/team-a/backups?dryRun=true",
+                &token,
+                Some(json!({"name": "probe", "spec": {"backupSpec": {"includedResources": ["configmaps"]}}})),
+            )
+            .await;
+            assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+            let operations: Vec<String> = answer.json()["overlaps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["operation"].as_str().unwrap().to_owned())
+                .collect();
+            (operations, answer.text())
+        }
+    };
+    let (alice_sees, text) = dry_run_overlaps(env.alice.clone()).await;
+    assert!(alice_sees.contains(&"restore first".to_owned()), "{text}");
+    assert!(alice_sees.contains(&"backup long".to_owned()), "{text}");
+    let (ci_bot_sees, text) = dry_run_overlaps(ci_bot).await;
+    assert!(ci_bot_sees.contains(&"backup long".to_owned()), "{text}");
+    assert!(
+        !text.contains("first"),
+        "ci-bot may not list restores and is not told of one: {text}"
+    );
+    assert_still_running(&env, "long").await;
+
     // The running restore waits on nothing.
     let first = get(
         &env,

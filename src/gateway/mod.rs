@@ -7,7 +7,10 @@
 //! - [`credentials`]: a request's caller from its bearer token or its session cookie, for
 //!   every transport;
 //! - [`service`]: the authorized operations, transport-neutral (REST today, GraphQL on top of the
-//!   same functions);
+//!   same functions), one file per area;
+//! - [`tenancy`]: where tenancy is enforced — the only door to the caches and the history
+//!   store, every namespace-scoped read taking the [`auth::Authorized`] handle an access check
+//!   returned; handlers cannot reach either otherwise;
 //! - [`store`]: watch caches reads are served from, and the queue index;
 //! - [`clients`]: writes go to the API server with the caller's own token;
 //! - [`projects`]: on OpenShift, "my namespaces" starts from the caller's projects list (taken
@@ -16,8 +19,8 @@
 //!   metrics, health and an API documentation page;
 //! - `events/`: live changes as Server-Sent Events;
 //! - [`console`]: the web console (`web/dist`, embedded) at `/`, with single-page-app routes;
-//! - [`operations`]: the operation history (from [`crate::history`]) — reads authorized like
-//!   listing backups, requesters noted on creates, queue ETAs; [`idempotency`] keeps
+//! - [`operations`]: the views of the operation history (from [`crate::history`]) and the
+//!   parsing of its parameters (the reads are in `service/history.rs`); [`idempotency`] keeps
 //!   Idempotency-Key answers in the same store so replicas agree.
 //! - [`shared_storage`]: a namespace's place in the administrator's shared backup pool as its
 //!   tenants may see it, and the pool's buckets a tenant location may not use (read with the
@@ -49,6 +52,7 @@ pub mod service;
 pub mod shared_storage;
 pub mod storage_scope;
 pub mod store;
+pub mod tenancy;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -230,17 +234,16 @@ impl Gateway {
     /// background (so the gateway is ready only once it knows).
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
         let service = self.0.service.clone();
-        let caches = service.caches().clone();
         let reader = self.0.reader.clone();
         let oadp_namespace = self.0.config.oadp_namespace.clone();
         tokio::spawn(async move {
             service.detect_openshift_projects(&reader).await;
-            caches.run(reader, oadp_namespace).await
+            service.run_watches(reader, oadp_namespace).await
         })
     }
 
     /// Waits until the caches are loaded or `timeout` passes; returns whether loaded.
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
-        self.0.service.caches().wait_synced(timeout).await
+        self.0.service.wait_synced(timeout).await
     }
 }

@@ -1,34 +1,26 @@
-//! Operation history through the gateway: the views of the history store's records (times as
-//! RFC 3339), parsing of history parameters shared by REST and GraphQL, and the service
-//! operations that read the store. Every read is authorized exactly like listing
+//! Operation history through the gateway — the views of the history store's records (times as
+//! RFC 3339), the parsing of history parameters shared by REST and GraphQL, and queue ETAs
+//! (pure). The reads themselves are in `service/history.rs`: authorized exactly like listing
 //! NonAdminBackups in the namespace, so a tenant sees the history of the namespaces whose
 //! backups it may list — including operations whose custom resources are gone — and nothing
-//! else. The store is a cache that outlives the cluster objects: when it is down, reads answer
-//! 503 and everything else (queue views, creates) goes on without it.
-//!
-//! Reads are of the namespace as it is now (identity over time, DESIGN §5): the authorization
-//! handle and the namespace cache give its UID ([`Authorized::tenant`]) and the store matches
-//! it, so a namespace deleted and created again under the same name reads nothing of its
-//! predecessor — as for a namespace never used — and a namespace that does not exist reads
-//! nothing.
+//! else, and made through the door of [`crate::gateway::tenancy`], bound to the namespace as it
+//! is now (name and UID): a namespace deleted and created again under the same name reads
+//! nothing of its predecessor. The store is a cache that outlives the cluster objects: when it
+//! is down, reads answer 503 and everything else (queue views, creates) goes on without it.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 
-use crate::gateway::auth::{Authorized, Caller};
 use crate::gateway::error::GatewayError;
 use crate::gateway::resources::TenantResource;
-use crate::gateway::service::{GatewayService, QueueItem};
-use crate::history::estimate::{ETA_SAMPLE_SIZE, eta};
+use crate::history::estimate::eta;
 use crate::history::{
     Coverage, EpochMillis, HistoryError, KindStats, NamespaceStats, OperationCursor,
-    OperationFilter, OperationKind, OperationRecord, StoredTransition, TenantNamespace, TimeWindow,
-    cursor, now_millis,
+    OperationFilter, OperationKind, OperationRecord, StoredTransition, TimeWindow, cursor,
 };
 
 /// Default page size of the history.
@@ -43,11 +35,6 @@ pub const MAX_STATS_WINDOW: Duration = Duration::from_secs(366 * 24 * 3600);
 pub const MAX_TEXT_LENGTH: usize = 200;
 /// Seconds a client is asked to wait when the store is unavailable.
 pub const RETRY_AFTER_SECONDS: u64 = 5;
-
-/// Longest wait for a history read.
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// Longest wait for side lookups (ETA, requester) that must not slow their request down.
-const SIDE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What a client is told when the store cannot answer (never the database's own words).
 pub const HISTORY_UNAVAILABLE: &str =
@@ -521,322 +508,6 @@ pub fn operation_kind(resource: TenantResource) -> Option<OperationKind> {
         TenantResource::Restores => Some(OperationKind::Restore),
         TenantResource::StorageLocations => Some(OperationKind::BackupStorageLocation),
         TenantResource::Schedules => None,
-    }
-}
-
-impl GatewayService {
-    /// The ETA estimator's input for `tenant`; `None` (counted) when the store fails.
-    async fn recent_durations(
-        &self,
-        tenant: &TenantNamespace,
-        kinds: &'static [OperationKind],
-    ) -> Option<Vec<i64>> {
-        let read = tokio::time::timeout(
-            SIDE_TIMEOUT,
-            self.history()
-                .recent_durations(tenant, kinds, ETA_SAMPLE_SIZE),
-        )
-        .await;
-        let found = match read {
-            Ok(Ok(found)) => Some(found),
-            Ok(Err(error)) => {
-                tracing::debug!(error = %error, "no queue ETA: history store failed");
-                None
-            }
-            Err(_) => {
-                tracing::debug!("no queue ETA: history store timed out");
-                None
-            }
-        };
-        if found.is_none() {
-            self.history_counters()
-                .eta_failures
-                .fetch_add(1, Ordering::Relaxed);
-        }
-        found
-    }
-}
-
-/// Which past operations a queue item's ETA rests on.
-fn comparable_kinds(queue_kind: &str) -> &'static [OperationKind] {
-    if queue_kind == "restore" {
-        &[OperationKind::Restore]
-    } else {
-        &[OperationKind::Backup, OperationKind::ScheduleRun]
-    }
-}
-
-impl GatewayService {
-    async fn authorize_history(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-    ) -> Result<Authorized, GatewayError> {
-        // Exactly the check of listing NonAdminBackups: the history is the backups' past.
-        self.authorize(caller, "list", TenantResource::Backups, namespace, None)
-            .await
-    }
-
-    /// The namespace `authorized` is about as it is now (name and UID, from the namespace
-    /// cache); `None` when it does not exist. 503 until the cache has its first list.
-    fn tenant_of(&self, authorized: &Authorized) -> Result<Option<TenantNamespace>, GatewayError> {
-        let namespaces = &self.caches().namespaces;
-        if !namespaces.is_synced() {
-            return Err(GatewayError::Unavailable(
-                "the gateway is still loading its caches; retry shortly".into(),
-            ));
-        }
-        Ok(authorized.tenant(namespaces.get("", authorized.namespace()).as_deref()))
-    }
-
-    /// Namespace `name` as it is now, for history reads of a request that was authorized in
-    /// it but did not keep the handle (stored manifests by backup name, queue ETAs of items
-    /// already filtered by access). Never call it before such an authorization: prefer
-    /// [`Authorized::tenant`].
-    pub(crate) fn current_tenant(
-        &self,
-        name: &str,
-    ) -> Result<Option<TenantNamespace>, GatewayError> {
-        let namespaces = &self.caches().namespaces;
-        if !namespaces.is_synced() {
-            return Err(GatewayError::Unavailable(
-                "the gateway is still loading its caches; retry shortly".into(),
-            ));
-        }
-        Ok(namespaces
-            .get("", name)
-            .and_then(|ns| ns.metadata.uid.clone())
-            .and_then(|uid| TenantNamespace::new(name, uid)))
-    }
-
-    async fn read<T>(&self, call: crate::history::StoreFuture<'_, T>) -> Result<T, GatewayError> {
-        let outcome = match tokio::time::timeout(READ_TIMEOUT, call).await {
-            Ok(result) => result.map_err(store_error),
-            Err(_) => {
-                tracing::warn!("history store read timed out");
-                Err(GatewayError::Unavailable(HISTORY_UNAVAILABLE.into()))
-            }
-        };
-        if matches!(outcome, Err(GatewayError::Unavailable(_))) {
-            self.history_counters()
-                .read_failures
-                .fetch_add(1, Ordering::Relaxed);
-        }
-        outcome
-    }
-
-    /// A page of `namespace`'s operation records, newest first (for transports that need the
-    /// rows' own positions).
-    pub async fn history_records(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-        query: &HistoryQuery,
-    ) -> Result<crate::history::OperationPage, GatewayError> {
-        let authorized = self.authorize_history(caller, namespace).await?;
-        let limit = query.limit.clamp(1, MAX_HISTORY_LIMIT);
-        let Some(tenant) = self.tenant_of(&authorized)? else {
-            return Ok(crate::history::OperationPage::default());
-        };
-        self.read(
-            self.history()
-                .operations(&tenant, &query.filter, query.after.as_ref(), limit),
-        )
-        .await
-    }
-
-    /// A page of `namespace`'s operations, newest first.
-    pub async fn history_page(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-        query: &HistoryQuery,
-    ) -> Result<OperationPage, GatewayError> {
-        let page = self.history_records(caller, namespace, query).await?;
-        Ok(OperationPage {
-            items: page.items.iter().map(Operation::from).collect(),
-            continue_token: page.next.as_ref().map(cursor::encode),
-        })
-    }
-
-    /// One operation of `namespace` (404 after authorization when there is none).
-    pub async fn history_operation(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-        id: &str,
-    ) -> Result<Operation, GatewayError> {
-        let authorized = self.authorize_history(caller, namespace).await?;
-        check_operation_id(id)?;
-        let record = match self.tenant_of(&authorized)? {
-            Some(tenant) => self.read(self.history().operation(&tenant, id)).await?,
-            None => None,
-        }
-        .ok_or_else(|| GatewayError::NotFound {
-            kind: "operation",
-            namespace: namespace.to_string(),
-            name: id.to_string(),
-        })?;
-        Ok(Operation::from(&record))
-    }
-
-    /// The timeline of one operation of `namespace`, oldest first.
-    pub async fn history_timeline(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-        id: &str,
-    ) -> Result<Vec<TimelineEntry>, GatewayError> {
-        let authorized = self.authorize_history(caller, namespace).await?;
-        check_operation_id(id)?;
-        let timeline = match self.tenant_of(&authorized)? {
-            Some(tenant) => self.read(self.history().timeline(&tenant, id)).await?,
-            None => Vec::new(),
-        };
-        Ok(timeline.iter().map(TimelineEntry::from).collect())
-    }
-
-    /// One operation of `namespace` with its timeline.
-    pub async fn history_detail(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-        id: &str,
-    ) -> Result<OperationDetail, GatewayError> {
-        let operation = self.history_operation(caller, namespace, id).await?;
-        let timeline = self.history_timeline(caller, namespace, id).await?;
-        Ok(OperationDetail {
-            operation,
-            timeline,
-        })
-    }
-
-    /// Statistics of `namespace`'s operations created in `window`.
-    pub async fn history_stats(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-        window: TimeWindow,
-    ) -> Result<NamespaceStatistics, GatewayError> {
-        let authorized = self.authorize_history(caller, namespace).await?;
-        let stats = match self.tenant_of(&authorized)? {
-            Some(tenant) => self.read(self.history().stats(&tenant, window)).await?,
-            None => NamespaceStats {
-                namespace: authorized.namespace().to_string(),
-                from: window.from,
-                to: window.to,
-                kinds: Vec::new(),
-            },
-        };
-        Ok(stats.into())
-    }
-
-    /// How well `namespace` is protected, now.
-    pub async fn history_coverage(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-    ) -> Result<NamespaceCoverage, GatewayError> {
-        let authorized = self.authorize_history(caller, namespace).await?;
-        let namespaces: Vec<TenantNamespace> = self.tenant_of(&authorized)?.into_iter().collect();
-        let found = if namespaces.is_empty() {
-            Vec::new()
-        } else {
-            self.read(self.history().coverage(&namespaces)).await?
-        };
-        let coverage = found
-            .into_iter()
-            .find(|c| c.namespace == namespace)
-            .unwrap_or_else(|| Coverage {
-                namespace: namespace.to_string(),
-                ..Coverage::default()
-            });
-        Ok(NamespaceCoverage::of(coverage, now_millis()))
-    }
-
-    /// Records who created `meta` (an operation of `kind`), after a successful create. A store
-    /// failure never fails the create: it is logged and counted. The row gets the namespace's
-    /// UID from the namespace cache when that namespace can own the object (created no later
-    /// than it, not being deleted before it); else the recorder fills it in.
-    pub(crate) async fn note_requester(
-        &self,
-        kind: OperationKind,
-        meta: &ObjectMeta,
-        caller: &Caller,
-    ) {
-        let (Some(uid), Some(namespace), Some(name)) = (&meta.uid, &meta.namespace, &meta.name)
-        else {
-            return;
-        };
-        let created_at = meta
-            .creation_timestamp
-            .as_ref()
-            .map_or_else(now_millis, |t| t.0.as_millisecond());
-        let namespace_uid = self
-            .caches()
-            .namespaces
-            .get("", namespace)
-            .filter(|ns| {
-                let millis = |t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
-                    t.map(|t| t.0.as_millisecond())
-                };
-                crate::history::namespace_may_own(
-                    millis(ns.metadata.creation_timestamp.as_ref()).unwrap_or(0),
-                    millis(ns.metadata.deletion_timestamp.as_ref()),
-                    created_at,
-                )
-            })
-            .and_then(|ns| ns.metadata.uid.clone())
-            .unwrap_or_default();
-        let operation = OperationRecord {
-            id: uid.clone(),
-            namespace: namespace.clone(),
-            namespace_uid,
-            kind: Some(kind),
-            name: name.clone(),
-            uid: uid.clone(),
-            created_at,
-            ..OperationRecord::default()
-        };
-        let noted = tokio::time::timeout(
-            SIDE_TIMEOUT,
-            self.history()
-                .note_requester(operation, caller.username().to_string()),
-        )
-        .await;
-        let failure = match noted {
-            Ok(Ok(())) => return,
-            Ok(Err(error)) => error.to_string(),
-            Err(_) => "timed out".to_string(),
-        };
-        self.history_counters()
-            .requester_failures
-            .fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(error = %failure, %namespace, %name, kind = %kind, "could not record the requester of an operation");
-    }
-
-    /// Fills in the ETA of queue items from the history (one read per namespace and kind). A
-    /// store that does not answer leaves the ETAs out: queue views never fail because of it.
-    pub(crate) async fn attach_etas(&self, items: &mut [QueueItem]) {
-        let mut durations: HashMap<(String, &'static [OperationKind]), Option<Vec<i64>>> =
-            HashMap::new();
-        for item in items.iter_mut() {
-            let kinds = comparable_kinds(&item.kind);
-            let key = (item.namespace.clone(), kinds);
-            if !durations.contains_key(&key) {
-                // The namespace as it is now: a predecessor's durations are not its own.
-                let found = match self.current_tenant(&item.namespace) {
-                    Ok(Some(tenant)) => self.recent_durations(&tenant, kinds).await,
-                    Ok(None) => Some(Vec::new()),
-                    Err(_) => None,
-                };
-                durations.insert(key.clone(), found);
-            }
-            item.eta = durations
-                .get(&key)
-                .and_then(Option::as_deref)
-                .and_then(|d| queue_eta(d, item.position, item.state == "running"));
-        }
     }
 }
 

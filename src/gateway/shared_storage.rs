@@ -5,25 +5,17 @@
 //!
 //! BackupBuckets and BackupEntries are cluster-scoped and never readable by tenants: the
 //! gateway reads them with its own identity, only after the caller's access check (the view is
-//! authorized like listing NonAdminBackups in the namespace).
+//! authorized like listing NonAdminBackups in the namespace; the reads are in
+//! `service/shared_storage.rs`).
 
 use std::cmp::Reverse;
 
-use kube::api::{Api, ListParams};
 use serde::Serialize;
 
 use crate::api::nonadmin::{
-    BackupBucket, BackupEntry, ENTRY_NAMESPACE_UID_LABEL, TENANT_PROVISIONING_MESSAGE,
-    TenantStorageState, TenantStorageView,
+    BackupEntry, ENTRY_NAMESPACE_UID_LABEL, TENANT_PROVISIONING_MESSAGE, TenantStorageState,
+    TenantStorageView,
 };
-use crate::gateway::auth::Caller;
-use crate::gateway::error::GatewayError;
-use crate::gateway::resources::TenantResource;
-use crate::gateway::service::GatewayService;
-use crate::policy::bsl::PoolBucketRef;
-
-/// Longest label value: a namespace UID longer than this is not selectable by label.
-const MAX_LABEL_VALUE: usize = 63;
 
 /// The state of a namespace's place in the shared backup pool, as its tenants see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
@@ -151,90 +143,6 @@ pub fn shared_storage_of(
             message: TENANT_PROVISIONING_MESSAGE.to_owned(),
             purge_after: None,
         }),
-    }
-}
-
-/// A failed read of the pool: logged (the cause is the administrator's business), answered as
-/// temporary without the API server's text.
-fn pool_read_failed(error: &kube::Error, what: &str) -> GatewayError {
-    tracing::warn!(error = %error, what, "cannot read the shared backup pool");
-    GatewayError::Unavailable(
-        "the shared backup pool cannot be read right now; retry shortly".into(),
-    )
-}
-
-/// Whether a read failed because the pool's CRD is not installed (no pool on this cluster).
-fn not_served(error: &kube::Error) -> bool {
-    matches!(error, kube::Error::Api(status) if status.code == 404)
-}
-
-impl GatewayService {
-    /// Whether the cluster has at least one BackupBucket (read as the gateway).
-    async fn pool_configured(&self) -> Result<bool, GatewayError> {
-        let buckets: Api<BackupBucket> = Api::all(self.reader().clone());
-        match buckets.list_metadata(&ListParams::default().limit(1)).await {
-            Ok(list) => Ok(!list.items.is_empty()),
-            Err(error) if not_served(&error) => Ok(false),
-            Err(error) => Err(pool_read_failed(&error, "BackupBuckets")),
-        }
-    }
-
-    /// The pool's buckets (provider and bucket), read as the gateway: a tenant's own storage
-    /// location may not use one of them.
-    pub async fn pool_buckets(&self) -> Result<Vec<PoolBucketRef>, GatewayError> {
-        let buckets: Api<BackupBucket> = Api::all(self.reader().clone());
-        match buckets.list(&ListParams::default()).await {
-            Ok(list) => Ok(list
-                .items
-                .into_iter()
-                .map(|bucket| PoolBucketRef {
-                    provider: bucket.spec.provider,
-                    bucket: bucket.spec.bucket,
-                })
-                .collect()),
-            Err(error) if not_served(&error) => Ok(Vec::new()),
-            Err(error) => Err(pool_read_failed(&error, "BackupBuckets")),
-        }
-    }
-
-    /// The entries that may be `namespace`'s (UID `uid`): selected by the UID label when the
-    /// namespace exists, else every entry (only the rare caller allowed in a namespace that
-    /// does not exist gets here; the pure part keeps those of that name).
-    async fn candidate_entries(&self, uid: Option<&str>) -> Result<Vec<BackupEntry>, GatewayError> {
-        let entries: Api<BackupEntry> = Api::all(self.reader().clone());
-        let params = match uid.filter(|uid| uid.len() <= MAX_LABEL_VALUE) {
-            Some(uid) => {
-                ListParams::default().labels(&format!("{ENTRY_NAMESPACE_UID_LABEL}={uid}"))
-            }
-            None => ListParams::default(),
-        };
-        match entries.list(&params).await {
-            Ok(list) => Ok(list.items),
-            Err(error) if not_served(&error) => Ok(Vec::new()),
-            Err(error) => Err(pool_read_failed(&error, "BackupEntries")),
-        }
-    }
-
-    /// The namespace's place in the shared backup pool, authorized like listing its
-    /// NonAdminBackups (the same 403 whether or not the namespace exists).
-    pub async fn shared_storage(
-        &self,
-        caller: &Caller,
-        namespace: &str,
-    ) -> Result<SharedStorage, GatewayError> {
-        self.authorize(caller, "list", TenantResource::Backups, namespace, None)
-            .await?;
-        self.ready()?;
-        if !self.pool_configured().await? {
-            return Ok(SharedStorage::not_configured());
-        }
-        let uid = self
-            .caches()
-            .namespaces
-            .get("", namespace)
-            .and_then(|ns| ns.metadata.uid.clone());
-        let entries = self.candidate_entries(uid.as_deref()).await?;
-        Ok(shared_storage_of(true, namespace, uid.as_deref(), &entries))
     }
 }
 

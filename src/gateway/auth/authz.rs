@@ -92,6 +92,26 @@ pub struct Authorized {
 }
 
 impl Authorized {
+    /// The proof for `check`, which a review allowed: made only in this module (and the
+    /// per-request budget beside it), so only an allowed check yields one.
+    pub(in crate::gateway::auth) fn granted(check: AccessCheck) -> Self {
+        Authorized {
+            namespace: check.namespace,
+            resource: check.resource,
+            verb: check.verb,
+        }
+    }
+
+    /// A proof made up for unit tests of what takes one.
+    #[cfg(test)]
+    pub(crate) fn assumed_for_tests(
+        verb: &'static str,
+        resource: &'static str,
+        namespace: &str,
+    ) -> Self {
+        Authorized::granted(AccessCheck::new(verb, resource, namespace))
+    }
+
     /// The namespace the caller may act in.
     pub fn namespace(&self) -> &str {
         &self.namespace
@@ -213,11 +233,7 @@ impl Authorizer {
         check: AccessCheck,
     ) -> Result<Authorized, GatewayError> {
         if self.allowed(identity, &check).await? {
-            Ok(Authorized {
-                namespace: check.namespace,
-                resource: check.resource,
-                verb: check.verb,
-            })
+            Ok(Authorized::granted(check))
         } else {
             Err(GatewayError::Forbidden {
                 verb: check.verb,
@@ -225,6 +241,19 @@ impl Authorizer {
                 namespace: check.namespace,
             })
         }
+    }
+
+    /// [`Authorized`] when `identity` may do `check`, `None` when not (for reads that skip
+    /// what the caller may not see instead of refusing).
+    pub async fn grant(
+        &self,
+        identity: &Arc<Identity>,
+        check: AccessCheck,
+    ) -> Result<Option<Authorized>, GatewayError> {
+        Ok(self
+            .allowed(identity, &check)
+            .await?
+            .then(|| Authorized::granted(check)))
     }
 
     /// [`Authorized`] for the first of `checks` that is allowed; 403 for the first check when
@@ -237,11 +266,7 @@ impl Authorizer {
         let mut first = None;
         for check in checks {
             if self.allowed(identity, &check).await? {
-                return Ok(Authorized {
-                    namespace: check.namespace,
-                    resource: check.resource,
-                    verb: check.verb,
-                });
+                return Ok(Authorized::granted(check));
             }
             first.get_or_insert(check);
         }

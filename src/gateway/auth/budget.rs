@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
 
-use super::{AccessCheck, Authorizer, Identity};
+use super::{AccessCheck, Authorized, Authorizer, Identity};
 use crate::gateway::error::GatewayError;
 
 /// Distinct access checks one request may make by default.
@@ -128,6 +128,20 @@ impl AccessBudget {
             .get_or_try_init(|| authz.allowed(identity, check))
             .await?;
         Ok(*allowed)
+    }
+
+    /// [`Authorized`] when `identity` may do `check` (drawn as [`AccessBudget::allowed`]),
+    /// `None` when not.
+    pub async fn grant(
+        &self,
+        authz: &Authorizer,
+        identity: &Arc<Identity>,
+        check: AccessCheck,
+    ) -> Result<Option<Authorized>, CheckError> {
+        Ok(self
+            .allowed(authz, identity, &check)
+            .await?
+            .then(|| Authorized::granted(check)))
     }
 }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::{ChangeEvent, Resume, StreamScope, in_scope};
+use super::{ChangeEvent, Resume, StreamScope};
 use crate::gateway::auth::{AccessBudget, AccessCheck, Caller, CheckError};
 use crate::gateway::error::GatewayError;
 use crate::gateway::resources::TenantResource;
@@ -112,29 +112,31 @@ fn check_error(error: CheckError, budget: &AccessBudget) -> GatewayError {
     }
 }
 
-/// Which of `wanted` (all when `None`) the caller may watch in `namespace`.
-async fn watchable(
+/// Admits into `scope` the `watch` grants of `wanted` (all when `None`) the caller has in
+/// `namespace`; returns whether any was admitted.
+async fn admit_watchable(
+    scope: &mut StreamScope,
     service: &GatewayService,
     caller: &Caller,
     namespace: &str,
     wanted: Option<&[TenantResource]>,
     budget: &AccessBudget,
-) -> Result<Vec<TenantResource>, GatewayError> {
-    let mut allowed = Vec::new();
+) -> Result<bool, GatewayError> {
+    let mut admitted = false;
     for resource in TenantResource::ALL {
         if wanted.is_some_and(|wanted| !wanted.contains(&resource)) {
             continue;
         }
         let check = AccessCheck::new("watch", resource.plural(), namespace);
-        if budget
-            .allowed(service.authorizer(), caller.identity(), &check)
+        if let Some(grant) = budget
+            .grant(service.authorizer(), caller.identity(), check)
             .await
             .map_err(|error| check_error(error, budget))?
         {
-            allowed.push(resource);
+            admitted |= scope.admit(&grant);
         }
     }
-    Ok(allowed)
+    Ok(admitted)
 }
 
 /// The scope of a stream: `namespaces` (each must allow `watch` on one of `resources` at
@@ -163,23 +165,19 @@ pub async fn scope_for(
                         "namespace is not a valid namespace name".into(),
                     ));
                 }
-                let allowed = watchable(service, caller, &namespace, wanted, budget).await?;
-                if allowed.is_empty() {
+                if !admit_watchable(&mut scope, service, caller, &namespace, wanted, budget).await?
+                {
                     return Err(GatewayError::Forbidden {
                         verb: "watch",
                         resource: TenantResource::Backups.plural(),
                         namespace,
                     });
                 }
-                scope.insert(namespace, allowed);
             }
         }
         None => {
             for namespace in service.usable_namespaces(caller, budget).await? {
-                let allowed = watchable(service, caller, &namespace, wanted, budget).await?;
-                if !allowed.is_empty() {
-                    scope.insert(namespace, allowed);
-                }
+                admit_watchable(&mut scope, service, caller, &namespace, wanted, budget).await?;
             }
         }
     }
@@ -227,7 +225,7 @@ pub(crate) async fn token_state(
 }
 
 async fn still_allowed(service: &GatewayService, caller: &Caller, scope: &StreamScope) -> bool {
-    for (namespace, resources) in scope {
+    for (namespace, resources) in scope.iter() {
         for resource in resources {
             if !service.may_watch(caller, namespace, *resource).await {
                 return false;
@@ -244,11 +242,10 @@ async fn pump(
     resume_after: Option<String>,
     sender: mpsc::Sender<StreamItem>,
 ) {
-    let events = &service.caches().events;
-    let (resume, mut live, now) = events.resume(resume_after.as_deref(), &scope);
+    let (resume, mut live, now) = service.follow_changes(&scope, resume_after.as_deref());
     let ready = StreamItem::Ready {
         id: now,
-        namespaces: scope.keys().cloned().collect(),
+        namespaces: scope.namespaces().cloned().collect(),
     };
     if sender.send(ready).await.is_err() {
         return;
@@ -265,7 +262,7 @@ async fn pump(
             for event in missed {
                 last_sent = event.sequence;
                 let item = StreamItem::Change {
-                    id: events.event_id(&event),
+                    id: service.event_id(&event),
                     event,
                 };
                 if sender.send(item).await.is_err() {
@@ -296,7 +293,7 @@ async fn pump(
             }
             received = live.recv() => match received {
                 Ok(event) => {
-                    if event.sequence <= last_sent || !in_scope(&scope, &event) {
+                    if event.sequence <= last_sent || !scope.shows(&event) {
                         continue;
                     }
                     if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
@@ -306,7 +303,7 @@ async fn pump(
                         return end(StreamEnd::Revoked).await;
                     }
                     last_sent = event.sequence;
-                    let item = StreamItem::Change { id: events.event_id(&event), event };
+                    let item = StreamItem::Change { id: service.event_id(&event), event };
                     if sender.send(item).await.is_err() {
                         return;
                     }

@@ -21,11 +21,71 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::gateway::auth::Sealer;
+use crate::gateway::auth::{Authorized, Sealer};
 use crate::gateway::resources::TenantResource;
 
-/// What one stream may show: resources per namespace.
-pub type StreamScope = BTreeMap<String, Vec<TenantResource>>;
+/// What one stream may show: resources per namespace, each admitted from a `watch` grant
+/// ([`Authorized`]); a scope cannot name anything its caller was not allowed to watch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamScope {
+    grants: BTreeMap<String, Vec<TenantResource>>,
+}
+
+impl StreamScope {
+    /// An empty scope (shows nothing).
+    pub fn new() -> Self {
+        StreamScope::default()
+    }
+
+    /// Adds what `grant` allows when it is a `watch` grant on a tenant resource; returns
+    /// whether it was admitted.
+    pub fn admit(&mut self, grant: &Authorized) -> bool {
+        if grant.verb() != "watch" {
+            return false;
+        }
+        let Some(resource) = TenantResource::ALL
+            .into_iter()
+            .find(|r| r.plural() == grant.resource())
+        else {
+            return false;
+        };
+        let resources = self
+            .grants
+            .entry(grant.namespace().to_string())
+            .or_default();
+        if !resources.contains(&resource) {
+            resources.push(resource);
+        }
+        true
+    }
+
+    /// Whether `event` is one this scope shows.
+    pub fn shows(&self, event: &ChangeEvent) -> bool {
+        self.grants
+            .get(&event.namespace)
+            .is_some_and(|resources| resources.contains(&event.resource))
+    }
+
+    /// The namespaces covered, in name order.
+    pub fn namespaces(&self) -> impl Iterator<Item = &String> {
+        self.grants.keys()
+    }
+
+    /// Each namespace with the resources watched there.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Vec<TenantResource>)> {
+        self.grants.iter()
+    }
+
+    /// Whether it shows nothing.
+    pub fn is_empty(&self) -> bool {
+        self.grants.is_empty()
+    }
+
+    /// Whether it covers `namespace`.
+    pub fn covers_namespace(&self, namespace: &str) -> bool {
+        self.grants.contains_key(namespace)
+    }
+}
 
 /// Purpose of sealed event ids.
 const EVENT_ID: &str = "event-id";
@@ -57,13 +117,6 @@ pub struct ChangeEvent {
     pub name: String,
     /// The object after the change (before it, for a deletion).
     pub object: Arc<serde_json::Value>,
-}
-
-/// Whether `event` is one `scope` shows.
-pub fn in_scope(scope: &StreamScope, event: &ChangeEvent) -> bool {
-    scope
-        .get(&event.namespace)
-        .is_some_and(|resources| resources.contains(&event.resource))
 }
 
 /// Where a resuming client stands.
@@ -200,7 +253,7 @@ impl EventLog {
         if sequence >= inner.next {
             return (Resume::Reset, receiver, now);
         }
-        let lost = scope.keys().any(|namespace| {
+        let lost = scope.namespaces().any(|namespace| {
             inner
                 .forgotten
                 .get(namespace)
@@ -212,7 +265,7 @@ impl EventLog {
         let missed = inner
             .events
             .iter()
-            .filter(|event| event.sequence > sequence && in_scope(scope, event))
+            .filter(|event| event.sequence > sequence && scope.shows(event))
             .cloned()
             .collect();
         (Resume::Events(missed), receiver, now)
@@ -239,10 +292,42 @@ mod tests {
     }
 
     fn scope(namespaces: &[&str]) -> StreamScope {
-        namespaces
-            .iter()
-            .map(|ns| (ns.to_string(), TenantResource::ALL.to_vec()))
-            .collect()
+        let mut scope = StreamScope::new();
+        for ns in namespaces {
+            for resource in TenantResource::ALL {
+                let grant = Authorized::assumed_for_tests("watch", resource.plural(), ns);
+                assert!(scope.admit(&grant));
+            }
+        }
+        scope
+    }
+
+    #[test]
+    fn a_scope_admits_only_watch_grants_on_tenant_resources() {
+        let mut scope = StreamScope::new();
+        assert!(!scope.admit(&Authorized::assumed_for_tests(
+            "list",
+            "nonadminbackups",
+            "team-a"
+        )));
+        assert!(!scope.admit(&Authorized::assumed_for_tests("watch", "secrets", "team-a")));
+        assert!(scope.is_empty());
+        assert!(scope.admit(&Authorized::assumed_for_tests(
+            "watch",
+            "nonadminbackups",
+            "team-a"
+        )));
+        let event = |namespace: &str, resource| ChangeEvent {
+            sequence: 1,
+            namespace: namespace.into(),
+            resource,
+            action: ChangeAction::Added,
+            name: "x".into(),
+            object: Arc::new(serde_json::Value::Null),
+        };
+        assert!(scope.shows(&event("team-a", TenantResource::Backups)));
+        assert!(!scope.shows(&event("team-a", TenantResource::Restores)));
+        assert!(!scope.shows(&event("team-b", TenantResource::Backups)));
     }
 
     fn id_of(log: &EventLog, sequence: u64) -> String {

@@ -270,13 +270,7 @@ async fn create_of<K: Creatable + Terminal>(
     fingerprint.extend_from_slice(&body.bytes);
     // An answer is the namespace's as it is now: one created again under the same name never
     // gets its predecessor's.
-    let namespace_uid = gateway
-        .service
-        .caches()
-        .namespaces
-        .get("", namespace)
-        .and_then(|ns| ns.metadata.uid.clone())
-        .unwrap_or_default();
+    let namespace_uid = gateway.service.idempotency_scope(namespace);
     match gateway
         .idempotency
         .begin(
@@ -906,7 +900,7 @@ pub async fn healthz() -> &'static str {
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, description = "Ready", body = String), (status = 503, description = "Caches still loading", body = ProblemDetails, content_type = "application/problem+json")))]
 pub async fn readyz(State(gateway): State<Gateway>) -> Response {
-    if gateway.service.caches().is_synced() {
+    if gateway.service.is_synced() {
         "ok".into_response()
     } else {
         Problem(GatewayError::Unavailable(
@@ -984,7 +978,7 @@ pub async fn metrics(State(gateway): State<Gateway>) -> Response {
             "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
         );
     }
-    let ready = u8::from(gateway.service.caches().is_synced());
+    let ready = u8::from(gateway.service.is_synced());
     let _ = writeln!(
         out,
         "# HELP nac_gateway_ready Whether the watch caches are loaded.\n# TYPE nac_gateway_ready gauge\nnac_gateway_ready {ready}"

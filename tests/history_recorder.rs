@@ -619,6 +619,85 @@ async fn deletions_keep_history_seen_or_missed(cluster: TestCluster) {
     assert_eq!(live, vec![uid(&kept)]);
 }
 
+/// A backup whose Velero Backup expired stays (upstream: BackingOff, Accepted=False
+/// `VeleroBackupNotFound`), and its history tells the whole story in order: Created, Velero's
+/// Completed, then BackingOff with the condition and its message; the operation keeps its
+/// outcome and no failure reason.
+async fn an_expired_backup_is_recorded_backing_off_after_it_completed(cluster: TestCluster) {
+    // Two simulated hours per real second; the backup lives one simulated hour.
+    let e = env(cluster, |o| o.time_scale = 7200.0).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir).await;
+    let recorder = start_recorder(&e, &store, fast());
+    settled(&recorder, 30).await;
+    let short: NonAdminBackup = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": "short"}, "spec": {"backupSpec": {"ttl": "1h0m0s"}}
+    }))
+    .unwrap();
+    nabs(&e.alice, &e.ns)
+        .create(&PostParams::default(), &short)
+        .await
+        .unwrap();
+    let kept = wait_object(&nabs(&e.alice, &e.ns), "short", 60, |v| {
+        s(v, "/status/phase") == "BackingOff"
+    })
+    .await;
+    let id = uid(&kept);
+    let timeline = eventually("the BackingOff fact in the store", 30, || async {
+        let timeline = store.timeline(&e.tenant, &id).await.unwrap();
+        values(&timeline, "phase")
+            .contains(&"BackingOff".to_string())
+            .then_some(timeline)
+    })
+    .await;
+    let phases: Vec<String> = values(&timeline, "phase");
+    let created = phases.iter().position(|p| p == "Created").unwrap();
+    let backing_off = phases.iter().position(|p| p == "BackingOff").unwrap();
+    assert!(created < backing_off, "{phases:?}");
+    // Recorded in the order it happened (Velero's stamps come from the simulator's faster
+    // clock, so the store's insertion order tells it here).
+    let seq = |attribute: &str, value: &str| {
+        timeline
+            .iter()
+            .find(|t| t.transition.attribute == attribute && t.transition.value == value)
+            .map(|t| t.seq)
+            .unwrap()
+    };
+    assert!(
+        seq("veleroPhase", "Completed") < seq("phase", "BackingOff"),
+        "{timeline:?}"
+    );
+    let accepted = timeline
+        .iter()
+        .find(|t| t.transition.attribute == "condition/Accepted" && t.transition.value == "False")
+        .unwrap();
+    assert_eq!(
+        accepted.transition.reason.as_deref(),
+        Some("VeleroBackupNotFound")
+    );
+    assert!(
+        accepted
+            .transition
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("Please create a new NonAdminBackup"),
+        "{accepted:?}"
+    );
+    let op = wait_operation(&store, &e.tenant, &id, |o| {
+        o.nac_phase.as_deref() == Some("BackingOff")
+    })
+    .await;
+    assert_eq!(
+        op.phase.as_deref(),
+        Some("Completed"),
+        "its outcome is kept"
+    );
+    assert_eq!(op.failure_reason, None, "vanishing is no refusal");
+    assert_eq!(op.deleted_at, None, "the NAB is kept");
+}
+
 async fn schedule_runs_are_recorded_under_their_schedule(cluster: TestCluster) {
     // One simulated hour per real second: an hourly cron fires about once a second.
     let e = env(cluster, |o| o.time_scale = 3600.0).await;
@@ -1036,6 +1115,7 @@ async fn rows_without_a_namespace_uid_are_attributed_on_start(cluster: TestClust
 on_both_servers!(
     backups_and_restores_are_recorded_in_order_and_replays_add_nothing,
     deletions_keep_history_seen_or_missed,
+    an_expired_backup_is_recorded_backing_off_after_it_completed,
     schedule_runs_are_recorded_under_their_schedule,
     a_postgres_outage_loses_nothing_the_cluster_still_shows,
     an_overflowing_buffer_is_made_good_by_a_resync_from_cluster_state,

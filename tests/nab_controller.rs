@@ -423,21 +423,245 @@ async fn api_delete_removes_the_velero_backup_object(cluster: TestCluster) {
     assert!(velero_backups(&e.admin).await.is_empty());
 }
 
-async fn expired_velero_backup_takes_its_nab_along(cluster: TestCluster) {
-    // Two simulated hours per real second; the backup lives one simulated hour.
-    let e = env(cluster, true, |o| o.time_scale = 7200.0).await;
+/// Upstream's Accepted=False message once the Velero Backup of a NAB is gone.
+const VELERO_BACKUP_NOT_FOUND: &str = "NonAdminBackup is finalized and its associated Velero Backup has been removed. Please create a new NonAdminBackup to initiate a new Backup";
+
+/// The NAB as upstream keeps it once its Velero Backup vanished: BackingOff, Accepted=False
+/// `VeleroBackupNotFound` with upstream's message, the rest of its status as it was.
+fn assert_kept_backing_off(v: &Value, nacuuid: &str) {
+    assert_eq!(s(v, "/status/phase"), "BackingOff", "{v}");
+    let accepted = condition(v, "Accepted");
+    assert_eq!(accepted["status"], "False", "{v}");
+    assert_eq!(accepted["reason"], "VeleroBackupNotFound", "{v}");
+    assert_eq!(accepted["message"], VELERO_BACKUP_NOT_FOUND, "{v}");
+    assert_eq!(condition(v, "Queued")["status"], "True", "{v}");
+    assert_eq!(s(v, "/status/veleroBackup/nacuuid"), nacuuid, "{v}");
+    // The last Velero status mirrored stays: Completed, or Deleting when Velero deleted it
+    // through a DeleteBackupRequest (TTL expiry, `velero backup delete`).
+    assert!(
+        ["Completed", "Deleting"].contains(&s(v, "/status/veleroBackup/status/phase")),
+        "the last Velero status stays: {v}"
+    );
+    assert_eq!(
+        v.pointer("/status/queueInfo/estimatedQueuePosition"),
+        Some(&json!(0)),
+        "{v}"
+    );
+}
+
+/// Velero Backups (and NAC's DeleteBackupRequests) that carry `nacuuid`, by name or label.
+async fn velero_objects_of(admin: &Client, nacuuid: &str) -> (Vec<String>, Vec<String>) {
+    let label = |meta: &kube::core::ObjectMeta| {
+        meta.labels
+            .as_ref()
+            .and_then(|l| l.get("openshift.io/oadp-nab-origin-nacuuid"))
+            .map(String::as_str)
+            == Some(nacuuid)
+    };
+    let backups = velero_backups(admin)
+        .await
+        .into_iter()
+        .filter(|b| b.metadata.name.as_deref() == Some(nacuuid) || label(&b.metadata))
+        .filter_map(|b| b.metadata.name)
+        .collect();
+    let requests = Api::<DeleteBackupRequest>::namespaced(admin.clone(), OADP_NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|r| label(&r.metadata))
+        .filter_map(|r| r.metadata.name)
+        .collect();
+    (backups, requests)
+}
+
+/// Wakes the NAB's controller a few times (metadata and spec changes of the tenant, as a
+/// GitOps tool's re-apply would) and checks no Velero Backup is made again for `nacuuid`.
+async fn poke_and_check_nothing_is_made(e: &Env, name: &str, nacuuid: &str) {
     let api = nabs(&e.alice, "team-a");
-    api.create(
-        &PostParams::default(),
-        &nab("short", json!({"ttl": "1h0m0s"})),
+    for i in 0..3 {
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"example.com/poke": i.to_string()}},
+                "spec": {"backupSpec": {"ttl": format!("{}h0m0s", 700 + i)}}}),
+            ),
+        )
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (backups, requests) = velero_objects_of(&e.admin, nacuuid).await;
+    assert!(
+        backups.is_empty(),
+        "a Velero Backup was made again: {backups:?}"
+    );
+    assert!(requests.is_empty(), "{requests:?}");
+    let v = serde_json::to_value(api.get(name).await.unwrap()).unwrap();
+    assert_kept_backing_off(&v, nacuuid);
+}
+
+async fn event_reasons(c: &Client, ns: &str, name: &str) -> Vec<String> {
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(c.clone(), ns);
+    events
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|ev| ev.involved_object.name.as_deref() == Some(name))
+        .filter_map(|ev| ev.reason)
+        .collect()
+}
+
+async fn completed(e: &Env, name: &str, backup_spec: Value) -> String {
+    nabs(&e.alice, "team-a")
+        .create(&PostParams::default(), &nab(name, backup_spec))
+        .await
+        .unwrap();
+    let done = wait_nab(&e.alice, "team-a", name, 30, |v| {
+        s(v, "/status/phase") == "Created"
+            && s(v, "/status/veleroBackup/status/phase") == "Completed"
+    })
+    .await;
+    s(&done, "/status/veleroBackup/nacuuid").to_string()
+}
+
+/// Upstream: a NAB whose Velero Backup an admin deleted (directly, or through Velero's
+/// DeleteBackupRequest) stays, BackingOff with Accepted=False `VeleroBackupNotFound`; no
+/// Velero Backup is ever made again under its NACUUID (a GitOps tool re-applying the NAB takes
+/// no new backup); a restore from it is refused; the tenant still deletes it either way.
+async fn a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off(cluster: TestCluster) {
+    // Velero's backup sync would bring a directly deleted Backup back from storage: not
+    // within this test.
+    let e = env(cluster, true, |o| {
+        o.backup_sync_interval = Duration::from_secs(3600)
+    })
+    .await;
+    let direct = completed(&e, "by-kubectl", json!({})).await;
+    let through_velero = completed(&e, "by-velero", json!({})).await;
+    let backups: Api<Backup> = Api::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    backups
+        .delete(&direct, &DeleteParams::default())
+        .await
+        .unwrap();
+    let request: DeleteBackupRequest = serde_json::from_value(json!({
+        "apiVersion": "velero.io/v1", "kind": "DeleteBackupRequest",
+        "metadata": {"generateName": "admin-delete-"},
+        "spec": {"backupName": through_velero}
+    }))
+    .unwrap();
+    Api::<DeleteBackupRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .create(&PostParams::default(), &request)
+        .await
+        .unwrap();
+    for (name, nacuuid) in [("by-kubectl", &direct), ("by-velero", &through_velero)] {
+        let v = wait_nab(&e.alice, "team-a", name, 30, |v| {
+            s(v, "/status/phase") == "BackingOff"
+        })
+        .await;
+        assert_kept_backing_off(&v, nacuuid);
+        assert_eq!(
+            v.pointer("/metadata/finalizers/0").and_then(Value::as_str),
+            Some("nonadminbackup.oadp.openshift.io/finalizer")
+        );
+    }
+    poke_and_check_nothing_is_made(&e, "by-kubectl", &direct).await;
+    poke_and_check_nothing_is_made(&e, "by-velero", &through_velero).await;
+    // The tenant hears of it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let reasons = event_reasons(&e.alice, "team-a", "by-kubectl").await;
+        if reasons.iter().any(|r| r == "VeleroBackupNotFound") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{reasons:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A restore from it is refused (it is not Created any more).
+    let restore: nac::api::nonadmin::NonAdminRestore = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminRestore",
+        "metadata": {"name": "from-gone"}, "spec": {"restoreSpec": {"backupName": "by-kubectl"}}
+    }))
+    .unwrap();
+    let restores: Api<nac::api::nonadmin::NonAdminRestore> =
+        Api::namespaced(e.alice.clone(), "team-a");
+    restores
+        .create(&PostParams::default(), &restore)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        let v = serde_json::to_value(restores.get("from-gone").await.unwrap()).unwrap();
+        if s(&v, "/status/phase") == "BackingOff" {
+            break v;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let accepted = condition(&refused, "Accepted");
+    assert_eq!(accepted["reason"], "InvalidRestoreSpec", "{refused}");
+    assert!(
+        accepted["message"]
+            .as_str()
+            .unwrap()
+            .contains("NonAdminBackup is not ready to be restored"),
+        "{refused}"
+    );
+    // Deleting still works: through the API, and with spec.deleteBackup (nothing to delete
+    // in storage: no DeleteBackupRequest is made, none is left waiting).
+    let api = nabs(&e.alice, "team-a");
+    api.delete("by-kubectl", &DeleteParams::default())
+        .await
+        .unwrap();
+    api.patch(
+        "by-velero",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
     )
     .await
     .unwrap();
-    wait_nab(&e.alice, "team-a", "short", 30, |v| {
-        s(v, "/status/veleroBackup/status/phase") == "Completed"
+    wait_nab_gone(&e.alice, "team-a", "by-kubectl", 30).await;
+    wait_nab_gone(&e.alice, "team-a", "by-velero", 30).await;
+    for nacuuid in [&direct, &through_velero] {
+        let (backups, requests) = velero_objects_of(&e.admin, nacuuid).await;
+        assert!(
+            backups.is_empty() && requests.is_empty(),
+            "{backups:?} {requests:?}"
+        );
+    }
+}
+
+/// Upstream: a NAB whose Velero Backup expired (TTL, Velero's garbage collection) stays,
+/// BackingOff with Accepted=False `VeleroBackupNotFound`, and no backup is taken again; the
+/// tenant deletes it with `spec.deleteBackup: true` (or through the API).
+async fn an_expired_velero_backup_leaves_its_nab_backing_off(cluster: TestCluster) {
+    // Two simulated hours per real second; the backup lives one simulated hour.
+    let e = env(cluster, true, |o| o.time_scale = 7200.0).await;
+    let nacuuid = completed(&e, "short", json!({"ttl": "1h0m0s"})).await;
+    let v = wait_nab(&e.alice, "team-a", "short", 30, |v| {
+        s(v, "/status/phase") == "BackingOff"
     })
     .await;
+    assert_kept_backing_off(&v, &nacuuid);
+    poke_and_check_nothing_is_made(&e, "short", &nacuuid).await;
+    nabs(&e.alice, "team-a")
+        .patch(
+            "short",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"deleteBackup": true}})),
+        )
+        .await
+        .unwrap();
     wait_nab_gone(&e.alice, "team-a", "short", 30).await;
+    let (backups, requests) = velero_objects_of(&e.admin, &nacuuid).await;
+    assert!(
+        backups.is_empty() && requests.is_empty(),
+        "{backups:?} {requests:?}"
+    );
 }
 
 async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestCluster) {
@@ -491,6 +715,7 @@ on_both_servers!(
     invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds,
     delete_backup_true_deletes_data_and_the_nab,
     api_delete_removes_the_velero_backup_object,
-    expired_velero_backup_takes_its_nab_along,
+    a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off,
+    an_expired_velero_backup_leaves_its_nab_backing_off,
     a_crash_between_any_two_steps_yields_one_velero_backup,
 );

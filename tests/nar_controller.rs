@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore};
 use nac::api::velero::Restore;
@@ -367,6 +367,92 @@ async fn api_delete_removes_the_velero_restore(cluster: TestCluster) {
     assert!(velero_restores(&e.admin).await.is_empty());
 }
 
+/// Upstream: a NAR whose Velero Restore vanished (an admin's delete, garbage collection)
+/// stays, BackingOff with Accepted=False `VeleroRestoreNotFound`; the restore is never run
+/// again under its NACUUID; the tenant still deletes the NAR.
+async fn a_vanished_velero_restore_leaves_its_nar_backing_off(cluster: TestCluster) {
+    let e = env(cluster, true, |_| {}).await;
+    finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
+    let api = nars(&e.alice, "team-a");
+    api.create(
+        &PostParams::default(),
+        &nar("once", json!({"backupName": "nightly"})),
+    )
+    .await
+    .unwrap();
+    let done = wait_for(&api, "once", 30, |v| {
+        s(v, "/status/phase") == "Created"
+            && s(v, "/status/veleroRestore/status/phase") == "Completed"
+    })
+    .await;
+    let nacuuid = s(&done, "/status/veleroRestore/nacuuid").to_string();
+    let velero_name = s(&done, "/status/veleroRestore/name").to_string();
+    Api::<Restore>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .delete(&velero_name, &DeleteParams::default())
+        .await
+        .unwrap();
+    let kept = wait_for(&api, "once", 30, |v| s(v, "/status/phase") == "BackingOff").await;
+    let accepted = condition(&kept, "Accepted");
+    assert_eq!(accepted["status"], "False", "{kept}");
+    assert_eq!(accepted["reason"], "VeleroRestoreNotFound", "{kept}");
+    assert_eq!(
+        accepted["message"],
+        "NonAdminRestore is finalized and its associated Velero Restore has been removed. Please create a new NonAdminRestore to initiate a new Restore"
+    );
+    assert_eq!(condition(&kept, "Queued")["status"], "True", "{kept}");
+    assert_eq!(s(&kept, "/status/veleroRestore/nacuuid"), nacuuid);
+    assert_eq!(
+        s(&kept, "/status/veleroRestore/status/phase"),
+        "Completed",
+        "the last Velero status stays"
+    );
+    // A few reconciles later (the tenant touches it; its backup changes): nothing runs again.
+    for i in 0..3 {
+        api.patch(
+            "once",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"example.com/poke": i.to_string()}}}),
+            ),
+        )
+        .await
+        .unwrap();
+        nabs(&e.alice, "team-a")
+            .patch(
+                "nightly",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"poke": i.to_string()}}})),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let again: Vec<String> = velero_restores(&e.admin)
+        .await
+        .into_iter()
+        .filter(|r| {
+            r.metadata.name.as_deref() == Some(nacuuid.as_str())
+                || r.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("openshift.io/oadp-nar-origin-nacuuid"))
+                    == Some(&nacuuid)
+        })
+        .filter_map(|r| r.metadata.name)
+        .collect();
+    assert!(again.is_empty(), "the restore was run again: {again:?}");
+    let still = serde_json::to_value(api.get("once").await.unwrap()).unwrap();
+    assert_eq!(s(&still, "/status/phase"), "BackingOff", "{still}");
+    assert_eq!(
+        condition(&still, "Accepted")["reason"],
+        "VeleroRestoreNotFound"
+    );
+    // The tenant deletes it: the finalizer is released.
+    api.delete("once", &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, "once", 30).await;
+}
+
 async fn a_crash_between_any_two_steps_yields_one_velero_restore(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
     let e = env(cluster, false, |_| {}).await;
@@ -469,6 +555,7 @@ on_both_servers!(
     malicious_restores_back_off_naming_the_field_and_create_nothing,
     restore_of_a_failed_backup_backs_off,
     api_delete_removes_the_velero_restore,
+    a_vanished_velero_restore_leaves_its_nar_backing_off,
     a_crash_between_any_two_steps_yields_one_velero_restore,
     a_restore_waiting_for_its_backup_proceeds_once_the_backup_finishes,
 );

@@ -19,7 +19,7 @@ use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupStorageLocation, NonAdm
 use crate::api::velero::{Backup, BackupSpec, DeleteBackupRequest};
 use crate::queue::QueueKind;
 
-/// Message when the Velero backup vanished without the tenant asking.
+/// Message when the Velero backup of a schedule's run vanished without the tenant asking.
 pub const VANISHED_MESSAGE: &str = "the Velero Backup no longer exists (expired or deleted by the administrator); the NonAdminBackup follows it";
 
 fn key(nab: &NonAdminBackup) -> String {
@@ -260,7 +260,10 @@ async fn reconcile_step(
         }
         None => (None, None),
     };
-    let creating = velero_backup.is_none() && nab.spec.delete_backup != Some(true);
+    // A Velero Backup that vanished after it was made is never made again: no verdict then.
+    let creating = velero_backup.is_none()
+        && nab.spec.delete_backup != Some(true)
+        && !nab_decision::velero_backup_was_made(nab.status.as_ref());
     let (verdict, storage_wait) = if creating {
         routed_to_pool(&context, &nab, verdict(&context, &nab).await?).await?
     } else {

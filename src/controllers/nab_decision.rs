@@ -29,6 +29,9 @@ pub const API_DELETE_MESSAGE: &str =
     "permanent backup deletion requires setting spec.deleteBackup to true";
 /// Deleting condition for `spec.deleteBackup: true`.
 pub const DELETE_BACKUP_MESSAGE: &str = "backup accepted for deletion";
+/// Accepted=False message (reason `VeleroBackupNotFound`, phase BackingOff) once the Velero
+/// Backup the NAB made is gone: upstream NAC's text, word for word.
+pub const VELERO_BACKUP_NOT_FOUND_MESSAGE: &str = "NonAdminBackup is finalized and its associated Velero Backup has been removed. Please create a new NonAdminBackup to initiate a new Backup";
 /// How long to wait before retrying a DeleteBackupRequest that ended with errors.
 pub const DELETE_RETRY_BACKOFF: Duration = Duration::from_secs(30);
 /// How long a NAB labelled as synced may wait for the status its creator writes next.
@@ -94,7 +97,8 @@ pub enum NabStep {
     },
     /// Delete the NonAdminRestores made from this NAB, then the NAB itself (spec.deleteBackup).
     DeleteSelf,
-    /// The Velero Backup went away without the tenant asking (TTL expiry, admin): follow it.
+    /// The Velero Backup of a NonAdminSchedule's run went away without the tenant asking (TTL
+    /// expiry, admin): the child NAB follows it (a NAB of the tenant's own stays, BackingOff).
     FollowVanishedBackup,
     /// Remove the NAB finalizer: nothing of it is left in the OADP namespace.
     RemoveFinalizer,
@@ -120,6 +124,47 @@ fn advance(status: &mut NonAdminBackupStatus, to: NonAdminPhase) {
 
 fn has_finalizer(nab: &NonAdminBackup) -> bool {
     status::has_finalizer(&nab.metadata, finalizers::NON_ADMIN_BACKUP)
+}
+
+/// Whether the NAB's Velero Backup was made (or adopted) already: Queued=True (upstream's test),
+/// phase Created, or its status mirrored. Its NACUUID is then used up: a Velero Backup missing
+/// now vanished (TTL expiry, an admin's delete, orphan cleanup) and is never made again.
+pub fn velero_backup_was_made(status: Option<&NonAdminBackupStatus>) -> bool {
+    status.is_some_and(|s| {
+        s.phase == Some(NonAdminPhase::Created)
+            || s.velero_backup.as_ref().is_some_and(|v| v.status.is_some())
+            || s.conditions
+                .iter()
+                .any(|c| c.type_ == types::QUEUED && c.status == "True")
+    })
+}
+
+/// Whether a NonAdminSchedule made this NAB for one of its runs.
+fn schedule_child(nab: &NonAdminBackup) -> bool {
+    nab.metadata
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(labels::NAS_ORIGIN_NACUUID))
+}
+
+/// The status of a NAB whose Velero Backup vanished, as upstream writes it: phase BackingOff
+/// (the one way a phase moves back after Created), Accepted=False `VeleroBackupNotFound`
+/// telling the tenant to create a new NonAdminBackup. The last mirrored Velero status stays
+/// (what the backup was); nothing is queued any more.
+fn vanished_status(mut status: NonAdminBackupStatus, now: &Time) -> NonAdminBackupStatus {
+    status.phase = Some(NonAdminPhase::BackingOff);
+    set_condition(
+        &mut status.conditions,
+        types::ACCEPTED,
+        false,
+        reasons::VELERO_BACKUP_NOT_FOUND,
+        VELERO_BACKUP_NOT_FOUND_MESSAGE,
+        now,
+    );
+    if let Some(queue) = status.queue_info.as_mut() {
+        queue.estimated_queue_position = 0;
+    }
+    status
 }
 
 /// The Velero Backup NAC creates for `nab` under `nacuuid`; `namespace_uid` (the UID of the
@@ -273,14 +318,19 @@ pub fn decide(obs: &NabObservation<'_>) -> NabStep {
         if status.phase.is_none() {
             status.phase = Some(NonAdminPhase::New);
         }
-        let observed_before = status
-            .velero_backup
-            .as_ref()
-            .is_some_and(|v| v.status.is_some());
-        if observed_before && has_finalizer(nab) {
-            // Velero removed the backup (TTL expiry or an admin): the NAB follows it away
-            // instead of recreating it or backing off.
-            return NabStep::FollowVanishedBackup;
+        if velero_backup_was_made(current.as_ref()) {
+            // Velero's backup is gone (TTL expiry, an admin, orphan cleanup). Making another
+            // under the used NACUUID would take a backup nobody asked for (a GitOps tool keeps
+            // the NAB): as upstream, the NAB stays, BackingOff, until the tenant deletes it. A
+            // schedule's run is NAC's own object and follows its backup away instead.
+            if schedule_child(nab) && has_finalizer(nab) {
+                return NabStep::FollowVanishedBackup;
+            }
+            let next = vanished_status(status, &obs.now);
+            if status_changed(current.as_ref(), &next) {
+                return NabStep::WriteStatus(Box::new(next));
+            }
+            return NabStep::AwaitChange;
         }
         match &obs.verdict {
             Err(message) => {
@@ -749,15 +799,183 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn vanished_backup_is_followed_not_recreated() {
-        let mut n = nab(
-            json!({"status": {"phase": "Created", "veleroBackup": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp", "status": {"phase": "Completed"}}}}),
-        );
+    /// A completed NAB as the controller left it: Created, Accepted and Queued, Velero's
+    /// status mirrored, the finalizer on.
+    fn completed_nab(extra: serde_json::Value) -> NonAdminBackup {
+        let mut v = json!({"status": {"phase": "Created",
+            "conditions": [
+                {"type": "Accepted", "status": "True", "reason": "BackupAccepted", "message": ACCEPTED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"},
+                {"type": "Queued", "status": "True", "reason": "BackupScheduled", "message": QUEUED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}],
+            "queueInfo": {"estimatedQueuePosition": 0},
+            "veleroBackup": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp", "status": {"phase": "Completed"}}}});
+        crate::sim::apiserver::patch::merge_patch(&mut v, &extra);
+        let mut n = nab(v);
         n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
+        n
+    }
+
+    fn accepted(
+        s: &NonAdminBackupStatus,
+    ) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == types::ACCEPTED)
+            .unwrap()
+    }
+
+    #[test]
+    fn vanished_backup_keeps_the_nab_backing_off_and_is_never_made_again() {
+        let n = completed_nab(json!({}));
+        let s = status_of(decide(&obs(&n, None, valid())));
+        // Upstream's status: BackingOff, Accepted=False VeleroBackupNotFound with its message.
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        let a = accepted(&s);
         assert_eq!(
-            decide(&obs(&n, None, valid())),
+            (a.status.as_str(), a.reason.as_str(), a.message.as_str()),
+            (
+                "False",
+                reasons::VELERO_BACKUP_NOT_FOUND,
+                VELERO_BACKUP_NOT_FOUND_MESSAGE
+            )
+        );
+        assert_eq!(
+            a.message,
+            "NonAdminBackup is finalized and its associated Velero Backup has been removed. Please create a new NonAdminBackup to initiate a new Backup"
+        );
+        assert_eq!(a.last_transition_time, time(), "Accepted changed status");
+        // The rest of the story stays: Queued, the NACUUID, what Velero last said.
+        let q = s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == types::QUEUED)
+            .unwrap();
+        assert_eq!(
+            (q.status.as_str(), q.reason.as_str()),
+            ("True", reasons::BACKUP_SCHEDULED)
+        );
+        let vb = s.velero_backup.clone().unwrap();
+        assert_eq!(vb.nacuuid.as_deref(), Some("x"));
+        assert_eq!(
+            vb.status.unwrap().phase.unwrap().as_str(),
+            "Completed",
+            "the last mirrored Velero status stays"
+        );
+        assert_eq!(s.queue_info.as_ref().unwrap().estimated_queue_position, 0);
+        // Written: nothing more to do, whatever the spec says now; never a new Velero Backup.
+        let mut w = n.clone();
+        w.status = Some(s);
+        assert_eq!(decide(&obs(&w, None, valid())), NabStep::AwaitChange);
+        assert_eq!(
+            decide(&obs(&w, None, Err("spec.backupSpec.ttl: no".into()))),
+            NabStep::AwaitChange
+        );
+        let mut edited = w.clone();
+        edited.metadata.generation = Some(7);
+        assert_eq!(decide(&obs(&edited, None, valid())), NabStep::AwaitChange);
+        // Without the finalizer the NAB is kept all the same.
+        let mut bare = n.clone();
+        bare.metadata.finalizers = None;
+        assert_eq!(
+            status_of(decide(&obs(&bare, None, valid()))).phase,
+            Some(NonAdminPhase::BackingOff)
+        );
+    }
+
+    #[test]
+    fn a_backup_gone_before_its_status_was_mirrored_is_not_made_again_either() {
+        // Queued=True (upstream's own test) or phase Created is enough: the NACUUID is used.
+        let queued =
+            completed_nab(json!({"status": {"phase": "New", "veleroBackup": {"status": null}}}));
+        assert!(
+            queued
+                .status
+                .as_ref()
+                .unwrap()
+                .velero_backup
+                .as_ref()
+                .unwrap()
+                .status
+                .is_none()
+        );
+        let s = status_of(decide(&obs(&queued, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        assert_eq!(accepted(&s).reason, reasons::VELERO_BACKUP_NOT_FOUND);
+        // Still queued when it vanished: no position left.
+        let waiting = completed_nab(
+            json!({"status": {"queueInfo": {"estimatedQueuePosition": 4},
+            "veleroBackup": {"status": {"phase": "New"}}}}),
+        );
+        let s = status_of(decide(&obs(&waiting, None, valid())));
+        assert_eq!(s.queue_info.unwrap().estimated_queue_position, 0);
+        // Never made: the usual path (the Velero Backup is created).
+        let fresh = nab(json!({"status": {"phase": "New",
+            "conditions": [{"type": "Accepted", "status": "True", "reason": "BackupAccepted", "message": ACCEPTED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}],
+            "veleroBackup": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp"}},
+            "metadata": {"finalizers": [finalizers::NON_ADMIN_BACKUP]}}));
+        assert!(!velero_backup_was_made(fresh.status.as_ref()));
+        assert!(matches!(
+            decide(&obs(&fresh, None, valid())),
+            NabStep::CreateVeleroBackup(_)
+        ));
+    }
+
+    #[test]
+    fn a_schedule_run_follows_its_vanished_backup_away() {
+        let child = completed_nab(
+            json!({"metadata": {"labels": {labels::NAS_ORIGIN_NACUUID: "team-a-hourly-x"}}}),
+        );
+        assert_eq!(
+            decide(&obs(&child, None, valid())),
             NabStep::FollowVanishedBackup
+        );
+    }
+
+    #[test]
+    fn a_vanished_backup_that_comes_back_is_followed_again() {
+        let n = completed_nab(json!({}));
+        let mut w = n.clone();
+        w.status = Some(status_of(decide(&obs(&n, None, valid()))));
+        // Velero's backup sync brings it back from storage: Created and accepted again.
+        let vb: Backup = serde_json::from_value(
+            json!({"metadata": {"name": "x", "namespace": "openshift-adp"},
+            "spec": {"includedNamespaces": ["team-a"]}, "status": {"phase": "Completed"}}),
+        )
+        .unwrap();
+        let s = status_of(decide(&obs(&w, Some(&vb), valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+        assert_eq!(
+            (accepted(&s).status.as_str(), accepted(&s).reason.as_str()),
+            ("True", reasons::BACKUP_ACCEPTED)
+        );
+    }
+
+    #[test]
+    fn a_nab_whose_backup_vanished_is_still_deleted_both_ways() {
+        let n = completed_nab(json!({}));
+        let mut kept = n.clone();
+        kept.status = Some(status_of(decide(&obs(&n, None, valid()))));
+        // Deleted through the API: Deleting, then the finalizer goes (nothing left to delete).
+        let mut deleted = kept.clone();
+        deleted.metadata.deletion_timestamp = Some(time());
+        let s = status_of(decide(&obs(&deleted, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::Deleting));
+        deleted.status = Some(s);
+        assert_eq!(
+            decide(&obs(&deleted, None, valid())),
+            NabStep::RemoveFinalizer
+        );
+        // spec.deleteBackup: Deleting, the NAB is deleted, then released without any
+        // DeleteBackupRequest (there is no backup to delete).
+        let mut permanent = kept.clone();
+        permanent.spec.delete_backup = Some(true);
+        let s = status_of(decide(&obs(&permanent, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::Deleting));
+        permanent.status = Some(s);
+        assert_eq!(decide(&obs(&permanent, None, valid())), NabStep::DeleteSelf);
+        permanent.metadata.deletion_timestamp = Some(time());
+        assert_eq!(
+            decide(&obs(&permanent, None, valid())),
+            NabStep::RemoveFinalizer
         );
     }
 

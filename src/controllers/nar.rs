@@ -205,11 +205,12 @@ async fn reconcile_step(
         }
         None => None,
     };
-    // The verdict only matters while the Velero Restore is still to be created.
+    // The verdict only matters while the Velero Restore is still to be created (one that
+    // vanished after it was made is never made again).
     let created = matches!(
         status.phase,
         Some(NonAdminPhase::Created | NonAdminPhase::Deleting)
-    );
+    ) || nar_decision::velero_restore_was_made(Some(&status));
     let verdict =
         if velero_restore.is_none() && !created && nar.metadata.deletion_timestamp.is_none() {
             verdict(&context, &nar).await?

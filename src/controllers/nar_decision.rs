@@ -3,7 +3,8 @@
 //! step, following seed 004's flowchart as the NonAdminBackup does. The NACUUID is in the
 //! status before the Velero Restore is created and the Restore is looked up by it, so a crash
 //! between any two steps never yields two Velero Restores; a Restore that vanished after it was
-//! seen is never recreated (a restore is an action, not a state to keep).
+//! made is never recreated (a restore is an action, not a state to keep): as upstream, the NAR
+//! stays, BackingOff with Accepted=False `VeleroRestoreNotFound`, until the tenant deletes it.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -25,6 +26,9 @@ pub const ACCEPTED_MESSAGE: &str = "restore accepted";
 pub const QUEUED_MESSAGE: &str = "Created Velero Restore object";
 /// Deleting condition while the NAR's Velero Restore is removed.
 pub const DELETE_MESSAGE: &str = "restore accepted for deletion";
+/// Accepted=False message (reason `VeleroRestoreNotFound`, phase BackingOff) once the Velero
+/// Restore the NAR made is gone: upstream NAC's text, word for word.
+pub const VELERO_RESTORE_NOT_FOUND_MESSAGE: &str = "NonAdminRestore is finalized and its associated Velero Restore has been removed. Please create a new NonAdminRestore to initiate a new Restore";
 /// How often to look again while Velero deletes a restore.
 pub const DELETION_POLL: Duration = Duration::from_secs(2);
 /// How often a restore that is still queued or running is looked at again, so its queue
@@ -84,6 +88,21 @@ fn advance(status: &mut NonAdminRestoreStatus, to: NonAdminPhase) {
 
 fn has_finalizer(nar: &NonAdminRestore) -> bool {
     status::has_finalizer(&nar.metadata, finalizers::NON_ADMIN_RESTORE)
+}
+
+/// Whether the NAR's Velero Restore was made already: Queued=True (upstream's test), phase
+/// Created, or its status mirrored. A Velero Restore missing now vanished and is never made
+/// again.
+pub fn velero_restore_was_made(status: Option<&NonAdminRestoreStatus>) -> bool {
+    status.is_some_and(|s| {
+        s.phase == Some(NonAdminPhase::Created)
+            || s.velero_restore
+                .as_ref()
+                .is_some_and(|v| v.status.is_some())
+            || s.conditions
+                .iter()
+                .any(|c| c.type_ == types::QUEUED && c.status == "True")
+    })
 }
 
 fn recorded_nacuuid(status: &NonAdminRestoreStatus) -> Option<String> {
@@ -207,9 +226,20 @@ fn decide_without_restore(
     if status.phase.is_none() {
         status.phase = Some(NonAdminPhase::New);
     }
-    if status::phase_rank(status.phase) >= status::phase_rank(Some(NonAdminPhase::Created)) {
-        // The Velero Restore was seen and is gone (an admin, garbage collection): running the
-        // restore again would be a surprise, so it is not recreated; it has no queue position.
+    if velero_restore_was_made(current) {
+        // The Velero Restore was made and is gone (an admin, garbage collection): running the
+        // restore again would be a surprise, so it is not recreated. As upstream: phase
+        // BackingOff (the one way a phase moves back after Created), Accepted=False
+        // `VeleroRestoreNotFound`; the last mirrored Velero status stays, no queue position.
+        status.phase = Some(NonAdminPhase::BackingOff);
+        set_condition(
+            &mut status.conditions,
+            types::ACCEPTED,
+            false,
+            reasons::VELERO_RESTORE_NOT_FOUND,
+            VELERO_RESTORE_NOT_FOUND_MESSAGE,
+            &obs.now,
+        );
         status.queue_info = Some(QueueInfo {
             estimated_queue_position: 0,
         });
@@ -530,15 +560,67 @@ mod tests {
     }
 
     #[test]
-    fn vanished_restore_is_not_recreated() {
+    fn vanished_restore_keeps_the_nar_backing_off_and_is_never_made_again() {
         let n = with_finalizer(nar(json!({"status": {"phase": "Created",
+            "conditions": [
+                {"type": "Accepted", "status": "True", "reason": "RestoreAccepted", "message": ACCEPTED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"},
+                {"type": "Queued", "status": "True", "reason": "RestoreScheduled", "message": QUEUED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}],
             "veleroRestore": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp", "status": {"phase": "InProgress"}},
             "queueInfo": {"estimatedQueuePosition": 1}}})));
         let s = status_of(decide(&obs(&n, None, valid())));
+        // Upstream's status: BackingOff, Accepted=False VeleroRestoreNotFound with its message.
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        let a = condition(&s, types::ACCEPTED);
+        assert_eq!(
+            (a.status.as_str(), a.reason.as_str(), a.message.as_str()),
+            (
+                "False",
+                reasons::VELERO_RESTORE_NOT_FOUND,
+                "NonAdminRestore is finalized and its associated Velero Restore has been removed. Please create a new NonAdminRestore to initiate a new Restore"
+            )
+        );
+        assert_eq!(condition(&s, types::QUEUED).status, "True");
+        assert_eq!(
+            s.velero_restore
+                .as_ref()
+                .unwrap()
+                .status
+                .as_ref()
+                .unwrap()
+                .phase
+                .as_ref()
+                .unwrap()
+                .as_str(),
+            "InProgress",
+            "the last mirrored Velero status stays"
+        );
         assert_eq!(s.queue_info.as_ref().unwrap().estimated_queue_position, 0);
-        assert_eq!(s.phase, Some(NonAdminPhase::Created));
         let w = written(&n, s);
         assert_eq!(decide(&obs(&w, None, valid())), NarStep::AwaitChange);
+        assert_eq!(
+            decide(&obs(&w, None, Err("its backup is gone".into()))),
+            NarStep::AwaitChange
+        );
+        // Queued=True alone (the status not mirrored yet) is enough, as upstream.
+        let queued_only = with_finalizer(nar(json!({"status": {"phase": "New",
+            "conditions": [{"type": "Queued", "status": "True", "reason": "RestoreScheduled", "message": QUEUED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}],
+            "veleroRestore": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp"}}})));
+        let s = status_of(decide(&obs(&queued_only, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        assert_eq!(
+            condition(&s, types::ACCEPTED).reason,
+            reasons::VELERO_RESTORE_NOT_FOUND
+        );
+        // Deleting it still works: Deleting, then the finalizer goes.
+        let mut deleted = w.clone();
+        deleted.metadata.deletion_timestamp = Some(time());
+        let s = status_of(decide(&obs(&deleted, None, valid())));
+        assert_eq!(s.phase, Some(NonAdminPhase::Deleting));
+        let deleted = written(&deleted, s);
+        assert_eq!(
+            decide(&obs(&deleted, None, valid())),
+            NarStep::RemoveFinalizer
+        );
     }
 
     #[test]

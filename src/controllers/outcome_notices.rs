@@ -10,7 +10,7 @@ use crate::api::nonadmin::{
 };
 use crate::api::velero::{BackupPhase, BackupStatus, RestorePhase, RestoreStatus};
 
-/// Note when the Velero Backup vanished without the tenant asking.
+/// Note when the Velero Backup of a schedule's run vanished without the tenant asking.
 pub const VANISHED_NOTE: &str = "the backup no longer exists (expired or deleted by the administrator); the NonAdminBackup follows it";
 
 fn accepted_message(
@@ -21,6 +21,24 @@ fn accepted_message(
         .find(|c| c.type_ == types::ACCEPTED)
         .map(|c| c.message.as_str())
         .unwrap_or("")
+}
+
+/// The Event reason of a move to BackingOff: the Accepted condition's reason (an invalid spec,
+/// or `VeleroBackupNotFound`/`VeleroRestoreNotFound` once the Velero object vanished).
+fn backing_off_reason(
+    conditions: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
+    otherwise: &'static str,
+) -> &'static str {
+    use crate::api::nonadmin::conditions::reasons;
+    let reason = conditions
+        .iter()
+        .find(|c| c.type_ == types::ACCEPTED)
+        .map(|c| c.reason.as_str());
+    match reason {
+        Some(reasons::VELERO_BACKUP_NOT_FOUND) => reasons::VELERO_BACKUP_NOT_FOUND,
+        Some(reasons::VELERO_RESTORE_NOT_FOUND) => reasons::VELERO_RESTORE_NOT_FOUND,
+        _ => otherwise,
+    }
 }
 
 fn counts(errors: Option<i64>, warnings: Option<i64>) -> String {
@@ -61,7 +79,7 @@ fn backup_status_notice(
     let was = before.and_then(|s| s.phase);
     if next.phase == Some(NonAdminPhase::BackingOff) && was != Some(NonAdminPhase::BackingOff) {
         return Some(Notice::warning(
-            "InvalidBackupSpec",
+            backing_off_reason(&next.conditions, "InvalidBackupSpec"),
             "Validate",
             accepted_message(&next.conditions).to_string(),
         ));
@@ -135,7 +153,7 @@ fn restore_status_notice(
     let was = before.and_then(|s| s.phase);
     if next.phase == Some(NonAdminPhase::BackingOff) && was != Some(NonAdminPhase::BackingOff) {
         return Some(Notice::warning(
-            "InvalidRestoreSpec",
+            backing_off_reason(&next.conditions, "InvalidRestoreSpec"),
             "Validate",
             accepted_message(&next.conditions).to_string(),
         ));
@@ -267,6 +285,28 @@ mod tests {
             notice.note,
             "spec.backupSpec.includedNamespaces: only team-a"
         );
+    }
+
+    #[test]
+    fn a_vanished_backup_is_announced_with_upstreams_reason() {
+        let completed = nab_with(Some(with_velero_phase(BackupPhase::Completed, 12)));
+        let mut next = with_velero_phase(BackupPhase::Completed, 12);
+        next.phase = Some(NonAdminPhase::BackingOff);
+        next.conditions
+            .push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+                type_: types::ACCEPTED.into(),
+                status: "False".into(),
+                reason: "VeleroBackupNotFound".into(),
+                message: super::super::nab_decision::VELERO_BACKUP_NOT_FOUND_MESSAGE.into(),
+                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+                ),
+                observed_generation: None,
+            });
+        let notice = backup_notice(&completed, &NabStep::WriteStatus(Box::new(next))).unwrap();
+        assert_eq!(notice.type_, super::super::events::EventType::Warning);
+        assert_eq!(notice.reason, "VeleroBackupNotFound");
+        assert!(notice.note.contains("Please create a new NonAdminBackup"));
     }
 
     #[test]

@@ -72,7 +72,9 @@ pub fn phase_rank(p: Option<NonAdminPhase>) -> u8 {
     }
 }
 
-/// Phases only move forward: New, BackingOff, Created, Deleting.
+/// Phases only move forward: New, BackingOff, Created, Deleting. (The one way back, as upstream:
+/// a NAB/NAR whose Velero object vanished after it was made is set to BackingOff directly by its
+/// decision, not through here.)
 pub fn advance_phase(phase: &mut Option<NonAdminPhase>, to: NonAdminPhase) {
     if phase_rank(Some(to)) > phase_rank(*phase) {
         *phase = Some(to);

@@ -298,6 +298,22 @@ impl Facts {
         });
     }
 
+    /// A fact marked with `mark` as its reason and dedup: told apart from the same value seen
+    /// earlier for another reason (a NAB BackingOff on an invalid spec, later BackingOff
+    /// because its Velero Backup vanished, has both on its timeline).
+    fn push_marked(&mut self, at: EpochMillis, attribute: &str, value: &str, mark: &str) {
+        self.list.push(Transition {
+            operation_id: self.id.clone(),
+            namespace: self.namespace.clone(),
+            at,
+            attribute: attribute.to_string(),
+            value: value.to_string(),
+            reason: Some(mark.to_string()),
+            message: None,
+            dedup: mark.to_string(),
+        });
+    }
+
     fn conditions(&mut self, conditions: &[Condition], observed_at: EpochMillis) {
         for c in conditions {
             if c.type_.is_empty() {
@@ -321,6 +337,30 @@ fn condition<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Conditi
     conditions.iter().find(|c| c.type_ == type_)
 }
 
+/// Rank of NAC's phase BackingOff reached because the Velero object vanished after it was made
+/// (the one way NAC's phase moves back): after Created, before Deleting, so the timeline keeps
+/// the order things happened in.
+pub const VANISHED_RANK: i64 = 35;
+
+/// The reason a NAB/NAR is BackingOff because its Velero object vanished after it was made
+/// (`VeleroBackupNotFound`, `VeleroRestoreNotFound` on Accepted=False); `None` otherwise.
+fn vanished_reason(phase: NonAdminPhase, conditions: &[Condition]) -> Option<&str> {
+    use crate::api::nonadmin::conditions::reasons;
+    if phase != NonAdminPhase::BackingOff {
+        return None;
+    }
+    condition(conditions, types::ACCEPTED)
+        .filter(|c| c.status == "False")
+        .map(|c| c.reason.as_str())
+        .filter(|r| {
+            [
+                reasons::VELERO_BACKUP_NOT_FOUND,
+                reasons::VELERO_RESTORE_NOT_FOUND,
+            ]
+            .contains(r)
+        })
+}
+
 /// When NAC's phase was reached, per the object's own stamps: creation for New, the condition
 /// written with the phase for the others.
 fn nac_phase_time(
@@ -341,14 +381,22 @@ fn nac_phase_time(
     }
 }
 
-/// Why NAC refused or cannot serve a request, from its conditions.
+/// Why NAC refused or cannot serve a request, from its conditions. A Velero object that
+/// vanished after it was made (`VeleroBackupNotFound`, `VeleroRestoreNotFound`) is no refusal:
+/// the operation ran; the timeline keeps the condition.
 fn refusal(conditions: &[Condition]) -> Option<String> {
+    use crate::api::nonadmin::conditions::reasons;
     conditions
         .iter()
         .find(|c| {
             let refused = (c.type_ == types::ACCEPTED || c.type_ == types::CLUSTER_ADMIN_APPROVED)
                 && c.status == "False"
-                && c.reason != crate::api::nonadmin::conditions::reasons::BSL_SPEC_APPROVAL_PENDING;
+                && ![
+                    reasons::BSL_SPEC_APPROVAL_PENDING,
+                    reasons::VELERO_BACKUP_NOT_FOUND,
+                    reasons::VELERO_RESTORE_NOT_FOUND,
+                ]
+                .contains(&c.reason.as_str());
             let unavailable = [
                 types::NON_ADMIN_BACKUP_STORAGE_LOCATION_NOT_USED,
                 types::NON_ADMIN_BACKUP_NOT_AVAILABLE,
@@ -569,9 +617,13 @@ fn tenant_observation(t: Tenant<'_>, observed_at: EpochMillis) -> Option<Observa
         queue_position: t.queue_position,
         ..Default::default()
     };
+    let vanished = t.nac_phase.and_then(|p| vanished_reason(p, t.conditions));
     if let Some(p) = t.nac_phase {
         record.phase = Some(p.as_str().to_string());
-        record.phase_rank = phase_rank(PhaseSource::Nac, p.as_str());
+        record.phase_rank = match vanished {
+            Some(_) => VANISHED_RANK,
+            None => phase_rank(PhaseSource::Nac, p.as_str()),
+        };
     }
     let mut facts = Facts::new(&uid, &namespace);
     if let Some(p) = t.nac_phase {
@@ -579,7 +631,10 @@ fn tenant_observation(t: Tenant<'_>, observed_at: EpochMillis) -> Option<Observa
             nac_phase_time(p, t.meta, t.conditions).as_ref(),
             observed_at,
         );
-        facts.push(at, ATTR_PHASE, p.as_str());
+        match vanished {
+            Some(reason) => facts.push_marked(at, ATTR_PHASE, p.as_str(), reason),
+            None => facts.push(at, ATTR_PHASE, p.as_str()),
+        }
     }
     if let Some(v) = &t.velero {
         v.apply(&mut record);
@@ -939,8 +994,14 @@ fn record_digest(r: &OperationRecord) -> u64 {
 
 /// The rank of a phase fact (`phase` or `veleroPhase`); `None` for any other attribute.
 fn ranked(t: &Transition) -> Option<i64> {
+    use crate::api::nonadmin::conditions::reasons;
     match t.attribute.as_str() {
-        ATTR_PHASE => Some(phase_rank(PhaseSource::Nac, &t.value)),
+        ATTR_PHASE => Some(match t.reason.as_deref() {
+            Some(reasons::VELERO_BACKUP_NOT_FOUND | reasons::VELERO_RESTORE_NOT_FOUND) => {
+                VANISHED_RANK
+            }
+            _ => phase_rank(PhaseSource::Nac, &t.value),
+        }),
         ATTR_VELERO_PHASE => Some(phase_rank(PhaseSource::Velero, &t.value)),
         _ => None,
     }
@@ -1471,6 +1532,83 @@ mod tests {
             fact(&o, "phase").at,
             at(3_999),
             "stamped by the Accepted=False condition"
+        );
+    }
+
+    #[test]
+    fn a_vanished_backup_adds_backing_off_after_created_and_keeps_its_outcome() {
+        let completed = observe_backup(&completed_nab(), at(60_000))
+            .unwrap()
+            .operations
+            .remove(0)
+            .0;
+        // The Velero Backup expired: the NAB stays, BackingOff, Accepted=False (upstream).
+        let vanished_nab = nab(json!({"status": {
+            "phase": "BackingOff",
+            "queueInfo": {"estimatedQueuePosition": 0},
+            "conditions": [
+                {"type": "Accepted", "status": "False", "reason": "VeleroBackupNotFound",
+                 "message": "NonAdminBackup is finalized and its associated Velero Backup has been removed. Please create a new NonAdminBackup to initiate a new Backup",
+                 "lastTransitionTime": "2025-03-01T10:00:30Z"},
+                {"type": "Queued", "status": "True", "reason": "BackupScheduled",
+                 "message": "Created Velero Backup object",
+                 "lastTransitionTime": "2025-03-01T10:00:02Z"}
+            ],
+            "veleroBackup": {"nacuuid": "team-a-nightly-x", "name": "team-a-nightly-x",
+                "namespace": "openshift-adp",
+                "status": {"phase": "Completed", "startTimestamp": "2025-03-01T10:00:05Z",
+                    "completionTimestamp": "2025-03-01T10:00:09Z", "warnings": 1,
+                    "progress": {"totalItems": 12, "itemsBackedUp": 12}}}
+        }}));
+        let o = observe_backup(&vanished_nab, at(61_000))
+            .unwrap()
+            .operations
+            .remove(0)
+            .0;
+        // The operation keeps its outcome, and vanishing is no refusal.
+        assert_eq!(o.operation.phase.as_deref(), Some("Completed"));
+        assert_eq!(o.operation.nac_phase.as_deref(), Some("BackingOff"));
+        assert_eq!(o.operation.failure_reason, None);
+        // The timeline: BackingOff (marked, so an earlier BackingOff on an invalid spec does
+        // not hide it) stamped when Accepted turned False, and the condition with its text.
+        let phase = fact(&o, "phase");
+        assert_eq!(phase.value, "BackingOff");
+        assert_eq!(phase.reason.as_deref(), Some("VeleroBackupNotFound"));
+        assert_eq!(phase.dedup, "VeleroBackupNotFound");
+        assert_eq!(phase.at, at(30_999));
+        let accepted = fact(&o, "condition/Accepted");
+        assert_eq!(accepted.value, "False");
+        assert_eq!(accepted.reason.as_deref(), Some("VeleroBackupNotFound"));
+        assert!(
+            accepted
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("Please create a new NonAdminBackup")
+        );
+        // Recorded after what was seen, BackingOff is placed after Created, not before it.
+        let mut seen = Seen::default();
+        seen.update(completed.clone(), at(60_000)).unwrap();
+        let sent = seen.update(o, at(61_000)).unwrap();
+        let created_at = fact(&completed, "phase").at;
+        let backing_off = sent
+            .transitions
+            .iter()
+            .find(|t| t.attribute == "phase")
+            .unwrap();
+        assert_eq!(backing_off.value, "BackingOff");
+        assert!(backing_off.at > created_at, "{backing_off:?}");
+        let mut merged = completed;
+        merge_observations(&mut merged, sent);
+        assert_eq!(merged.operation.phase.as_deref(), Some("Completed"));
+        assert_eq!(
+            merged
+                .transitions
+                .iter()
+                .filter(|t| t.attribute == "phase")
+                .map(|t| t.value.as_str())
+                .collect::<Vec<_>>(),
+            vec!["Created", "BackingOff"]
         );
     }
 

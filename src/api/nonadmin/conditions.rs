@@ -38,6 +38,9 @@ pub mod reasons {
     pub const INVALID_BACKUP_SPEC: &str = "InvalidBackupSpec";
     /// NAB: Queued=True, the Velero Backup was created.
     pub const BACKUP_SCHEDULED: &str = "BackupScheduled";
+    /// NAB: Accepted=False (phase BackingOff), the Velero Backup it made is gone (TTL expiry,
+    /// an admin's delete): kept, never made again (upstream's reason).
+    pub const VELERO_BACKUP_NOT_FOUND: &str = "VeleroBackupNotFound";
     /// NAB/NAR: Deleting=True.
     pub const DELETION_PENDING: &str = "DeletionPending";
 
@@ -47,6 +50,9 @@ pub mod reasons {
     pub const INVALID_RESTORE_SPEC: &str = "InvalidRestoreSpec";
     /// NAR: Queued=True, the Velero Restore was created.
     pub const RESTORE_SCHEDULED: &str = "RestoreScheduled";
+    /// NAR: Accepted=False (phase BackingOff), the Velero Restore it made is gone: kept, never
+    /// made again (upstream's reason).
+    pub const VELERO_RESTORE_NOT_FOUND: &str = "VeleroRestoreNotFound";
 
     /// NABSL: Accepted, with status telling whether the spec passed validation.
     pub const BSL_SPEC_VALIDATION: &str = "BslSpecValidation";

@@ -39,6 +39,8 @@ describe('phases and progress', () => {
     expect(isRestorable('PartiallyFailed')).toBe(true);
     expect(isRestorable('Failed')).toBe(false);
     expect(isRestorable('Completed', 'Deleting')).toBe(false);
+    // Its Velero backup vanished: BackingOff, the last Velero phase kept.
+    expect(isRestorable('Completed', 'BackingOff')).toBe(false);
   });
   it('reads progress and queue position', () => {
     expect(backupProgress(backup('a', 'Created', 'InProgress'))).toEqual({ done: 12, total: 32 });
@@ -93,6 +95,10 @@ describe('conditions and timeline in words', () => {
     expect(describeCondition({ type: 'Accepted', status: 'False', reason: 'InvalidBackupSpec', message: 'spec.backupSpec.includedNamespaces is restricted' })).toEqual({
       text: 'NAC refused the backup request: spec.backupSpec.includedNamespaces is restricted',
       tone: 'danger',
+    });
+    expect(describeCondition({ type: 'Accepted', status: 'False', reason: 'VeleroBackupNotFound', message: 'NonAdminBackup is finalized' })).toEqual({
+      text: 'The Velero backup no longer exists (it expired or an administrator deleted it); NAC will not take it again: NonAdminBackup is finalized',
+      tone: 'warning',
     });
     expect(describeCondition({ type: 'Queued', status: 'True', reason: 'BackupScheduled' }).text).toContain('Velero backup was created');
     expect(describeCondition({ type: 'Deleting', status: 'True', reason: 'DeletionPending', message: 'backup accepted for deletion' }).tone).toBe('warning');

@@ -32,9 +32,10 @@ export function isRunning(requestPhase: string | null | undefined, veleroPhase: 
   return !veleroPhase || !(TERMINAL_VELERO_PHASES as readonly string[]).includes(veleroPhase);
 }
 
-/** Whether a restore can be made from the backup (it finished with data). */
+/** Whether a restore can be made from the backup (it finished with data). A backup whose
+ * Velero backup is gone stays BackingOff with its last Velero phase: NAC refuses restores from it. */
 export function isRestorable(veleroPhase: string | null | undefined, requestPhase?: string | null): boolean {
-  return requestPhase !== 'Deleting' && (veleroPhase === 'Completed' || veleroPhase === 'PartiallyFailed');
+  return requestPhase !== 'Deleting' && requestPhase !== 'BackingOff' && (veleroPhase === 'Completed' || veleroPhase === 'PartiallyFailed');
 }
 
 /** Items backed up and total from the Velero status (null when Velero has not counted). */
@@ -114,6 +115,7 @@ export function describeCondition(condition: Condition): { text: string; tone: T
     case 'Accepted/True':
       return { text: c.acceptedTrue, tone: 'success' };
     case 'Accepted/False':
+      if (condition.reason === 'VeleroBackupNotFound') return { text: fmt(c.veleroBackupNotFound, { message }), tone: 'warning' };
       return { text: fmt(c.acceptedFalse, { message }), tone: 'danger' };
     case 'Accepted/Unknown':
       return { text: c.acceptedUnknown, tone: 'info' };

@@ -56,6 +56,8 @@ describe('isRestorable', () => {
     expect(isRestorable(partial)).toBe(true);
     const deleting = { ...backupUiHist1, metadata: { ...backupUiHist1.metadata, deletionTimestamp: '2026-11-23T06:00:00Z' } };
     expect(isRestorable(deleting)).toBe(false);
+    const vanished = { ...backupUiHist1, status: { ...backupUiHist1.status, phase: 'BackingOff' } } as NonAdminBackup;
+    expect(isRestorable(vanished)).toBe(false);
   });
 });
 

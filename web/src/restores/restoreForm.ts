@@ -40,7 +40,8 @@ export function backupPhase(backup: NonAdminBackup): string | undefined {
 }
 
 export function isRestorable(backup: NonAdminBackup): boolean {
-  return RESTORABLE_PHASES.includes(backupPhase(backup) ?? '') && !backup.metadata.deletionTimestamp;
+  // BackingOff after it completed: its Velero backup is gone (NAC refuses restores from it).
+  return RESTORABLE_PHASES.includes(backupPhase(backup) ?? '') && !backup.metadata.deletionTimestamp && backup.status?.phase !== 'BackingOff';
 }
 
 /** The form's first values, with the policy's enforced or default choices filled in. */

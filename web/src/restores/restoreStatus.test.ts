@@ -63,6 +63,9 @@ describe('conditions and timeline in words', () => {
       'NAC refused the restore request: backup "x" not found',
     );
     expect(conditionInWords({ type: 'Custom', status: 'Unknown' })).toBe('Custom is Unknown');
+    expect(conditionInWords({ type: 'Accepted', status: 'False', reason: 'VeleroRestoreNotFound', message: 'NonAdminRestore is finalized' })).toBe(
+      'The Velero restore no longer exists (an administrator or garbage collection removed it); NAC will not run it again: NonAdminRestore is finalized',
+    );
   });
 
   it('explains the real timeline, dropping nothing meaningful', () => {

@@ -47,6 +47,7 @@ export function conditionInWords(condition: Condition): string {
   const isTrue = condition.status === 'True';
   switch (condition.type) {
     case 'Accepted':
+      if (!isTrue && condition.reason === 'VeleroRestoreNotFound') return fmt(t.restores.conditions.veleroRestoreNotFound, { message });
       return isTrue ? t.restores.conditions.acceptedTrue : fmt(t.restores.conditions.acceptedFalse, { message: message || (condition.reason ?? '') });
     case 'Queued':
       return isTrue ? t.restores.conditions.queuedTrue : fmt(t.restores.conditions.queuedFalse, { message: message || (condition.reason ?? '') });

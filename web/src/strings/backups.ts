@@ -161,6 +161,7 @@ export const backups = {
   conditions: {
     acceptedTrue: 'NAC accepted the backup request.',
     acceptedFalse: 'NAC refused the backup request: {message}',
+    veleroBackupNotFound: 'The Velero backup no longer exists (it expired or an administrator deleted it); NAC will not take it again: {message}',
     acceptedUnknown: 'NAC is still checking the backup request.',
     queuedTrue: 'The Velero backup was created; it runs when Velero’s queue reaches it.',
     queuedFalse: 'Not handed to Velero yet: {message}',

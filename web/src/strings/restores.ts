@@ -146,6 +146,7 @@ export const restores = {
   conditions: {
     acceptedTrue: 'NAC accepted the restore request.',
     acceptedFalse: 'NAC refused the restore request: {message}',
+    veleroRestoreNotFound: 'The Velero restore no longer exists (an administrator or garbage collection removed it); NAC will not run it again: {message}',
     queuedTrue: 'Velero was asked to run it (its Velero Restore exists).',
     queuedFalse: 'Not handed to Velero yet: {message}',
     deletingTrue: 'Being deleted: {message}',

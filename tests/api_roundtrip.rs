@@ -97,8 +97,7 @@ fn backup_spec() -> Value {
         "resourcePolicy": {"apiGroup": "", "kind": "configmap", "name": "backup-policy"},
         "snapshotMoveData": true,
         "datamover": "velero",
-        "uploaderConfig": {"parallelFilesUpload": 8},
-        "backupType": "Incremental"
+        "uploaderConfig": {"parallelFilesUpload": 8}
     })
 }
 
@@ -646,6 +645,7 @@ fn unknown_fields_and_values_survive_at_every_level() {
     backup["spec"]["hooks"]["resources"][0]["pre"][0]["exec"]["futureExecField"] = json!(7);
     backup["spec"]["uploaderConfig"]["futureUploaderSetting"] = json!("fast");
     backup["spec"]["metadata"]["annotations"] = json!({"future": "metadata"});
+    // Not a Velero 1.18 field (Velero's main branch added it later): kept verbatim.
     backup["spec"]["backupType"] = json!("Differential");
     backup["status"]["phase"] = json!("WaitingForSomethingNew");
     backup["status"]["futureStatusField"] = json!({"deep": {"deeper": null}});
@@ -659,6 +659,7 @@ fn unknown_fields_and_values_survive_at_every_level() {
     );
     assert!(status.unknown_fields.contains_key("futureStatusField"));
     assert!(parsed.spec.unknown_fields.contains_key("futureTopLevel"));
+    assert!(parsed.spec.unknown_fields.contains_key("backupType"));
 
     let mut restore = velero_restore();
     restore["spec"]["skipDefaultResourceModifier"] = json!(true);
@@ -1009,7 +1010,8 @@ fn status_copies_accept_a_newer_velero_but_tenant_specs_stay_strict() {
     assert_eq!(schema_problems(&crd, &nab), Vec::<String>::new());
 
     let mut strict = non_admin_backup();
-    strict["spec"]["backupSpec"]["backupType"] = json!("Differential");
+    // Not a Velero 1.18 field: a tenant's backupType is an unknown field like any other.
+    strict["spec"]["backupSpec"]["backupType"] = json!("Full");
     strict["spec"]["backupSpec"]["futureField"] = json!(1);
     let problems = schema_problems(&crd, &strict);
     assert_eq!(problems.len(), 2, "{problems:#?}");

@@ -339,6 +339,59 @@ async fn sync_never_plants_backups_outside_their_origin_namespace(cluster: TestC
     assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
 }
 
+async fn sync_returns_failed_backups_too(cluster: TestCluster) {
+    // As upstream's synchronizer: every backup Velero completed comes back after a disaster,
+    // a failed one too (the tenant sees the failure); one that failed validation never ran.
+    let e = env(cluster, false).await;
+    for (uuid, name, phase) in [
+        ("u-failed", "broken", "Failed"),
+        ("u-partial", "partial", "PartiallyFailed"),
+        ("u-invalid", "invalid", "FailedValidation"),
+    ] {
+        plant_backup(&e.admin, uuid, "team-a", name, "default", Some(phase)).await;
+    }
+    let ctx = context(&e);
+    let mut created = sync::sync_once(&ctx).await.unwrap();
+    created.sort();
+    assert_eq!(
+        created,
+        [
+            ("team-a".to_string(), "broken".to_string()),
+            ("team-a".to_string(), "partial".to_string()),
+        ]
+    );
+    assert!(
+        nabs(&e.admin, "team-a")
+            .get_opt("invalid")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // The NAB controller adopts it and the tenant sees Velero's Failed.
+    let controllers = start_controllers(&e);
+    let broken = wait_nab(&e.alice, "team-a", "broken", |v| {
+        s(v, "/status/veleroBackup/status/phase") == "Failed"
+    })
+    .await;
+    assert_eq!(
+        broken.pointer(&format!(
+            "/metadata/labels/{}",
+            SYNCED_FROM.replace('/', "~1")
+        )),
+        Some(&json!("u-failed"))
+    );
+    assert_eq!(s(&broken, "/status/veleroBackup/nacuuid"), "u-failed");
+    // Referred to, never made again.
+    let all = backups(&e.admin)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(sync::sync_once(&ctx).await.unwrap().is_empty());
+    controllers.abort();
+}
+
 async fn a_forged_synced_from_label_adopts_nothing(cluster: TestCluster) {
     let e = env(cluster, true).await;
     let _controllers = start_controllers(&e);
@@ -688,6 +741,7 @@ async fn sync_never_gives_a_recreated_namespace_its_predecessors_backups(cluster
 }
 
 on_both_servers!(
+    sync_returns_failed_backups_too,
     sync_recreates_a_wiped_nab_which_the_controller_adopts,
     sync_never_plants_backups_outside_their_origin_namespace,
     a_forged_synced_from_label_adopts_nothing,

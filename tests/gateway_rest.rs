@@ -432,7 +432,7 @@ async fn isolation_matrix_over_rest_sse_logs_and_queue(cluster: TestCluster) {
         "{}",
         cross.text()
     );
-    assert!(cross.text().contains("not found in this namespace"));
+    assert!(cross.text().contains("not found in namespace"));
     let queue = call(&env, Method::GET, "/api/v1/queue", Some(&env.alice), None).await;
     assert_eq!(queue.status, StatusCode::OK);
     assert!(!queue.text().contains("team-b"));

@@ -1801,11 +1801,14 @@ fn schema_is_enforced_like_kube_apiserver(emu: &Emulator) {
     let out = emu.kubectl_stdin(
         "alice",
         &["apply", "-f", "-"],
-        &nab_yaml("x", "  backupSpec:\n    backupType: Sometimes\n"),
+        &nab_yaml(
+            "x",
+            "  backupSpec:\n    hooks:\n      resources:\n      - name: h\n        pre:\n        - exec:\n            command: [\"true\"]\n            onError: Sometimes\n",
+        ),
     );
     let err = out.fails(1);
     assert!(
-        err.contains(r#"spec.backupSpec.backupType: Unsupported value: "Sometimes": supported values: "Full", "Incremental""#),
+        err.contains(r#"spec.backupSpec.hooks.resources[0].pre[0].exec.onError: Unsupported value: "Sometimes": supported values: "Continue", "Fail""#),
         "{err}"
     );
 

@@ -709,6 +709,115 @@ async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestClu
     assert_eq!(velero_backups(&e.admin).await.len(), 1);
 }
 
+/// The OADP operator's DataProtectionApplication CRD (the dev copy of `deploy/dev/oadp-crds/`).
+const DPA_CRD: &str =
+    include_str!("../deploy/dev/oadp-crds/oadp.openshift.io_dataprotectionapplications.yaml");
+
+/// Empty values are values, as Go decodes them: the admin's DPA enforces `includedResources: []`
+/// (a non-nil slice, so not upstream's zero value) and every Velero Backup gets the empty list
+/// while a tenant's narrower list is refused with upstream's message; a tenant's
+/// `excludedNamespaces: []` is set (upstream: `ExcludedNamespaces != nil`), so refused as
+/// restricted, as is `volumeSnapshotLocations: []`.
+async fn an_enforced_empty_list_is_enforced_and_an_empty_excluded_namespaces_is_refused(
+    cluster: TestCluster,
+) {
+    let admin = cluster.admin();
+    demo_apply_dpa_crd(&admin).await;
+    let dpa_api: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        admin.clone(),
+        OADP_NAMESPACE,
+        &nac::api::oadp::dpa_resource(),
+    );
+    let non_admin = json!({"enable": true, "enforceBackupSpec": {"includedResources": []}});
+    let mut dpa = kube::api::DynamicObject::new("dpa", &nac::api::oadp::dpa_resource())
+        .within(OADP_NAMESPACE);
+    dpa.data = json!({"spec": {"nonAdmin": non_admin.clone()}});
+    support::cluster::eventually("the DPA to be created", 30, || {
+        let (api, dpa) = (dpa_api.clone(), dpa.clone());
+        async move { api.create(&PostParams::default(), &dpa).await.ok() }
+    })
+    .await;
+
+    let e = env(cluster, false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    let context = Arc::new(Context::new(
+        e.cluster.client_as(&token, Component::Controller),
+        OADP_NAMESPACE,
+    ));
+    tokio::spawn(controllers::run(context.clone()));
+    let expected = nac::policy::NacPolicy::from_sources(Some(&non_admin), None).unwrap();
+    support::cluster::eventually("the DPA's enforcement in the controllers", 30, || {
+        let in_force = *context.policy.read().unwrap() == expected;
+        async move { in_force.then_some(()) }
+    })
+    .await;
+
+    let api = nabs(&e.alice, "team-a");
+    for (name, spec) in [
+        ("empty-excluded", json!({"excludedNamespaces": []})),
+        ("empty-vsl", json!({"volumeSnapshotLocations": []})),
+        ("narrowed", json!({"includedResources": ["configmaps"]})),
+        ("plain", json!({"includedNamespaces": []})),
+    ] {
+        api.create(&PostParams::default(), &nab(name, spec))
+            .await
+            .unwrap();
+    }
+    for (name, message) in [
+        (
+            "empty-excluded",
+            "NonAdminBackup spec.backupSpec.excludedNamespaces is restricted",
+        ),
+        (
+            "empty-vsl",
+            "NonAdminBackup spec.backupSpec.volumeSnapshotLocations is restricted",
+        ),
+        (
+            "narrowed",
+            "the administrator has restricted spec.backupSpec.includedResources field value to []",
+        ),
+    ] {
+        let v = wait_nab(&e.alice, "team-a", name, 30, |v| {
+            s(v, "/status/phase") == "BackingOff"
+        })
+        .await;
+        let accepted = condition(&v, "Accepted");
+        assert_eq!(accepted["status"], "False", "{name}: {v}");
+        assert_eq!(accepted["reason"], "InvalidBackupSpec", "{name}");
+        assert!(
+            accepted["message"].as_str().unwrap().contains(message),
+            "{name}: {accepted}"
+        );
+    }
+    // The tenant's `includedNamespaces: []` passes (upstream's containsOnlyNamespace), and the
+    // enforced empty list is on the Velero Backup: the whole namespace, nothing narrowed.
+    let v = wait_nab(&e.alice, "team-a", "plain", 60, |v| {
+        s(v, "/status/phase") == "Created"
+    })
+    .await;
+    let velero_name = s(&v, "/status/veleroBackup/name").to_owned();
+    let backup = Api::<Backup>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .get(&velero_name)
+        .await
+        .unwrap();
+    let stored = serde_json::to_value(&backup.spec).unwrap();
+    assert_eq!(stored["includedResources"], json!([]), "{stored}");
+    assert_eq!(stored["includedNamespaces"], json!(["team-a"]), "{stored}");
+    assert_eq!(velero_backups(&e.admin).await.len(), 1, "only for 'plain'");
+
+    dpa_api
+        .delete("dpa", &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+/// Installs the DPA CRD (idempotent on the real server, where cases share it).
+async fn demo_apply_dpa_crd(admin: &Client) {
+    nac::sim::demo::apply_manifests(admin, "DataProtectionApplication CRD", DPA_CRD)
+        .await
+        .unwrap();
+}
+
 on_both_servers!(
     tenant_backup_reaches_created_with_velero_completed_and_others_see_nothing,
     queue_positions_are_published_and_only_move_forward,
@@ -718,4 +827,5 @@ on_both_servers!(
     a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off,
     an_expired_velero_backup_leaves_its_nab_backing_off,
     a_crash_between_any_two_steps_yields_one_velero_backup,
+    an_enforced_empty_list_is_enforced_and_an_empty_excluded_namespaces_is_refused,
 );

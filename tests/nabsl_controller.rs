@@ -16,7 +16,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::client_identity::Component;
-use nac::api::nonadmin::{NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest};
+use nac::api::nonadmin::{
+    NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
+};
 use nac::api::velero::BackupStorageLocation;
 use nac::controllers::{Context, health, nabsl, nabsl_decision, policy_source};
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
@@ -283,6 +285,36 @@ async fn approval_off_creates_an_available_bsl_with_the_secret_copied(cluster: T
     ] {
         assert!(is(&done, t, "True"), "{t}: {done}");
     }
+    // Upstream's reasons and messages.
+    for (t, reason, message) in [
+        (
+            "Accepted",
+            "BslSpecValidation",
+            "NonAdminBackupStorageLocation spec validation successful",
+        ),
+        (
+            "SecretSynced",
+            "SecretCreated",
+            "Secret successfully created in the OADP namespace",
+        ),
+        (
+            "BackupStorageLocationSynced",
+            "BackupStorageLocationCreated",
+            "BackupStorageLocation successfully created in the OADP namespace",
+        ),
+    ] {
+        assert_eq!(condition(&done, t)["reason"], reason, "{t}");
+        assert_eq!(condition(&done, t)["message"], message, "{t}");
+    }
+    let approved = condition(&done, "ClusterAdminApproved");
+    assert_eq!(approved["reason"], "BslSpecApproved");
+    assert!(
+        approved["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("NonAdminBackupStorageLocationRequest approval decision set to Approve"),
+        "{approved}"
+    );
     assert_eq!(
         done.pointer("/metadata/finalizers/0")
             .and_then(Value::as_str),
@@ -347,6 +379,16 @@ async fn a_rotated_tenant_secret_is_copied_again(cluster: TestCluster) {
             .is_some_and(|c| cloud_of(&c).contains("aws_access_key_id=two"))
     })
     .await;
+    // Upstream's reason for a copy brought up to date.
+    let v = wait(&e.alice, "mine", 30, |v| {
+        condition(v, "SecretSynced")["reason"] == "SecretUpdated"
+    })
+    .await;
+    assert_eq!(
+        condition(&v, "SecretSynced")["message"],
+        "Secret successfully updated in the OADP namespace"
+    );
+    assert_eq!(s(&v, "/status/phase"), "Created");
     let resynced = nabsl_decision::event_reasons::SECRET_RESYNCED;
     let events = wait_event(&e, "mine", resynced).await;
     let note = events
@@ -382,6 +424,12 @@ async fn pending(e: &Env, name: &str) -> String {
     })
     .await;
     assert!(is(&v, "ClusterAdminApproved", "False"));
+    // As upstream: phase New while pending, upstream's message.
+    assert_eq!(s(&v, "/status/phase"), "New");
+    assert_eq!(
+        condition(&v, "ClusterAdminApproved")["message"],
+        "NonAdminBackupStorageLocationRequest approval pending"
+    );
     let nacuuid = s(&v, "/status/veleroBackupStorageLocation/nacuuid").to_string();
     let request = requests(&e.admin).get(&nacuuid).await.unwrap();
     let rv = serde_json::to_value(&request).unwrap();
@@ -429,6 +477,15 @@ async fn a_rejected_location_creates_nothing(cluster: TestCluster) {
     })
     .await;
     assert!(is(&v, "ClusterAdminApproved", "False"));
+    // As upstream: phase BackingOff once rejected, upstream's message first.
+    assert_eq!(s(&v, "/status/phase"), "BackingOff");
+    assert!(
+        condition(&v, "ClusterAdminApproved")["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("NonAdminBackupStorageLocationRequest approval decision set to Reject"),
+        "{v}"
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(bsl(&e.admin, &nacuuid).await.is_none());
     assert!(copied(&e.admin, &nacuuid).await.is_none());
@@ -522,6 +579,24 @@ async fn deleting_a_location_cascades_to_its_request_secret_and_bsl(cluster: Tes
     create(&e, "mine", json!({})).await;
     let done = wait(&e.alice, "mine", 30, created_and_available).await;
     let nacuuid = s(&done, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    // NonAdminBackups naming it as their storage location go with it (as upstream); others
+    // stay. (No NAB controller runs here, so they carry no finalizer.)
+    let nabs: Api<NonAdminBackup> = Api::namespaced(e.alice.clone(), "team-a");
+    for (name, location) in [
+        ("on-mine", Some("mine")),
+        ("on-other", Some("other")),
+        ("on-default", None),
+    ] {
+        let mut spec = json!({"backupSpec": {}});
+        if let Some(l) = location {
+            spec["backupSpec"]["storageLocation"] = json!(l);
+        }
+        let nab: NonAdminBackup = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": name, "namespace": "team-a"}, "spec": spec}))
+        .unwrap();
+        nabs.create(&PostParams::default(), &nab).await.unwrap();
+    }
     nabsls(&e.alice)
         .delete("mine", &DeleteParams::default())
         .await
@@ -530,6 +605,9 @@ async fn deleting_a_location_cascades_to_its_request_secret_and_bsl(cluster: Tes
         nabsls(&e.alice).get_opt("mine").await.unwrap().is_none()
     })
     .await;
+    assert!(nabs.get_opt("on-mine").await.unwrap().is_none());
+    assert!(nabs.get_opt("on-other").await.unwrap().is_some());
+    assert!(nabs.get_opt("on-default").await.unwrap().is_some());
     assert!(bsl(&e.admin, &nacuuid).await.is_none());
     assert!(copied(&e.admin, &nacuuid).await.is_none());
     assert!(

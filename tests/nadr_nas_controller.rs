@@ -246,7 +246,13 @@ async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces(clust
     })
     .await;
     assert_eq!(s(&done, "/status/phase"), "Created");
-    assert_eq!(condition(&done, "Processed")["status"], "True");
+    // Upstream's one condition: Processed, True, reason Success, empty message.
+    let conditions = done["status"]["conditions"].as_array().unwrap();
+    assert_eq!(conditions.len(), 1, "{conditions:?}");
+    let processed = condition(&done, "Processed");
+    assert_eq!(processed["status"], "True");
+    assert_eq!(processed["reason"], "Success");
+    assert_eq!(processed["message"], "");
     assert!(done.pointer("/status/velero/status/expiration").is_some());
     let url = s(&done, "/status/velero/status/downloadURL").to_string();
     let ready = wait_event(
@@ -276,6 +282,8 @@ async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces(clust
     );
     let labels = r.metadata.labels.clone().unwrap();
     assert_eq!(labels["openshift.io/oadp"], "True");
+    // The bare UID, as upstream labels it.
+    assert_eq!(labels["openshift.io/oadp-nadr-origin-nacuuid"], uid);
     let annotations = r.metadata.annotations.clone().unwrap();
     assert_eq!(
         annotations["openshift.io/oadp-nadr-origin-namespace"],
@@ -288,21 +296,39 @@ async fn tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces(clust
     create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("ghost", "BackupResults", "nope"))
         .await;
     create::<NonAdminDownloadRequest>(&e.alice, "team-a", nadr("rlog", "RestoreLog", "nope")).await;
-    for (name, type_) in [
-        ("steal", "NonAdminBackupNotAvailable"),
-        ("ghost", "NonAdminBackupNotAvailable"),
-        ("rlog", "NonAdminRestoreNotAvailable"),
+    // Upstream's one condition whose type is the signal: True, reason Error, upstream's
+    // message first, then why.
+    for (name, type_, upstream) in [
+        (
+            "steal",
+            "NonAdminBackupNotAvailable",
+            "cannot get nonadminbackup: ",
+        ),
+        (
+            "ghost",
+            "NonAdminBackupNotAvailable",
+            "cannot get nonadminbackup: ",
+        ),
+        (
+            "rlog",
+            "NonAdminRestoreNotAvailable",
+            "cannot get nonadminrestore: ",
+        ),
     ] {
         let v = wait_for::<NonAdminDownloadRequest>(&e.alice, "team-a", name, 20, |v| {
             s(v, "/status/phase") == "BackingOff"
         })
         .await;
-        let accepted = condition(&v, "Accepted");
-        assert_eq!(accepted["status"], "False", "{name}");
-        assert_eq!(accepted["reason"], type_, "{name}");
+        let conditions = v["status"]["conditions"].as_array().unwrap();
+        assert_eq!(conditions.len(), 1, "{name}: {conditions:?}");
+        let c = &conditions[0];
+        assert_eq!(c["type"], type_, "{name}");
+        assert_eq!(c["status"], "True", "{name}");
+        assert_eq!(c["reason"], "Error", "{name}");
+        let message = c["message"].as_str().unwrap();
         assert!(
-            accepted["message"].as_str().unwrap().contains("not found"),
-            "{name}: {accepted}"
+            message.starts_with(upstream) && message.contains("not found"),
+            "{name}: {c}"
         );
     }
     assert_eq!(download_requests(&e.admin).await.len(), 1);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -49,6 +49,31 @@ pub fn made_for_namespace(meta: &kube::core::ObjectMeta, namespace: &str) -> boo
         .iter()
         .any(|key| a.get(*key).map(String::as_str) == Some(namespace))
     })
+}
+
+/// The NACUUID a NAB's synced-from label names, if any.
+fn synced_from(nab: &NonAdminBackup) -> Option<String> {
+    nab.metadata
+        .labels
+        .as_ref()?
+        .get(labels::NAB_SYNCED_FROM_NACUUID)
+        .filter(|id| !id.is_empty())
+        .cloned()
+}
+
+/// Whether `backup` (found by a NAB's synced-from label, in the NAB's namespace) may be
+/// adopted by NAB `name` (pure): made for a NAB of that name, and recording no namespace UID
+/// (upstream NAC records none) or `live_uid`, the one its namespace has now.
+pub fn adoptable_sync(backup: &Backup, name: &str, live_uid: &str) -> bool {
+    let annotations = backup.metadata.annotations.clone().unwrap_or_default();
+    let for_this_nab = annotations
+        .get(labels::NAB_ORIGIN_NAME_ANNOTATION)
+        .is_some_and(|origin| origin == name);
+    let same_namespace = match super::sync::recorded_identity(backup, live_uid) {
+        super::sync::RecordedIdentity::Same | super::sync::RecordedIdentity::Unrecorded => true,
+        super::sync::RecordedIdentity::Other => false,
+    };
+    for_this_nab && same_namespace
 }
 
 /// Runs the controller until the task is dropped.
@@ -188,7 +213,7 @@ async fn storage_location(
     let field = "spec.backupSpec.storageLocation";
     let Some(nabsl) = api.get_opt(name).await? else {
         return Ok(Err(format!(
-            "{field}: NonAdminBackupStorageLocation {name:?} not found in namespace {namespace}"
+            "NonAdminBackupStorageLocation not found in the namespace: nonadminbackupstoragelocations.oadp.openshift.io {name:?} not found ({field}: NonAdminBackupStorageLocation {name:?} not found in namespace {namespace})"
         )));
     };
     let status = nabsl.status.unwrap_or_default();
@@ -255,10 +280,30 @@ async fn reconcile_step(
                 .unwrap_or_else(|| id.clone());
             (
                 find_velero_backup(&context, &namespace, id, &velero_name).await?,
-                find_delete_request(&context, id).await?,
+                find_delete_request(&context, id, &velero_name).await?,
             )
         }
-        None => (None, None),
+        None => match synced_from(&nab) {
+            // Upstream NAC's synchronizer makes a NAB with only the synced-from label and lets
+            // its controller find the backup: adopted when that backup was made for this very
+            // NAB (same namespace and name), and never one recording another namespace's UID.
+            Some(id) => {
+                let found = find_velero_backup(&context, &namespace, &id, &id).await?;
+                let adoptable = match &found {
+                    Some(backup) => {
+                        let live_uid = context.namespace_uid(&namespace).await?;
+                        adoptable_sync(backup, &name, live_uid.as_deref().unwrap_or_default())
+                    }
+                    None => false,
+                };
+                if adoptable {
+                    (found, find_delete_request(&context, &id, &id).await?)
+                } else {
+                    (None, None)
+                }
+            }
+            None => (None, None),
+        },
     };
     // A Velero Backup that vanished after it was made is never made again: no verdict then.
     let creating = velero_backup.is_none()
@@ -269,8 +314,12 @@ async fn reconcile_step(
     } else {
         (Ok(BackupSpec::default()), None)
     };
-    // Recorded on the Velero Backup about to be made (read only then).
-    let namespace_uid = if creating {
+    // Recorded on the Velero Backup about to be made, or on one adopted that records none
+    // (read only then).
+    let adopting = velero_backup
+        .as_ref()
+        .is_some_and(nab_decision::records_no_namespace);
+    let namespace_uid = if creating || adopting {
         context.namespace_uid(&namespace).await?
     } else {
         None
@@ -371,24 +420,40 @@ async fn find_velero_backup(
         .await
 }
 
-/// The DeleteBackupRequest NAC made for `nacuuid`, if any.
+/// The DeleteBackupRequest for the NAB of `nacuuid`, whose Velero Backup is `velero_name`, if
+/// any: the one NAC made (its NACUUID label) or, taking over from upstream NAC — which finds
+/// its requests by Velero's `velero.io/backup-name` label and makes them by `generateName` —
+/// any request deleting that backup, so a deletion in flight is never asked for twice.
 async fn find_delete_request(
     context: &Context,
     nacuuid: &str,
+    velero_name: &str,
 ) -> Result<Option<DeleteBackupRequest>, ControllerError> {
+    let deletes_it = |r: &DeleteBackupRequest| {
+        velero_cache::has_label(&r.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
+            || r.spec.backup_name == velero_name
+    };
     if context.velero.delete_requests.is_installed() {
-        return Ok(context
-            .velero
-            .delete_requests
-            .matching(|r| velero_cache::has_label(&r.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid))
-            .first()
-            .map(|r| (**r).clone()));
+        let mut found = context.velero.delete_requests.matching(deletes_it);
+        // NAC's own request first.
+        found.sort_by_key(|r| {
+            !velero_cache::has_label(&r.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
+        });
+        return Ok(found.first().map(|r| (**r).clone()));
     }
     let requests: Api<DeleteBackupRequest> =
         Api::namespaced(context.client.clone(), &context.oadp_namespace);
     let selector =
         ListParams::default().labels(&format!("{}={nacuuid}", labels::NAB_ORIGIN_NACUUID));
-    Ok(requests.list(&selector).await?.items.into_iter().next())
+    if let Some(own) = requests.list(&selector).await?.items.into_iter().next() {
+        return Ok(Some(own));
+    }
+    Ok(requests
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .find(|r| deletes_it(r)))
 }
 
 const SOON: Duration = Duration::from_millis(20);
@@ -491,6 +556,25 @@ async fn apply(
             writes::delete_if_present(api, &name).await?;
             Ok(Action::requeue(SOON))
         }
+        NabStep::RecordNamespaceIdentity {
+            backup,
+            namespace_uid,
+        } => {
+            let backups: Api<Backup> =
+                Api::namespaced(context.client.clone(), &context.oadp_namespace);
+            let patch = serde_json::json!({"metadata": {"annotations": {
+                labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION: namespace_uid,
+            }}});
+            match backups
+                .patch(&backup, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => Ok(Action::requeue(SOON)),
+                // Gone meanwhile: the next reconcile sees it.
+                Err(kube::Error::Api(status)) if status.code == 404 => Ok(Action::requeue(SOON)),
+                Err(error) => Err(error.into()),
+            }
+        }
         NabStep::AwaitChange => Ok(Action::await_change()),
         NabStep::RequeueAfter(d) => Ok(Action::requeue(d)),
     }
@@ -513,4 +597,39 @@ async fn write_status(
     )
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn backup(annotations: serde_json::Value) -> Backup {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "velero.io/v1", "kind": "Backup",
+            "metadata": {"name": "team-a-lost-u", "namespace": "openshift-adp",
+                         "annotations": annotations},
+            "spec": {}
+        }))
+        .unwrap()
+    }
+
+    /// A NAB made by upstream NAC's synchronizer (the synced-from label only) adopts the
+    /// backup made for a NAB of its name in its namespace — recording no namespace UID as
+    /// upstream's do, or the namespace's own — and nothing else.
+    #[test]
+    fn a_synced_nab_adopts_only_its_own_backup() {
+        let upstream = backup(serde_json::json!({
+            "openshift.io/oadp-nab-origin-name": "lost",
+            "openshift.io/oadp-nab-origin-namespace": "team-a"}));
+        assert!(adoptable_sync(&upstream, "lost", "uid-a"));
+        assert!(!adoptable_sync(&upstream, "other-name", "uid-a"));
+        let recorded = backup(serde_json::json!({
+            "openshift.io/oadp-nab-origin-name": "lost",
+            "openshift.io/oadp-nab-origin-namespace": "team-a",
+            "openshift.io/oadp-nab-origin-namespace-uid": "uid-a"}));
+        assert!(adoptable_sync(&recorded, "lost", "uid-a"));
+        // A namespace created again under the same name is another tenant.
+        assert!(!adoptable_sync(&recorded, "lost", "uid-new"));
+    }
 }

@@ -102,6 +102,14 @@ pub enum NabStep {
     FollowVanishedBackup,
     /// Remove the NAB finalizer: nothing of it is left in the OADP namespace.
     RemoveFinalizer,
+    /// Record the NAB's namespace UID on its Velero Backup of that name, which has none (made
+    /// by upstream NAC, or by NAC before it recorded one).
+    RecordNamespaceIdentity {
+        /// The Velero Backup.
+        backup: String,
+        /// The UID of the NAB's namespace.
+        namespace_uid: String,
+    },
     /// Nothing to do until something changes (an invalid spec waits for the tenant).
     AwaitChange,
     /// Nothing to do now; look again after this long.
@@ -110,6 +118,16 @@ pub enum NabStep {
 
 use super::status;
 pub use super::status::set_condition;
+
+/// Whether `backup` records no origin namespace UID (pure).
+pub fn records_no_namespace(backup: &Backup) -> bool {
+    backup
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION))
+        .is_none_or(|uid| uid.is_empty())
+}
 
 /// Whether two statuses differ in anything but condition transition times (writes are skipped
 /// when they do not).
@@ -416,6 +434,21 @@ pub fn decide(obs: &NabObservation<'_>) -> NabStep {
     let Some(backup) = obs.velero_backup else {
         return NabStep::AwaitChange;
     };
+    if !has_uuid {
+        // Found through the synced-from label (a NAB upstream NAC's synchronizer made): the
+        // status names the backup from now on.
+        let related = status
+            .velero_backup
+            .get_or_insert_with(RelatedVeleroBackup::default);
+        related.nacuuid = backup
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::NAB_ORIGIN_NACUUID))
+            .cloned();
+        related.name = backup.metadata.name.clone();
+        related.namespace = Some(obs.oadp_namespace.to_string());
+    }
     if !has_finalizer(nab) {
         return NabStep::AddFinalizer;
     }
@@ -445,6 +478,19 @@ pub fn decide(obs: &NabObservation<'_>) -> NabStep {
     mirror(&mut status, backup, obs.queue_position);
     if status_changed(current.as_ref(), &status) {
         return NabStep::WriteStatus(Box::new(status));
+    }
+    // A backup made before NAC recorded namespace identity (upstream NAC records none): the
+    // NAB lives in its namespace now, so the backup is that namespace's — recorded once, so
+    // the backup sync recovers it after a disaster as it recovers NAC's own.
+    if let Some(uid) = obs.namespace_uid.filter(|uid| !uid.is_empty())
+        && records_no_namespace(backup)
+        && backup.metadata.deletion_timestamp.is_none()
+        && let Some(name) = backup.metadata.name.clone()
+    {
+        return NabStep::RecordNamespaceIdentity {
+            backup: name,
+            namespace_uid: uid.to_string(),
+        };
     }
     let terminal = velero_phase(backup).is_some_and(BackupPhase::is_terminal);
     if terminal {
@@ -740,7 +786,8 @@ mod tests {
             json!({"status": {"phase": "New", "veleroBackup": {"nacuuid": "x", "name": "x", "namespace": "openshift-adp"}}}),
         );
         n.metadata.finalizers = Some(vec![finalizers::NON_ADMIN_BACKUP.into()]);
-        let vb: Backup = serde_json::from_value(json!({"metadata": {"name": "x", "namespace": "openshift-adp"},
+        let vb: Backup = serde_json::from_value(json!({"metadata": {"name": "x", "namespace": "openshift-adp",
+                "annotations": {"openshift.io/oadp-nab-origin-namespace-uid": "ns-uid-a"}},
             "spec": {"includedNamespaces": ["team-a"]}, "status": {"phase": "Queued", "queuePosition": 2}})).unwrap();
         let s = status_of(decide(&obs(&n, Some(&vb), valid())));
         assert_eq!(s.phase, Some(NonAdminPhase::Created));
@@ -821,6 +868,44 @@ mod tests {
             .iter()
             .find(|c| c.type_ == types::ACCEPTED)
             .unwrap()
+    }
+
+    /// Taking over from upstream NAC: its Velero Backups record no namespace UID. Once the
+    /// NAB's status is mirrored, the UID of the namespace the NAB lives in is recorded (so the
+    /// backup sync can recover the backup later); a backup that records one is left alone.
+    #[test]
+    fn an_adopted_backup_without_namespace_identity_gets_the_nabs() {
+        let n = completed_nab(json!({}));
+        let mut upstream = Backup::new("x", BackupSpec::default());
+        upstream.status = Some(serde_json::from_value(json!({"phase": "Completed"})).unwrap());
+        // The status is mirrored first (as for any adopted backup), then the UID recorded.
+        let mirrored = status_of(decide(&obs(&n, Some(&upstream), valid())));
+        let mut n = n.clone();
+        n.status = Some(mirrored);
+        let mut o = obs(&n, Some(&upstream), valid());
+        o.queue_position = Some(0);
+        assert_eq!(
+            decide(&o),
+            NabStep::RecordNamespaceIdentity {
+                backup: "x".into(),
+                namespace_uid: "ns-uid-a".into()
+            }
+        );
+        // Not read (None): nothing to record.
+        o.namespace_uid = None;
+        assert_eq!(decide(&o), NabStep::AwaitChange);
+        let mut recorded = upstream.clone();
+        recorded.metadata.annotations = Some(
+            [(
+                labels::NAB_ORIGIN_NAMESPACE_UID_ANNOTATION.to_string(),
+                "ns-uid-a".to_string(),
+            )]
+            .into(),
+        );
+        let mut o = obs(&n, Some(&recorded), valid());
+        o.queue_position = Some(0);
+        assert!(!records_no_namespace(&recorded));
+        assert_eq!(decide(&o), NabStep::AwaitChange);
     }
 
     #[test]

@@ -24,10 +24,13 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
 
-use super::nabsl_decision::{self, NabslObservation, NabslStep};
+use super::nabsl_decision::{self, NabslObservation, NabslStep, SyncWrite};
 use super::{Context, ControllerError, events, health};
 use crate::api::nonadmin::labels::{self, finalizers};
-use crate::api::nonadmin::{NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest};
+use crate::api::nonadmin::{
+    NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
+    NonAdminBackupStorageLocationStatus,
+};
 use crate::api::velero::{BackupStorageLocation, BackupStorageLocationSpec};
 use crate::policy::PolicyViolation;
 
@@ -366,6 +369,13 @@ async fn reconcile_once(
         }
         None => (None, None, None),
     };
+    // On deletion, the NonAdminBackups that name this location go with it (as upstream).
+    let backups = if nabsl.metadata.deletion_timestamp.is_some() {
+        let nabs: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
+        using_location(&nabs.list(&ListParams::default()).await?.items, &name)
+    } else {
+        Vec::new()
+    };
     let policy = context.effective_policy(&namespace).await?;
     let verdict = verdict(
         &namespace,
@@ -393,6 +403,7 @@ async fn reconcile_once(
         tenant_secret: tenant_secret.as_ref(),
         copied_secret: copied_secret.as_ref(),
         velero_bsl: velero_bsl.as_ref(),
+        backups,
         oadp_namespace: oadp,
         fresh_uuid: uuid::Uuid::new_v4(),
         now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
@@ -408,6 +419,20 @@ async fn reconcile_once(
     }
     context.succeeded(&key(&nabsl));
     Ok(action)
+}
+
+/// The NonAdminBackups among `nabs` whose `spec.backupSpec.storageLocation` is `location`, and
+/// whether each is being deleted.
+pub fn using_location(nabs: &[NonAdminBackup], location: &str) -> Vec<(String, bool)> {
+    nabs.iter()
+        .filter(|nab| nab.spec.backup_spec.storage_location.as_deref() == Some(location))
+        .filter_map(|nab| {
+            Some((
+                nab.metadata.name.clone()?,
+                nab.metadata.deletion_timestamp.is_some(),
+            ))
+        })
+        .collect()
 }
 
 /// The step's name for logs (steps may carry Secret data, which is never logged).
@@ -426,6 +451,7 @@ fn step_name(step: &NabslStep) -> &'static str {
         NabslStep::CreateBsl(_) => "CreateBsl",
         NabslStep::ReplaceBsl(_) => "ReplaceBsl",
         NabslStep::DeleteBsl(_) => "DeleteBsl",
+        NabslStep::DeleteBackups(_) => "DeleteBackups",
         NabslStep::AwaitChange => "AwaitChange",
         NabslStep::RequeueAfter(_) => "RequeueAfter",
     }
@@ -437,6 +463,43 @@ fn ignore(result: Result<(), kube::Error>, code: u16) -> Result<bool, Controller
         Ok(()) => Ok(true),
         Err(kube::Error::Api(s)) if s.code == code => Ok(false),
         Err(e) => Err(e.into()),
+    }
+}
+
+async fn write_status(
+    api: &Api<NonAdminBackupStorageLocation>,
+    nabsl: &NonAdminBackupStorageLocation,
+    status: &NonAdminBackupStorageLocationStatus,
+) -> Result<(), kube::Error> {
+    let mut next = nabsl.clone();
+    next.status = Some(status.clone());
+    let name = nabsl.metadata.name.clone().unwrap_or_default();
+    api.replace_status(&name, &PostParams::default(), &next)
+        .await
+        .map(|_| ())
+}
+
+/// Records the outcome of a Secret copy or Velero BSL write in the NABSL status, as upstream
+/// does: `done` once written, `failed` (best effort) before the error is returned. A create that
+/// found the object there took no effect; the next pass records it.
+async fn recorded<T>(
+    api: &Api<NonAdminBackupStorageLocation>,
+    nabsl: &NonAdminBackupStorageLocation,
+    result: Result<(), kube::Error>,
+    write: &SyncWrite<T>,
+) -> Result<bool, ControllerError> {
+    match result {
+        Ok(()) => {
+            write_status(api, nabsl, &write.done).await?;
+            Ok(true)
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+        Err(error) => {
+            if let Err(status_error) = write_status(api, nabsl, &write.failed).await {
+                tracing::debug!(error = %status_error, "cannot record the failed sync");
+            }
+            Err(error.into())
+        }
     }
 }
 
@@ -506,24 +569,37 @@ async fn apply(
         NabslStep::DeleteRequest(rname) => {
             ignore(requests.delete(&rname, &delete).await.map(|_| ()), 404)?
         }
-        NabslStep::CreateSecret(secret) => {
-            ignore(secrets.create(&post, &secret).await.map(|_| ()), 409)?
+        NabslStep::CreateSecret(write) => {
+            let result = secrets.create(&post, &write.object).await.map(|_| ());
+            recorded(api, nabsl, result, &write).await?
         }
-        NabslStep::ReplaceSecret(secret) => {
-            let sname = secret.metadata.name.clone().unwrap_or_default();
-            secrets.replace(&sname, &post, &secret).await?;
-            true
+        NabslStep::ReplaceSecret(write) => {
+            let sname = write.object.metadata.name.clone().unwrap_or_default();
+            let result = secrets.replace(&sname, &post, &write.object).await;
+            recorded(api, nabsl, result.map(|_| ()), &write).await?
         }
         NabslStep::DeleteSecret(sname) => {
             ignore(secrets.delete(&sname, &delete).await.map(|_| ()), 404)?
         }
-        NabslStep::CreateBsl(bsl) => ignore(bsls.create(&post, &bsl).await.map(|_| ()), 409)?,
-        NabslStep::ReplaceBsl(bsl) => {
-            let bname = bsl.metadata.name.clone().unwrap_or_default();
-            bsls.replace(&bname, &post, &bsl).await?;
-            true
+        NabslStep::CreateBsl(write) => {
+            let result = bsls.create(&post, &write.object).await.map(|_| ());
+            recorded(api, nabsl, result, &write).await?
+        }
+        NabslStep::ReplaceBsl(write) => {
+            let bname = write.object.metadata.name.clone().unwrap_or_default();
+            let result = bsls.replace(&bname, &post, &write.object).await;
+            recorded(api, nabsl, result.map(|_| ()), &write).await?
         }
         NabslStep::DeleteBsl(bname) => ignore(bsls.delete(&bname, &delete).await.map(|_| ()), 404)?,
+        NabslStep::DeleteBackups(names) => {
+            let namespace = nabsl.metadata.namespace.clone().unwrap_or_default();
+            let nabs: Api<NonAdminBackup> = Api::namespaced(client.clone(), &namespace);
+            let mut any = false;
+            for nab in names {
+                any |= ignore(nabs.delete(&nab, &delete).await.map(|_| ()), 404)?;
+            }
+            any
+        }
         NabslStep::AwaitChange => return Ok((Action::await_change(), false)),
         NabslStep::RequeueAfter(d) => return Ok((Action::requeue(d), false)),
     };
@@ -534,6 +610,32 @@ async fn apply(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_backups_naming_a_location_are_found_by_their_storage_location() {
+        let nab = |name: &str, location: Option<&str>, deleting: bool| -> NonAdminBackup {
+            let mut v = json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+                "metadata": {"name": name, "namespace": "team-a"}, "spec": {"backupSpec": {}}});
+            if let Some(l) = location {
+                v["spec"]["backupSpec"]["storageLocation"] = json!(l);
+            }
+            if deleting {
+                v["metadata"]["deletionTimestamp"] = json!("2027-01-15T08:00:00Z");
+            }
+            serde_json::from_value(v).unwrap()
+        };
+        let nabs = [
+            nab("a", Some("mine"), false),
+            nab("b", Some("other"), false),
+            nab("c", None, false),
+            nab("d", Some("mine"), true),
+        ];
+        assert_eq!(
+            using_location(&nabs, "mine"),
+            [("a".to_string(), false), ("d".to_string(), true)]
+        );
+        assert!(using_location(&nabs, "none").is_empty());
+    }
 
     #[test]
     fn the_index_maps_named_secrets_to_their_nabsls_and_what_was_read() {

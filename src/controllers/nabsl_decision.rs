@@ -8,7 +8,18 @@
 //! The location is usable only while the decision is `approve` *for the current spec*. A spec
 //! change after approval resets the decision to `pending` (the already approved Velero BSL keeps
 //! its old spec meanwhile, SpecUpdateApproved=False); a later `reject` or `pending` set by the
-//! admin revokes it: the copied Secret and the Velero BSL are removed.
+//! admin revokes it: the copied Secret and the Velero BSL are removed. (Upstream refuses a spec
+//! change after approval outright; sending it back for approval is our deliberate extension.)
+//!
+//! Phases and conditions as upstream writes them: `New` while the request is pending,
+//! `BackingOff` on an invalid spec or a rejected request, `Created` once the Velero BSL is
+//! written, `Deleting` on deletion. `SecretSynced` and `BackupStorageLocationSynced` carry
+//! upstream's reasons (`SecretCreated`, `SecretUpdated`, `SecretSyncFailed`,
+//! `BackupStorageLocationCreated`, `BackupStorageLocationUpdated`,
+//! `BackupStorageLocationSyncError`) and messages. Deleting a NABSL deletes the
+//! NonAdminBackups of its namespace that name it as their storage location (as upstream),
+//! and waits until they are gone before its Velero BSL goes, so their backups are removed
+//! through it.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -29,33 +40,44 @@ use crate::api::nonadmin::{
 use crate::api::velero::{BackupStorageLocation, BackupStorageLocationSpec};
 use crate::policy::nacuuid::nacuuid;
 
-/// Accepted=True message.
-pub const ACCEPTED_MESSAGE: &str = "NonAdminBackupStorageLocation spec accepted";
-/// ClusterAdminApproved=False while the request waits for the admin.
-pub const APPROVAL_PENDING_MESSAGE: &str =
-    "waiting for the cluster administrator to approve the NonAdminBackupStorageLocationRequest";
-/// ClusterAdminApproved=True.
-pub const APPROVED_MESSAGE: &str = "the cluster administrator approved this location";
-/// ClusterAdminApproved=True when approval is not required.
-pub const AUTO_APPROVED_MESSAGE: &str =
-    "approved automatically (the administrator does not require approval)";
-/// ClusterAdminApproved=False after a rejection.
-pub const REJECTED_MESSAGE: &str = "the cluster administrator rejected this location; its Secret copy and Velero BackupStorageLocation are removed";
+/// Accepted=True message (upstream's).
+pub const ACCEPTED_MESSAGE: &str = "NonAdminBackupStorageLocation spec validation successful";
+/// ClusterAdminApproved=False while the request waits for the admin (upstream's).
+pub const APPROVAL_PENDING_MESSAGE: &str = "NonAdminBackupStorageLocationRequest approval pending";
+/// ClusterAdminApproved=True (upstream's).
+pub const APPROVED_MESSAGE: &str =
+    "NonAdminBackupStorageLocationRequest approval decision set to Approve";
+/// ClusterAdminApproved=True when approval is not required (upstream's text, then why).
+pub const AUTO_APPROVED_MESSAGE: &str = "NonAdminBackupStorageLocationRequest approval decision set to Approve: approved automatically (the administrator does not require approval)";
+/// ClusterAdminApproved=False after a rejection (upstream's text, then what follows).
+pub const REJECTED_MESSAGE: &str = "NonAdminBackupStorageLocationRequest approval decision set to Reject: its Secret copy and Velero BackupStorageLocation are removed";
 /// ClusterAdminApproved=False after an approval was withdrawn (set back to pending).
-pub const REVOKED_MESSAGE: &str = "the cluster administrator withdrew the approval; the Secret copy and Velero BackupStorageLocation are removed until it is approved again";
-/// SpecUpdateApproved=False while a changed spec waits for a new approval.
+pub const REVOKED_MESSAGE: &str = "NonAdminBackupStorageLocationRequest approval pending: the cluster administrator withdrew the approval; the Secret copy and Velero BackupStorageLocation are removed until it is approved again";
+/// SpecUpdateApproved=False while a changed spec waits for a new approval (our extension:
+/// upstream refuses the change).
 pub const SPEC_UPDATE_PENDING_MESSAGE: &str = "the spec changed after approval: the change waits for the cluster administrator's approval; the Velero BackupStorageLocation keeps the approved spec meanwhile";
 /// SpecUpdateApproved=True.
 pub const SPEC_UPDATE_APPROVED_MESSAGE: &str = "the spec change was approved and applied";
-/// SecretSynced=True.
-pub const SECRET_SYNCED_MESSAGE: &str = "credential Secret copied into the OADP namespace";
-/// BackupStorageLocationSynced=True.
-pub const BSL_SYNCED_MESSAGE: &str = "Velero BackupStorageLocation created or updated";
+/// SecretSynced=True, reason SecretCreated (upstream's).
+pub const SECRET_CREATED_MESSAGE: &str = "Secret successfully created in the OADP namespace";
+/// SecretSynced=True, reason SecretUpdated (upstream's).
+pub const SECRET_UPDATED_MESSAGE: &str = "Secret successfully updated in the OADP namespace";
+/// SecretSynced=False, reason SecretSyncFailed (upstream's).
+pub const SECRET_SYNC_FAILED_MESSAGE: &str = "Failed to sync secret to OADP namespace";
+/// BackupStorageLocationSynced=True, reason BackupStorageLocationCreated (upstream's).
+pub const BSL_CREATED_MESSAGE: &str =
+    "BackupStorageLocation successfully created in the OADP namespace";
+/// BackupStorageLocationSynced=True, reason BackupStorageLocationUpdated (upstream's).
+pub const BSL_UPDATED_MESSAGE: &str =
+    "BackupStorageLocation successfully updated in the OADP namespace";
+/// BackupStorageLocationSynced=False, reason BackupStorageLocationSyncError (upstream's).
+pub const BSL_SYNC_ERROR_MESSAGE: &str = "BackupStorageLocation failure during sync";
 /// Deleting=True.
-pub const DELETING_MESSAGE: &str =
-    "removing the Velero BackupStorageLocation, the Secret copy and the approval request";
+pub const DELETING_MESSAGE: &str = "removing the NonAdminBackups that use this location, then the Velero BackupStorageLocation, the Secret copy and the approval request";
 /// How often an active location's Velero status is looked at again (watches catch most changes).
 pub const RESYNC: Duration = Duration::from_secs(60);
+/// How often a deleted location looks again while the NonAdminBackups naming it are deleted.
+pub const BACKUPS_DELETION_POLL: Duration = Duration::from_secs(1);
 
 /// Everything the decision depends on.
 #[derive(Debug, Clone)]
@@ -75,12 +97,29 @@ pub struct NabslObservation<'a> {
     pub copied_secret: Option<&'a Secret>,
     /// The Velero BSL, if any.
     pub velero_bsl: Option<&'a BackupStorageLocation>,
+    /// On deletion: the NonAdminBackups of the NABSL's namespace whose
+    /// `spec.backupSpec.storageLocation` is its name, and whether each is being deleted
+    /// (empty otherwise).
+    pub backups: Vec<(String, bool)>,
     /// The OADP namespace.
     pub oadp_namespace: &'a str,
     /// A fresh UUID, used only when a NACUUID must be generated.
     pub fresh_uuid: Uuid,
     /// Now, for condition transition times.
     pub now: Time,
+}
+
+/// A write of one of NAC's objects for the NABSL (its Secret copy or Velero BSL), with the
+/// NABSL status to record once it is done (`SecretCreated`, `BackupStorageLocationUpdated`, …)
+/// or failed (`SecretSyncFailed`, `BackupStorageLocationSyncError`), as upstream records them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncWrite<T> {
+    /// The object to create or replace (a replace carries the resourceVersion read).
+    pub object: Box<T>,
+    /// The NABSL status once the write succeeded.
+    pub done: Box<NonAdminBackupStorageLocationStatus>,
+    /// The NABSL status when the write failed.
+    pub failed: Box<NonAdminBackupStorageLocationStatus>,
 }
 
 /// The one step to take next.
@@ -101,17 +140,20 @@ pub enum NabslStep {
     /// Delete the approval request of that name.
     DeleteRequest(String),
     /// Create this Secret copy.
-    CreateSecret(Box<Secret>),
+    CreateSecret(SyncWrite<Secret>),
     /// Replace the Secret copy (carries the resourceVersion read).
-    ReplaceSecret(Box<Secret>),
+    ReplaceSecret(SyncWrite<Secret>),
     /// Delete the Secret copy of that name.
     DeleteSecret(String),
     /// Create this Velero BSL.
-    CreateBsl(Box<BackupStorageLocation>),
+    CreateBsl(SyncWrite<BackupStorageLocation>),
     /// Replace the Velero BSL (carries the resourceVersion read).
-    ReplaceBsl(Box<BackupStorageLocation>),
+    ReplaceBsl(SyncWrite<BackupStorageLocation>),
     /// Delete the Velero BSL of that name.
     DeleteBsl(String),
+    /// Delete these NonAdminBackups (of the NABSL's namespace; they name it as their storage
+    /// location).
+    DeleteBackups(Vec<String>),
     /// Nothing to do until something changes.
     AwaitChange,
     /// Nothing to do now; look again after this long.
@@ -278,8 +320,9 @@ pub fn decide(obs: &NabslObservation<'_>) -> NabslStep {
     }
     let spec = match &obs.verdict {
         Err(message) => {
-            // An invalid spec waits for the tenant; what was approved before stays as it is.
-            advance(&mut status, NonAdminPhase::BackingOff);
+            // An invalid spec waits for the tenant (phase BackingOff, as upstream); what was
+            // approved before stays as it is.
+            status.phase = Some(NonAdminPhase::BackingOff);
             set_condition(
                 &mut status.conditions,
                 types::ACCEPTED,
@@ -432,6 +475,12 @@ pub fn decide(obs: &NabslObservation<'_>) -> NabslStep {
                 message,
                 &obs.now,
             );
+            // As upstream: `New` while pending (again), `BackingOff` once rejected.
+            status.phase = Some(if decision == ApprovalDecision::Reject {
+                NonAdminPhase::BackingOff
+            } else {
+                NonAdminPhase::New
+            });
             status.conditions.retain(|c| {
                 c.type_ != types::SECRET_SYNCED
                     && c.type_ != types::BACKUP_STORAGE_LOCATION_SYNCED
@@ -473,33 +522,7 @@ fn decide_approved(
     id: &str,
 ) -> NabslStep {
     let nabsl = obs.nabsl;
-    // The Secret copy first, kept equal to the tenant's Secret.
-    let Some(tenant) = obs.tenant_secret else {
-        // The verdict checked it exists; it vanished since. Look again shortly.
-        return NabslStep::RequeueAfter(Duration::from_secs(1));
-    };
-    let desired = secret_copy(nabsl, tenant, id, obs.oadp_namespace);
-    match obs.copied_secret {
-        None => return NabslStep::CreateSecret(Box::new(desired)),
-        Some(copy) if secret_data(copy) != secret_data(&desired) => {
-            let mut next = copy.clone();
-            next.type_ = desired.type_;
-            next.data = desired.data;
-            next.string_data = None;
-            return NabslStep::ReplaceSecret(Box::new(next));
-        }
-        Some(_) => {}
-    }
-    let desired = velero_bsl_for(nabsl, id, obs.oadp_namespace, spec.clone());
-    match obs.velero_bsl {
-        None => return NabslStep::CreateBsl(Box::new(desired)),
-        Some(bsl) if bsl.spec != desired.spec => {
-            let mut next = bsl.clone();
-            next.spec = desired.spec;
-            return NabslStep::ReplaceBsl(Box::new(next));
-        }
-        Some(_) => {}
-    }
+    // The approval is recorded first (as upstream, before the Secret and the BSL are synced).
     let auto = !obs.require_approval;
     set_condition(
         &mut status.conditions,
@@ -513,6 +536,59 @@ fn decide_approved(
         },
         &obs.now,
     );
+    if status_changed(current, &status) {
+        return NabslStep::WriteStatus(Box::new(status));
+    }
+    // The Secret copy first, kept equal to the tenant's Secret.
+    let Some(tenant) = obs.tenant_secret else {
+        // The verdict checked it exists; it vanished since. Look again shortly.
+        return NabslStep::RequeueAfter(Duration::from_secs(1));
+    };
+    let desired = secret_copy(nabsl, tenant, id, obs.oadp_namespace);
+    match obs.copied_secret {
+        None => {
+            return NabslStep::CreateSecret(sync_write(
+                desired,
+                &status,
+                Synced::Secret(true),
+                &obs.now,
+            ));
+        }
+        Some(copy) if secret_data(copy) != secret_data(&desired) => {
+            let mut next = copy.clone();
+            next.type_ = desired.type_;
+            next.data = desired.data;
+            next.string_data = None;
+            return NabslStep::ReplaceSecret(sync_write(
+                next,
+                &status,
+                Synced::Secret(false),
+                &obs.now,
+            ));
+        }
+        Some(_) => {}
+    }
+    // The copy is there (its write's status may have been lost to a conflict).
+    if !synced_as_upstream(&status, types::SECRET_SYNCED) {
+        record_synced(&mut status, Synced::Secret(true), &obs.now);
+        return NabslStep::WriteStatus(Box::new(status));
+    }
+    let desired = velero_bsl_for(nabsl, id, obs.oadp_namespace, spec.clone());
+    match obs.velero_bsl {
+        None => {
+            return NabslStep::CreateBsl(sync_write(desired, &status, Synced::Bsl(true), &obs.now));
+        }
+        Some(bsl) if bsl.spec != desired.spec => {
+            let mut next = bsl.clone();
+            next.spec = desired.spec;
+            return NabslStep::ReplaceBsl(sync_write(next, &status, Synced::Bsl(false), &obs.now));
+        }
+        Some(_) => {}
+    }
+    if !synced_as_upstream(&status, types::BACKUP_STORAGE_LOCATION_SYNCED) {
+        record_synced(&mut status, Synced::Bsl(true), &obs.now);
+    }
+    // A spec change that waited is told approved once the BSL has it.
     if status
         .conditions
         .iter()
@@ -527,28 +603,96 @@ fn decide_approved(
             &obs.now,
         );
     }
-    set_condition(
-        &mut status.conditions,
-        types::SECRET_SYNCED,
-        true,
-        reasons::SECRET_SYNCED,
-        SECRET_SYNCED_MESSAGE,
-        &obs.now,
-    );
-    set_condition(
-        &mut status.conditions,
-        types::BACKUP_STORAGE_LOCATION_SYNCED,
-        true,
-        reasons::BACKUP_STORAGE_LOCATION_SYNCED,
-        BSL_SYNCED_MESSAGE,
-        &obs.now,
-    );
-    advance(&mut status, NonAdminPhase::Created);
+    status.phase = Some(NonAdminPhase::Created);
     mirror(&mut status, obs.velero_bsl);
     if status_changed(current, &status) {
         return NabslStep::WriteStatus(Box::new(status));
     }
     NabslStep::RequeueAfter(RESYNC)
+}
+
+/// Whether condition `type_` says True with one of upstream's reasons (a location synced by an
+/// earlier NAC gets them on its next pass).
+fn synced_as_upstream(status: &NonAdminBackupStorageLocationStatus, type_: &str) -> bool {
+    status.conditions.iter().any(|c| {
+        c.type_ == type_
+            && c.status == "True"
+            && [
+                reasons::SECRET_CREATED,
+                reasons::SECRET_UPDATED,
+                reasons::BACKUP_STORAGE_LOCATION_CREATED,
+                reasons::BACKUP_STORAGE_LOCATION_UPDATED,
+            ]
+            .contains(&c.reason.as_str())
+    })
+}
+
+/// Which of NAC's objects was written, and whether it was created (else updated).
+#[derive(Clone, Copy)]
+enum Synced {
+    Secret(bool),
+    Bsl(bool),
+}
+
+/// Records a successful write as upstream does: the condition is set anew (its transition
+/// time is the write's), and a written Velero BSL makes the phase `Created`.
+fn record_synced(status: &mut NonAdminBackupStorageLocationStatus, what: Synced, now: &Time) {
+    let (type_, reason, message) = match what {
+        Synced::Secret(true) => (
+            types::SECRET_SYNCED,
+            reasons::SECRET_CREATED,
+            SECRET_CREATED_MESSAGE,
+        ),
+        Synced::Secret(false) => (
+            types::SECRET_SYNCED,
+            reasons::SECRET_UPDATED,
+            SECRET_UPDATED_MESSAGE,
+        ),
+        Synced::Bsl(true) => (
+            types::BACKUP_STORAGE_LOCATION_SYNCED,
+            reasons::BACKUP_STORAGE_LOCATION_CREATED,
+            BSL_CREATED_MESSAGE,
+        ),
+        Synced::Bsl(false) => (
+            types::BACKUP_STORAGE_LOCATION_SYNCED,
+            reasons::BACKUP_STORAGE_LOCATION_UPDATED,
+            BSL_UPDATED_MESSAGE,
+        ),
+    };
+    status.conditions.retain(|c| c.type_ != type_);
+    set_condition(&mut status.conditions, type_, true, reason, message, now);
+    if matches!(what, Synced::Bsl(_)) {
+        status.phase = Some(NonAdminPhase::Created);
+    }
+}
+
+fn sync_write<T>(
+    object: T,
+    status: &NonAdminBackupStorageLocationStatus,
+    what: Synced,
+    now: &Time,
+) -> SyncWrite<T> {
+    let mut done = status.clone();
+    record_synced(&mut done, what, now);
+    let mut failed = status.clone();
+    let (type_, reason, message) = match what {
+        Synced::Secret(_) => (
+            types::SECRET_SYNCED,
+            reasons::SECRET_SYNC_FAILED,
+            SECRET_SYNC_FAILED_MESSAGE,
+        ),
+        Synced::Bsl(_) => (
+            types::BACKUP_STORAGE_LOCATION_SYNCED,
+            reasons::BACKUP_STORAGE_LOCATION_SYNC_ERROR,
+            BSL_SYNC_ERROR_MESSAGE,
+        ),
+    };
+    set_condition(&mut failed.conditions, type_, false, reason, message, now);
+    SyncWrite {
+        object: Box::new(object),
+        done: Box::new(done),
+        failed: Box::new(failed),
+    }
 }
 
 fn decide_delete(
@@ -570,6 +714,20 @@ fn decide_delete(
     );
     if status_changed(current, &status) {
         return NabslStep::WriteStatus(Box::new(status));
+    }
+    // The NonAdminBackups naming this location go with it (as upstream), first: their
+    // backups are removed through the Velero BSL, which stays until they are gone.
+    let undeleted: Vec<String> = obs
+        .backups
+        .iter()
+        .filter(|(_, deleting)| !deleting)
+        .map(|(name, _)| name.clone())
+        .collect();
+    if !undeleted.is_empty() {
+        return NabslStep::DeleteBackups(undeleted);
+    }
+    if !obs.backups.is_empty() {
+        return NabslStep::RequeueAfter(BACKUPS_DELETION_POLL);
     }
     if let Some(bsl) = obs.velero_bsl {
         return NabslStep::DeleteBsl(bsl.metadata.name.clone().unwrap_or_default());
@@ -797,6 +955,7 @@ mod tests {
             tenant_secret: None,
             copied_secret: None,
             velero_bsl: None,
+            backups: Vec::new(),
             oadp_namespace: OADP,
             fresh_uuid: Uuid::from_u128(0x1234),
             now: time(),
@@ -824,6 +983,30 @@ mod tests {
         let mut n = n.clone();
         n.status = Some(s);
         n
+    }
+
+    /// Applies the status writes `base` leads to, as the controller would; returns the NABSL
+    /// as written and the first other step.
+    fn settle(base: &NabslObservation<'_>) -> (NonAdminBackupStorageLocation, NabslStep) {
+        let mut n = base.nabsl.clone();
+        for _ in 0..10 {
+            let mut o = base.clone();
+            o.nabsl = &n;
+            match decide(&o) {
+                NabslStep::WriteStatus(s) => n = with_status(&n, *s),
+                other => return (n, other),
+            }
+        }
+        panic!("the status never settles");
+    }
+
+    /// A write step with its recorded outcomes, for steps built by hand.
+    fn write_of<T>(object: T) -> SyncWrite<T> {
+        SyncWrite {
+            object: Box::new(object),
+            done: Box::default(),
+            failed: Box::default(),
+        }
     }
 
     #[test]
@@ -963,10 +1146,26 @@ mod tests {
         let mut o = obs(&n);
         o.request = Some(&r);
         o.tenant_secret = Some(&tenant);
-        let copy = match decide(&o) {
-            NabslStep::CreateSecret(s) => *s,
+        // 1. The approval is recorded first, as upstream.
+        let s = status_of(decide(&o));
+        let c = cond(&s, types::CLUSTER_ADMIN_APPROVED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            ("True", "BslSpecApproved", AUTO_APPROVED_MESSAGE)
+        );
+        assert!(
+            c.message.starts_with(
+                "NonAdminBackupStorageLocationRequest approval decision set to Approve"
+            )
+        );
+        let n = with_status(&n, s);
+        o.nabsl = &n;
+        // 2. The Secret copy, recorded as upstream: SecretCreated, or SecretSyncFailed.
+        let write = match decide(&o) {
+            NabslStep::CreateSecret(w) => w,
             other => panic!("expected the Secret copy, got {other:?}"),
         };
+        let copy = *write.object.clone();
         assert_eq!(copy.metadata.name.as_deref(), Some(ID));
         assert_eq!(copy.metadata.namespace.as_deref(), Some(OADP));
         assert_eq!(copy.data, tenant.data);
@@ -974,18 +1173,67 @@ mod tests {
             copy.metadata.labels.as_ref().unwrap()[labels::NABSL_ORIGIN_NACUUID],
             ID
         );
+        let c = cond(&write.done, types::SECRET_SYNCED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            (
+                "True",
+                "SecretCreated",
+                "Secret successfully created in the OADP namespace"
+            )
+        );
+        let c = cond(&write.failed, types::SECRET_SYNCED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            (
+                "False",
+                "SecretSyncFailed",
+                "Failed to sync secret to OADP namespace"
+            )
+        );
+        assert_eq!(
+            write.done.phase,
+            Some(NonAdminPhase::New),
+            "not Created yet"
+        );
+        let n = with_status(&n, *write.done);
+        o.nabsl = &n;
         o.copied_secret = Some(&copy);
-        let bsl = match decide(&o) {
-            NabslStep::CreateBsl(b) => *b,
+        // 3. The Velero BSL: BackupStorageLocationCreated and phase Created once written.
+        let write = match decide(&o) {
+            NabslStep::CreateBsl(w) => w,
             other => panic!("expected the BSL, got {other:?}"),
         };
+        let bsl = *write.object.clone();
         assert_eq!(bsl.metadata.name.as_deref(), Some(ID));
         let cred = bsl.spec.credential.clone().unwrap();
         assert_eq!((cred.name.as_str(), cred.key.as_str()), (ID, "cloud"));
         assert_eq!(bsl.spec.object_storage.prefix.as_deref(), Some("team-a/p"));
+        let c = cond(&write.done, types::BACKUP_STORAGE_LOCATION_SYNCED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            (
+                "True",
+                "BackupStorageLocationCreated",
+                "BackupStorageLocation successfully created in the OADP namespace"
+            )
+        );
+        assert_eq!(write.done.phase, Some(NonAdminPhase::Created));
+        let c = cond(&write.failed, types::BACKUP_STORAGE_LOCATION_SYNCED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            (
+                "False",
+                "BackupStorageLocationSyncError",
+                "BackupStorageLocation failure during sync"
+            )
+        );
+        let n = with_status(&n, *write.done);
+        o.nabsl = &n;
         let mut live = bsl.clone();
         live.status = serde_json::from_value(json!({"phase": "Available"})).unwrap();
         o.velero_bsl = Some(&live);
+        // 4. Velero's status is mirrored.
         let s = status_of(decide(&o));
         assert_eq!(s.phase, Some(NonAdminPhase::Created));
         for t in [
@@ -995,10 +1243,6 @@ mod tests {
         ] {
             assert_eq!(cond(&s, t).status, "True", "{t}");
         }
-        assert_eq!(
-            cond(&s, types::CLUSTER_ADMIN_APPROVED).message,
-            AUTO_APPROVED_MESSAGE
-        );
         assert_eq!(
             s.velero_backup_storage_location
                 .as_ref()
@@ -1019,6 +1263,41 @@ mod tests {
     }
 
     #[test]
+    fn a_write_whose_status_was_lost_is_recorded_by_the_next_pass() {
+        // The copy and the BSL exist, the status does not say so (a conflict on the status
+        // write, or a location synced by an earlier NAC with other reasons).
+        let n = started_with(&[
+            (types::CLUSTER_ADMIN_APPROVED, "True", AUTO_APPROVED_MESSAGE),
+            (types::SECRET_SYNCED, "True", "credential Secret copied"),
+        ]);
+        let mut status = n.status.clone().unwrap();
+        for c in &mut status.conditions {
+            if c.type_ == types::CLUSTER_ADMIN_APPROVED {
+                c.reason = reasons::BSL_SPEC_APPROVED.into();
+            }
+        }
+        let n = with_status(&n, status);
+        let r = request("approve", Some(tenant_spec()), Some("Approved"));
+        let tenant = tenant_secret("a");
+        let copy = secret_copy(&n, &tenant, ID, OADP);
+        let bsl = velero_bsl_for(&n, ID, OADP, velero_spec());
+        let mut o = obs(&n);
+        o.request = Some(&r);
+        o.tenant_secret = Some(&tenant);
+        o.copied_secret = Some(&copy);
+        o.velero_bsl = Some(&bsl);
+        let (settled, step) = settle(&o);
+        assert_eq!(step, NabslStep::RequeueAfter(RESYNC));
+        let s = settled.status.unwrap();
+        assert_eq!(cond(&s, types::SECRET_SYNCED).reason, "SecretCreated");
+        assert_eq!(
+            cond(&s, types::BACKUP_STORAGE_LOCATION_SYNCED).reason,
+            "BackupStorageLocationCreated"
+        );
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+    }
+
+    #[test]
     fn rotated_secret_and_changed_bsl_are_replaced() {
         let n = started(json!([]));
         let r = request("approve", Some(tenant_spec()), Some("Approved"));
@@ -1028,8 +1307,21 @@ mod tests {
         o.request = Some(&r);
         o.tenant_secret = Some(&tenant);
         o.copied_secret = Some(&old);
-        match decide(&o) {
-            NabslStep::ReplaceSecret(s) => assert_eq!(s.data, tenant.data),
+        let (n, step) = settle(&o);
+        o.nabsl = &n;
+        match step {
+            NabslStep::ReplaceSecret(w) => {
+                assert_eq!(w.object.data, tenant.data);
+                let c = cond(&w.done, types::SECRET_SYNCED);
+                assert_eq!(
+                    (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+                    (
+                        "True",
+                        "SecretUpdated",
+                        "Secret successfully updated in the OADP namespace"
+                    )
+                );
+            }
             other => panic!("expected a replaced Secret, got {other:?}"),
         }
         let fresh = secret_copy(&n, &tenant, ID, OADP);
@@ -1037,8 +1329,20 @@ mod tests {
         let mut drifted = velero_bsl_for(&n, ID, OADP, velero_spec());
         drifted.spec.object_storage.bucket = "tampered".into();
         o.velero_bsl = Some(&drifted);
-        match decide(&o) {
-            NabslStep::ReplaceBsl(b) => assert_eq!(b.spec.object_storage.bucket, "b"),
+        let (_, step) = settle(&o);
+        match step {
+            NabslStep::ReplaceBsl(w) => {
+                assert_eq!(w.object.spec.object_storage.bucket, "b");
+                let c = cond(&w.done, types::BACKUP_STORAGE_LOCATION_SYNCED);
+                assert_eq!(
+                    (c.reason.as_str(), c.message.as_str()),
+                    (
+                        "BackupStorageLocationUpdated",
+                        "BackupStorageLocation successfully updated in the OADP namespace"
+                    )
+                );
+                assert_eq!(w.done.phase, Some(NonAdminPhase::Created));
+            }
             other => panic!("expected a replaced BSL, got {other:?}"),
         }
     }
@@ -1049,7 +1353,7 @@ mod tests {
         let r = request("approve", Some(tenant_spec()), Some("Approved"));
         let mut o = obs(&n);
         o.request = Some(&r);
-        assert!(matches!(decide(&o), NabslStep::RequeueAfter(_)));
+        assert!(matches!(settle(&o).1, NabslStep::RequeueAfter(_)));
     }
 
     #[test]
@@ -1091,6 +1395,13 @@ mod tests {
                 (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
                 ("False", reason, message)
             );
+            // As upstream: BackingOff once rejected, New while pending again.
+            let phase = if decision == "reject" {
+                NonAdminPhase::BackingOff
+            } else {
+                NonAdminPhase::New
+            };
+            assert_eq!(s.phase, Some(phase), "{decision}");
             assert!(s.conditions.iter().all(|c| c.type_ != types::SECRET_SYNCED));
             let written = with_status(&n, s);
             o.nabsl = &written;
@@ -1127,17 +1438,17 @@ mod tests {
         let started = started(json!([]));
         let tenant = tenant_secret("a");
         let copy = secret_copy(&started, &tenant, ID, OADP);
-        let e = notice(&started, &NabslStep::CreateSecret(Box::new(copy.clone())));
+        let e = notice(&started, &NabslStep::CreateSecret(write_of(copy.clone())));
         assert_eq!(e, None);
         let bsl = velero_bsl_for(&started, ID, OADP, velero_spec());
-        let e = notice(&started, &NabslStep::CreateBsl(Box::new(bsl))).unwrap();
+        let e = notice(&started, &NabslStep::CreateBsl(write_of(bsl))).unwrap();
         assert_eq!(e.reason, event_reasons::BSL_CREATED);
         assert!(
             !e.note.contains(ID),
             "OADP-namespace names stay out: {}",
             e.note
         );
-        let e = notice(&started, &NabslStep::ReplaceSecret(Box::new(copy.clone()))).unwrap();
+        let e = notice(&started, &NabslStep::ReplaceSecret(write_of(copy.clone()))).unwrap();
         assert_eq!(e.reason, event_reasons::SECRET_RESYNCED);
         assert!(
             e.note.contains("creds") && !e.note.contains(ID),
@@ -1146,7 +1457,7 @@ mod tests {
         );
         // A copy made again after it was synced (someone removed it) is a resync.
         let synced = started_with(&[(types::SECRET_SYNCED, "True", "x")]);
-        let e = notice(&synced, &NabslStep::CreateSecret(Box::new(copy))).unwrap();
+        let e = notice(&synced, &NabslStep::CreateSecret(write_of(copy))).unwrap();
         assert_eq!(e.reason, event_reasons::SECRET_RESYNCED);
         assert_eq!(notice(&synced, &NabslStep::AwaitChange), None);
     }
@@ -1221,6 +1532,7 @@ mod tests {
     fn spec_update_after_approval_needs_a_new_approval() {
         let approved = json!([{"type": "ClusterAdminApproved", "status": "True", "reason": "BslSpecApproved", "message": APPROVED_MESSAGE, "lastTransitionTime": "2023-11-14T22:13:20Z"}]);
         let mut n = started(approved);
+        n.status.as_mut().unwrap().phase = Some(NonAdminPhase::Created);
         let old_spec = tenant_spec();
         n.spec.backup_storage_location_spec.object_storage.bucket = "other".into();
         let tenant = tenant_secret("a");
@@ -1277,11 +1589,27 @@ mod tests {
         let mut v = velero_spec();
         v.object_storage.bucket = "other".into();
         o2.verdict = Ok(v);
-        assert!(matches!(decide(&o2), NabslStep::ReplaceBsl(_)));
-        let updated = velero_bsl_for(&n, ID, OADP, o2.verdict.clone().unwrap());
+        let (n2, step) = settle(&o2);
+        let NabslStep::ReplaceBsl(write) = step else {
+            panic!("expected the BSL replaced, got {step:?}");
+        };
+        assert_eq!(
+            cond(n2.status.as_ref().unwrap(), types::SPEC_UPDATE_APPROVED).status,
+            "False",
+            "told approved only once the BSL has the change"
+        );
+        let n3 = with_status(&n2, *write.done);
+        o2.nabsl = &n3;
+        let updated = *write.object;
         o2.velero_bsl = Some(&updated);
-        let s = status_of(decide(&o2));
+        let (n4, _) = settle(&o2);
+        let s = n4.status.clone().unwrap();
         assert_eq!(cond(&s, types::SPEC_UPDATE_APPROVED).status, "True");
+        assert_eq!(
+            s.phase,
+            Some(NonAdminPhase::Created),
+            "kept while the change waited and once approved"
+        );
     }
 
     #[test]
@@ -1337,6 +1665,13 @@ mod tests {
         o.request = Some(&r);
         o.copied_secret = Some(&copy);
         o.velero_bsl = Some(&bsl);
+        // The NonAdminBackups naming the location go first (as upstream); the BSL stays
+        // until they are gone, so their backups are removed through it.
+        o.backups = vec![("nightly".into(), false), ("weekly".into(), true)];
+        assert_eq!(decide(&o), NabslStep::DeleteBackups(vec!["nightly".into()]));
+        o.backups = vec![("nightly".into(), true), ("weekly".into(), true)];
+        assert_eq!(decide(&o), NabslStep::RequeueAfter(BACKUPS_DELETION_POLL));
+        o.backups = Vec::new();
         assert_eq!(decide(&o), NabslStep::DeleteBsl(ID.into()));
         o.velero_bsl = None;
         assert_eq!(decide(&o), NabslStep::DeleteSecret(ID.into()));
@@ -1347,6 +1682,39 @@ mod tests {
         let mut gone = n.clone();
         gone.metadata.finalizers = None;
         assert_eq!(decide(&obs(&gone)), NabslStep::AwaitChange);
+    }
+
+    #[test]
+    fn an_invalid_spec_backs_off_even_after_creation_and_pending_is_new_again() {
+        let mut n = started(json!([]));
+        n.status.as_mut().unwrap().phase = Some(NonAdminPhase::Created);
+        let mut o = obs(&n);
+        o.verdict = Err("spec.backupStorageLocationSpec.objectStorage.bucket: no".into());
+        let s = status_of(decide(&o));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        // Fixed, and waiting for the admin: New, as upstream.
+        let n = with_status(&n, s);
+        let r = request("pending", Some(tenant_spec()), Some("Pending"));
+        let mut o = obs(&n);
+        o.require_approval = true;
+        o.request = Some(&r);
+        let (n, step) = settle(&o);
+        assert_eq!(step, NabslStep::AwaitChange);
+        let s = n.status.unwrap();
+        assert_eq!(s.phase, Some(NonAdminPhase::New));
+        let c = cond(&s, types::CLUSTER_ADMIN_APPROVED);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            (
+                "False",
+                "BslSpecApprovalPending",
+                "NonAdminBackupStorageLocationRequest approval pending"
+            )
+        );
+        assert_eq!(
+            cond(&s, types::ACCEPTED).message,
+            "NonAdminBackupStorageLocation spec validation successful"
+        );
     }
 
     #[test]

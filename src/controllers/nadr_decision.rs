@@ -4,14 +4,21 @@
 //! BSL); the NADR and its Velero request are deleted once the download URL expires. A finalizer
 //! makes a NADR deleted before that remove its Velero request first, so no request (and no
 //! signed URL) outlives the tenant's object.
-use std::collections::BTreeMap;
+//!
+//! Conditions as upstream writes them: a NADR carries one condition, whose *type* is the
+//! signal. A target that cannot be served gives phase `BackingOff` and
+//! `NonAdminBackupNotAvailable` (backup kinds) or `NonAdminRestoreNotAvailable` (restore kinds),
+//! True, reason `Error`, with upstream's message (`cannot get nonadminbackup`, `cannot get
+//! nonadminrestore`) followed by why. A served URL gives phase `Created` and `Processed`, True,
+//! reason `Success`, empty message. `NonAdminBackupStorageLocationNotUsed` is never written:
+//! backups on any location are served.
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::types;
-use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::labels::finalizers;
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminDownloadRequest, NonAdminDownloadRequestStatus, NonAdminPhase,
     NonAdminRestore, RelatedVeleroDownloadRequest,
@@ -20,11 +27,18 @@ use crate::api::velero::{
     BackupPhase, DownloadRequest, DownloadRequestPhase, DownloadRequestSpec, DownloadTarget,
     RestorePhase,
 };
+use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 
-/// Reason of the Accepted condition when the target can be served.
-pub const TARGET_ACCEPTED: &str = "DownloadRequestAccepted";
-/// Reason of the Processed condition once Velero produced the URL.
-pub const PROCESSED_REASON: &str = "DownloadURLReady";
+/// Reason of the one condition of a NADR that cannot be served (upstream's).
+pub const ERROR_REASON: &str = "Error";
+/// Reason of the Processed condition once Velero produced the URL (upstream's).
+pub const PROCESSED_REASON: &str = "Success";
+/// Message of the Processed condition: empty, as upstream writes it.
+pub const PROCESSED_MESSAGE: &str = "";
+/// Upstream's message when the target NonAdminBackup cannot be had; ours adds why after `: `.
+pub const BACKUP_NOT_AVAILABLE_MESSAGE: &str = "cannot get nonadminbackup";
+/// Upstream's message when the target NonAdminRestore cannot be had; ours adds why after `: `.
+pub const RESTORE_NOT_AVAILABLE_MESSAGE: &str = "cannot get nonadminrestore";
 /// How often a NADR whose target is not usable yet (still running) is looked at again.
 pub const TARGET_POLL: Duration = Duration::from_secs(5);
 /// How often a deleted NADR looks again while its Velero request is being deleted.
@@ -157,24 +171,16 @@ pub fn velero_request_for(
         },
     );
     request.metadata.namespace = Some(oadp_namespace.to_string());
-    let mut l = BTreeMap::new();
-    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
-    l.insert(
-        labels::MANAGED_BY.to_string(),
-        labels::MANAGED_BY_VALUE.to_string(),
-    );
-    l.insert(labels::NADR_ORIGIN_NACUUID.to_string(), name);
-    request.metadata.labels = Some(l);
-    let mut a = BTreeMap::new();
-    a.insert(
-        labels::NADR_ORIGIN_NAME_ANNOTATION.to_string(),
-        nadr.metadata.name.clone().unwrap_or_default(),
-    );
-    a.insert(
-        labels::NADR_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
-        nadr.metadata.namespace.clone().unwrap_or_default(),
-    );
-    request.metadata.annotations = Some(a);
+    // The NACUUID label holds the bare UID, as upstream labels it (the name is `nadr-<uid>`).
+    request.metadata.labels = Some(origin_labels(
+        OriginKind::NonAdminDownloadRequest,
+        nadr.metadata.uid.as_deref().unwrap_or_default(),
+    ));
+    request.metadata.annotations = Some(origin_annotations(
+        OriginKind::NonAdminDownloadRequest,
+        nadr.metadata.namespace.as_deref().unwrap_or_default(),
+        nadr.metadata.name.as_deref().unwrap_or_default(),
+    ));
     request
 }
 
@@ -190,12 +196,32 @@ fn expired(expiration: Option<&Time>, now: &Time) -> bool {
     expiration.is_some_and(|e| e.0 <= now.0)
 }
 
-fn unavailable_type(nadr: &NonAdminDownloadRequest) -> &'static str {
+/// The condition type and upstream's message for a target that cannot be served.
+fn unavailable(nadr: &NonAdminDownloadRequest) -> (&'static str, &'static str) {
     if nadr.spec.target.kind.is_restore_artifact() {
-        types::NON_ADMIN_RESTORE_NOT_AVAILABLE
+        (
+            types::NON_ADMIN_RESTORE_NOT_AVAILABLE,
+            RESTORE_NOT_AVAILABLE_MESSAGE,
+        )
     } else {
-        types::NON_ADMIN_BACKUP_NOT_AVAILABLE
+        (
+            types::NON_ADMIN_BACKUP_NOT_AVAILABLE,
+            BACKUP_NOT_AVAILABLE_MESSAGE,
+        )
     }
+}
+
+/// The one condition a NADR carries, as upstream writes it: its type is the signal, True.
+/// The transition time is kept while the same condition stays.
+fn only_condition(
+    conditions: &mut Vec<Condition>,
+    type_: &str,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) {
+    conditions.retain(|c| c.type_ == type_);
+    set_condition(conditions, type_, true, reason, message, now);
 }
 
 fn has_finalizer(nadr: &NonAdminDownloadRequest) -> bool {
@@ -245,31 +271,22 @@ pub fn decide(obs: &NadrObservation<'_>) -> NadrStep {
             status: velero_status.clone(),
         });
         status.phase = Some(NonAdminPhase::Created);
-        status.conditions.retain(|c| {
-            c.type_ != types::NON_ADMIN_BACKUP_NOT_AVAILABLE
-                && c.type_ != types::NON_ADMIN_RESTORE_NOT_AVAILABLE
-        });
-        set_condition(
-            &mut status.conditions,
-            types::ACCEPTED,
-            true,
-            TARGET_ACCEPTED,
-            "download request accepted",
-            &obs.now,
-        );
         let processed = velero_status
             .as_ref()
             .and_then(|s| s.phase.as_ref())
             .is_some_and(|p| *p == DownloadRequestPhase::Processed);
         if processed {
-            set_condition(
+            // Upstream: the conditions become the one `Processed` (reason `Success`).
+            only_condition(
                 &mut status.conditions,
                 types::PROCESSED,
-                true,
                 PROCESSED_REASON,
-                "the download URL is ready",
+                PROCESSED_MESSAGE,
                 &obs.now,
             );
+        } else {
+            // The Velero request exists and waits for Velero: no refusal stands any more.
+            status.conditions.clear();
         }
         if status_changed(current.as_ref(), &status) {
             return NadrStep::WriteStatus(Box::new(status));
@@ -303,15 +320,16 @@ pub fn decide(obs: &NadrObservation<'_>) -> NadrStep {
             velero_name,
             obs.oadp_namespace,
         ))),
-        Target::Unavailable(message) | Target::NotYet(message) => {
-            let kind = unavailable_type(nadr);
+        Target::Unavailable(detail) | Target::NotYet(detail) => {
+            // Upstream: phase BackingOff and one condition whose type is the signal, reason
+            // `Error`, upstream's message followed by why.
+            let (type_, upstream) = unavailable(nadr);
             status.phase = Some(NonAdminPhase::BackingOff);
-            set_condition(
+            only_condition(
                 &mut status.conditions,
-                types::ACCEPTED,
-                false,
-                kind,
-                message,
+                type_,
+                ERROR_REASON,
+                &format!("{upstream}: {detail}"),
                 &obs.now,
             );
             if status_changed(current.as_ref(), &status) {
@@ -377,6 +395,7 @@ pub fn notice(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::api::nonadmin::labels;
     use serde_json::json;
 
     fn time(secs: i64) -> Time {
@@ -508,7 +527,11 @@ mod tests {
         assert_eq!(r.spec.target.kind.as_str(), "BackupLog");
         let l = r.metadata.labels.unwrap();
         assert_eq!(l[labels::OADP], "True");
-        assert_eq!(l[labels::NADR_ORIGIN_NACUUID], "nadr-u-1");
+        assert_eq!(
+            l[labels::NADR_ORIGIN_NACUUID],
+            "u-1",
+            "the bare UID, as upstream"
+        );
         let a = r.metadata.annotations.unwrap();
         assert_eq!(a[labels::NADR_ORIGIN_NAME_ANNOTATION], "logs");
         assert_eq!(a[labels::NADR_ORIGIN_NAMESPACE_ANNOTATION], "team-a");
@@ -519,10 +542,13 @@ mod tests {
         let mut n = nadr("BackupLog");
         let s = written(decide(&obs(&n, Target::Unavailable("gone".into()), None)));
         assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        assert_eq!(s.conditions.len(), 1, "one condition, as upstream");
         let c = &s.conditions[0];
-        assert_eq!((c.type_.as_str(), c.status.as_str()), ("Accepted", "False"));
-        assert_eq!(c.reason, types::NON_ADMIN_BACKUP_NOT_AVAILABLE);
-        assert_eq!(c.message, "gone");
+        assert_eq!(
+            (c.type_.as_str(), c.status.as_str(), c.reason.as_str()),
+            ("NonAdminBackupNotAvailable", "True", "Error")
+        );
+        assert_eq!(c.message, "cannot get nonadminbackup: gone");
         n.status = Some(s);
         assert_eq!(
             decide(&obs(&n, Target::Unavailable("gone".into()), None)),
@@ -541,10 +567,14 @@ mod tests {
     fn restore_kinds_use_the_restore_condition() {
         let n = nadr("RestoreLog");
         let s = written(decide(&obs(&n, Target::Unavailable("no".into()), None)));
+        assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
+        assert_eq!(s.conditions.len(), 1);
+        let c = &s.conditions[0];
         assert_eq!(
-            s.conditions[0].reason,
-            types::NON_ADMIN_RESTORE_NOT_AVAILABLE
+            (c.type_.as_str(), c.status.as_str(), c.reason.as_str()),
+            ("NonAdminRestoreNotAvailable", "True", "Error")
         );
+        assert_eq!(c.message, "cannot get nonadminrestore: no");
     }
 
     #[test]
@@ -566,10 +596,17 @@ mod tests {
         let s = written(decide(&obs(&n, Target::Ready("vb".into()), Some(&done))));
         let v = s.velero.clone().unwrap().status.unwrap();
         assert_eq!(v.download_url.as_deref(), Some("http://x/y"));
-        assert!(
-            s.conditions
-                .iter()
-                .any(|c| c.type_ == types::PROCESSED && c.status == "True")
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
+        assert_eq!(s.conditions.len(), 1, "only Processed, as upstream");
+        let c = &s.conditions[0];
+        assert_eq!(
+            (
+                c.type_.as_str(),
+                c.status.as_str(),
+                c.reason.as_str(),
+                c.message.as_str()
+            ),
+            ("Processed", "True", "Success", "")
         );
         n.status = Some(s);
         assert_eq!(
@@ -585,8 +622,51 @@ mod tests {
         let pending = request(json!({}));
         let s = written(decide(&obs(&n, Target::Ready("vb".into()), Some(&pending))));
         assert_eq!(s.phase, Some(NonAdminPhase::Created));
-        let accepted = s.conditions.iter().find(|c| c.type_ == "Accepted").unwrap();
-        assert_eq!(accepted.status, "True");
+        assert!(s.conditions.is_empty(), "{:?}", s.conditions);
+    }
+
+    #[test]
+    fn the_one_condition_replaces_any_other_as_upstream() {
+        // A NADR written by an earlier NAC (reasons on Accepted) or backing off: each new
+        // state leaves exactly one condition, whose type is the signal.
+        let mut n = nadr("BackupLog");
+        n.status = Some(
+            serde_json::from_value(json!({"phase": "BackingOff", "conditions": [
+                {"type": "Accepted", "status": "False", "reason": "NonAdminBackupNotAvailable",
+                 "message": "old", "lastTransitionTime": "2027-01-15T08:00:00Z"}]}))
+            .unwrap(),
+        );
+        let running = written(decide(&obs(
+            &n,
+            backup_target(
+                Some(&nab(
+                    json!({"veleroBackup": {"name": "vb", "status": {"phase": "InProgress"}}}),
+                )),
+                "first",
+            ),
+            None,
+        )));
+        assert_eq!(running.conditions.len(), 1);
+        assert_eq!(running.conditions[0].type_, "NonAdminBackupNotAvailable");
+        assert_eq!(
+            running.conditions[0].message,
+            "cannot get nonadminbackup: NonAdminBackup \"first\" has not finished yet"
+        );
+        n.status = Some(running);
+        let missing = written(decide(&obs(&n, backup_target(None, "first"), None)));
+        assert_eq!(
+            missing.conditions[0].message,
+            "cannot get nonadminbackup: NonAdminBackup \"first\" not found in this namespace"
+        );
+        n.status = Some(missing);
+        let expiration = serde_json::to_value(time(60)).unwrap();
+        let done = request(
+            json!({"phase": "Processed", "downloadURL": "http://x/y", "expiration": expiration}),
+        );
+        let s = written(decide(&obs(&n, Target::Ready("vb".into()), Some(&done))));
+        let types_: Vec<&str> = s.conditions.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(types_, ["Processed"]);
+        assert_eq!(s.phase, Some(NonAdminPhase::Created));
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub async fn verdict(
     let nabs: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
     let Some(nab) = nabs.get_opt(&backup_name).await? else {
         return Ok(Err(invalid_source(format!(
-            "NonAdminBackup {backup_name:?} not found in namespace {namespace}"
+            "nonadminbackups.oadp.openshift.io {backup_name:?} not found (NonAdminBackup {backup_name:?} not found in namespace {namespace})"
         ))));
     };
     if nab.metadata.deletion_timestamp.is_some() {

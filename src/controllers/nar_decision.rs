@@ -439,7 +439,8 @@ mod tests {
     #[test]
     fn invalid_spec_backs_off_then_waits_and_a_fix_moves_on() {
         let n = nar(json!({}));
-        let refused = "NonAdminRestore spec.restoreSpec.namespaceMapping is restricted";
+        let refused =
+            "NonAdminRestore nonAdminRestore.spec.restoreSpec.namespaceMapping is restricted";
         let s = status_of(decide(&obs(&n, None, Err(refused.into()))));
         assert_eq!(s.phase, Some(NonAdminPhase::BackingOff));
         let c = condition(&s, types::ACCEPTED);

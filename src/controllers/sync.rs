@@ -3,7 +3,9 @@
 //! and mirrors it again.
 //!
 //! A backup is synced when it is NAC's ([`origin_of_kind`] with the NonAdminBackup kind), it is
-//! finished (Completed or PartiallyFailed), its origin namespace exists, and it lives on the
+//! finished (Completed, PartiallyFailed or Failed: upstream syncs every backup Velero completed,
+//! so the tenant sees a failure after a disaster too; never FailedValidation, which Velero
+//! neither runs nor uploads), its origin namespace exists, and it lives on the
 //! default BSL, on a BSL made for a NonAdminBackupStorageLocation that still exists **in the
 //! origin namespace** (a tenant's bucket can hold backups annotated for other namespaces; those
 //! are never planted there), or on the BSL of a shared backup pool entry (seed 001) made for
@@ -215,6 +217,16 @@ pub fn retained_origin(backup: &Backup, view: &SyncView) -> Option<Origin> {
     origin_if(backup, view, false)
 }
 
+/// Whether a Velero Backup in `phase` is synced: it completed, whatever its outcome (upstream
+/// syncs every backup with a completion timestamp, which Velero sets on Completed,
+/// PartiallyFailed and Failed).
+pub fn synced_phase(phase: &BackupPhase) -> bool {
+    matches!(
+        phase,
+        BackupPhase::Completed | BackupPhase::PartiallyFailed | BackupPhase::Failed
+    )
+}
+
 /// [`sync_origin`], comparing the recorded namespace UID only when `compare_identity`.
 fn origin_if(backup: &Backup, view: &SyncView, compare_identity: bool) -> Option<Origin> {
     if backup.metadata.deletion_timestamp.is_some() {
@@ -227,7 +239,7 @@ fn origin_if(backup: &Backup, view: &SyncView, compare_identity: bool) -> Option
         .status
         .as_ref()
         .and_then(|s| s.phase.as_ref())
-        .is_some_and(|p| matches!(p, BackupPhase::Completed | BackupPhase::PartiallyFailed));
+        .is_some_and(synced_phase);
     let live_uid = view.namespaces.get(&origin.namespace)?;
     if !finished || owned_by_live_schedule(backup, view) {
         return None;
@@ -616,6 +628,25 @@ mod tests {
         let vb = planned[0].status.velero_backup.as_ref().unwrap();
         assert_eq!(vb.nacuuid.as_deref(), Some("u1"));
         assert_eq!(vb.namespace.as_deref(), Some("openshift-adp"));
+    }
+
+    #[test]
+    fn failed_backups_are_synced_too_as_upstream() {
+        let backups = vec![
+            backup("team-a", "broken", "u1", None, "Failed"),
+            backup("team-a", "partial", "u2", None, "PartiallyFailed"),
+            backup("team-a", "invalid", "u3", None, "FailedValidation"),
+            backup("team-a", "new", "u4", None, "New"),
+            backup("team-a", "finalizing", "u5", None, "Finalizing"),
+        ];
+        let planned = plan(&backups, &view(), "openshift-adp");
+        let names: Vec<_> = planned.iter().map(|s| s.origin.name.as_str()).collect();
+        assert_eq!(names, ["broken", "partial"]);
+        let vb = planned[0].status.velero_backup.as_ref().unwrap();
+        assert_eq!(vb.nacuuid.as_deref(), Some("u1"));
+        assert!(synced_phase(&BackupPhase::Failed));
+        assert!(!synced_phase(&BackupPhase::FailedValidation));
+        assert!(!synced_phase(&BackupPhase::WaitingForPluginOperations));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! Restrictions follow upstream's `ValidateBackupSpec` (`migtools/oadp-non-admin`,
 //! `internal/common/function/function.go`) and its messages (`NonAdminBackup %s is
-//! restricted`), with these additions: every violation is reported (not only the first); a
+//! restricted`), including its Go notion of "set": an empty list or map the tenant wrote
+//! (`excludedNamespaces: []`) is a non-nil slice or map after JSON decoding, so it is set;
+//! only an absent field or `null` is unset. Our additions: every violation is reported (not only the first); a
 //! filter naming a kind NAC always excludes is refused up front (Velero would fail the backup
 //! for listing it in both includes and excludes); mixing Velero's old- and new-style resource
 //! filters is refused with a clear message instead of a Velero `FailedValidation`; and
@@ -102,11 +104,9 @@ pub fn validate_backup_spec(
             &format!(", can not contain namespaces other than: {namespace}"),
         ));
     }
-    if spec
-        .excluded_namespaces
-        .as_ref()
-        .is_some_and(|l| !l.is_empty())
-    {
+    // Upstream tests `!= nil`: after JSON decoding `[]` is a non-nil slice, so an empty list
+    // is set, and refused like any other (only absent or `null` passes).
+    if spec.excluded_namespaces.is_some() {
         violations.push(restricted("excludedNamespaces", ""));
     }
     if spec.include_cluster_resources == Some(true) {
@@ -125,11 +125,8 @@ pub fn validate_backup_spec(
             ", must remain empty",
         ));
     }
-    if spec
-        .volume_snapshot_locations
-        .as_ref()
-        .is_some_and(|l| !l.is_empty())
-    {
+    // `!= nil` upstream too; `includedClusterScopedResources` above is `len(...) > 0` there.
+    if spec.volume_snapshot_locations.is_some() {
         violations.push(restricted("volumeSnapshotLocations", ""));
     }
     let tenant_style = filter_style(spec);
@@ -338,7 +335,11 @@ mod tests {
                 "NonAdminBackup spec.backupSpec.includedClusterScopedResources is restricted, must remain empty"
             ]
         );
-        let harmless = spec(json!({"includeClusterResources": false, "excludedNamespaces": []}));
+        let harmless = spec(json!({
+            "includeClusterResources": false,
+            "includedClusterScopedResources": [],
+            "excludedNamespaces": null
+        }));
         assert_eq!(validate_backup_spec("team-a", &harmless, &none()), Ok(()));
     }
 
@@ -557,6 +558,106 @@ mod tests {
         assert_eq!(
             built.uploader_config.unwrap().parallel_files_upload,
             Some(4)
+        );
+    }
+
+    fn dpa(enforce_backup_spec: Value) -> EffectivePolicy {
+        let dpa = json!({"enable": true, "enforceBackupSpec": enforce_backup_spec});
+        NacPolicy::from_sources(Some(&dpa), None)
+            .unwrap()
+            .for_namespace(&BTreeMap::new())
+    }
+
+    /// Upstream `ValidateBackupSpec` tests `excludedNamespaces != nil` and
+    /// `volumeSnapshotLocations != nil`: the `[]` Go decodes is a non-nil slice, so an empty
+    /// list is set and refused (only absent or `null` passes). `includedNamespaces != nil` is
+    /// checked with `containsOnlyNamespace`, which an empty list passes (the Velero backup then
+    /// names the tenant's namespace), and `includedClusterScopedResources` with
+    /// `len(...) > 0`, which an empty list passes.
+    #[test]
+    fn empty_lists_are_set_as_upstream_decodes_them() {
+        for field in ["excludedNamespaces", "volumeSnapshotLocations"] {
+            let tenant = spec(json!({field: []}));
+            assert_eq!(
+                messages(validate_backup_spec("team-a", &tenant, &none())),
+                [format!(
+                    "NonAdminBackup spec.backupSpec.{field} is restricted"
+                )]
+            );
+            let null = spec(json!({field: null}));
+            assert_eq!(validate_backup_spec("team-a", &null, &none()), Ok(()));
+        }
+        let empty = spec(json!({"includedNamespaces": [], "includedClusterScopedResources": []}));
+        assert_eq!(validate_backup_spec("team-a", &empty, &none()), Ok(()));
+        let built = build_velero_backup_spec("team-a", &empty, &none(), None).unwrap();
+        assert_eq!(built.included_namespaces, Some(vec!["team-a".to_owned()]));
+    }
+
+    /// Upstream `TestValidateBackupSpecEnforcedFields`, the cases whose values are empty:
+    /// "ExcludedResources" (enforced `[nonadminbackups…]`, override `[]`),
+    /// "IncludedNamespaceScopedResources" (enforced `[]`, override `[*]`),
+    /// "ExcludedClusterScopedResources" and "ExcludedNamespaceScopedResources" (enforced
+    /// `[*]`, override `[]`), "OrderedResources" (enforced a map, override `{}`). Each: unset
+    /// passes, the enforced value passes, the override is refused.
+    #[test]
+    fn upstream_enforced_field_cases_with_empty_values() {
+        let cases = [
+            (
+                "excludedResources",
+                json!(["nonadminbackups.nac.oadp.openshift.io"]),
+                json!([]),
+            ),
+            ("includedNamespaceScopedResources", json!([]), json!(["*"])),
+            ("excludedClusterScopedResources", json!(["*"]), json!([])),
+            ("excludedNamespaceScopedResources", json!(["*"]), json!([])),
+            (
+                "orderedResources",
+                json!({"pods": "ns1/pod1,ns2/pod2"}),
+                json!({}),
+            ),
+        ];
+        for (field, enforced, overriding) in cases {
+            let policy = dpa(json!({field: enforced.clone()}));
+            assert_eq!(
+                validate_backup_spec("team-a", &spec(json!({})), &policy),
+                Ok(()),
+                "{field} unset"
+            );
+            assert_eq!(
+                validate_backup_spec("team-a", &spec(json!({field: enforced.clone()})), &policy),
+                Ok(()),
+                "{field} enforced value"
+            );
+            let found = messages(validate_backup_spec(
+                "team-a",
+                &spec(json!({field: overriding})),
+                &policy,
+            ));
+            assert!(
+                found.contains(&format!(
+                    "the administrator has restricted spec.backupSpec.{field} field value to {}",
+                    crate::policy::rules::display_value(&enforced)
+                )),
+                "{field}: {found:?}"
+            );
+        }
+    }
+
+    /// An enforced empty list or map is enforced: the controller's fill loop (upstream's
+    /// `!enforcedField.IsZero() && currentField.IsZero()`) writes it into the Velero spec of a
+    /// tenant who left the field unset.
+    #[test]
+    fn enforced_empty_values_reach_the_velero_spec() {
+        let policy = dpa(json!({"includedResources": [], "orderedResources": {}}));
+        let built = build_velero_backup_spec("team-a", &spec(json!({})), &policy, None).unwrap();
+        assert_eq!(built.included_resources, Some(Vec::new()));
+        assert_eq!(built.ordered_resources, Some(BTreeMap::new()));
+        let narrowed = spec(json!({"includedResources": ["configmaps"]}));
+        assert_eq!(
+            messages(validate_backup_spec("team-a", &narrowed, &policy)),
+            [
+                "the administrator has restricted spec.backupSpec.includedResources field value to []"
+            ]
         );
     }
 }

@@ -121,14 +121,28 @@ pub fn validate_bsl_spec(
             format!("{KIND} cannot be used as a default BSL"),
         ));
     }
+    // Upstream's texts name the field `spec.bslSpec.…`; ours follow with the CRD's path.
+    let credential_missing = |field: &str, upstream: &str| {
+        let path = format!("{PREFIX}.{field}");
+        PolicyViolation::new(
+            ViolationReason::Missing,
+            &path,
+            format!("{KIND} {upstream} ({path} is not set)"),
+        )
+    };
+    const NAME_OR_KEY: &str =
+        "spec.bslSpec.credential.name or spec.bslSpec.credential.key is not set";
     match &spec.credential {
-        None => violations.push(missing("credential")),
+        None => violations.push(credential_missing(
+            "credential",
+            "spec.bslSpec.credential is not set",
+        )),
         Some(credential) if credential.name.is_empty() || credential.key.is_empty() => {
             if credential.name.is_empty() {
-                violations.push(missing("credential.name"));
+                violations.push(credential_missing("credential.name", NAME_OR_KEY));
             }
             if credential.key.is_empty() {
-                violations.push(missing("credential.key"));
+                violations.push(credential_missing("credential.key", NAME_OR_KEY));
             }
         }
         Some(credential) if !secret_exists => violations.push(PolicyViolation::new(
@@ -537,7 +551,10 @@ mod tests {
                 &none(),
                 true
             )),
-            ["NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential is not set"]
+            // Upstream's text (its `bslSpec` path), then the CRD's path.
+            [
+                "NonAdminBackupStorageLocation spec.bslSpec.credential is not set (spec.backupStorageLocationSpec.credential is not set)"
+            ]
         );
         assert_eq!(
             messages(validate_bsl_spec(
@@ -547,8 +564,8 @@ mod tests {
                 true
             )),
             [
-                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential.name is not set",
-                "NonAdminBackupStorageLocation spec.backupStorageLocationSpec.credential.key is not set",
+                "NonAdminBackupStorageLocation spec.bslSpec.credential.name or spec.bslSpec.credential.key is not set (spec.backupStorageLocationSpec.credential.name is not set)",
+                "NonAdminBackupStorageLocation spec.bslSpec.credential.name or spec.bslSpec.credential.key is not set (spec.backupStorageLocationSpec.credential.key is not set)",
             ]
         );
         assert_eq!(

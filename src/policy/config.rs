@@ -560,11 +560,7 @@ impl NacPolicy {
                 Some(_) => return Err(invalid(location, "must be an object")),
             };
             let mut leaves = Vec::new();
-            flatten_enforced(
-                enforced,
-                &FieldPath::from_segments(Vec::<String>::new()),
-                &mut leaves,
-            );
+            flatten_enforced(kind, enforced, &mut leaves);
             for (path, value) in leaves {
                 let field_location = format!("{location}.{path}");
                 if let Some(reason) = kind.non_enforceable(&path, &value) {
@@ -762,24 +758,51 @@ fn parse_period(text: &str, location: &str) -> Result<Duration, PolicyConfigErro
 
 /// The fields of a DPA `enforce*Spec` that are enforced: each top-level field whole (maps and
 /// structs included, as upstream's `reflect.DeepEqual`), skipping Go zero values (upstream's
-/// `IsZero` check).
+/// `IsZero` check, see [`is_go_zero`]).
 fn flatten_enforced(
+    kind: SpecKind,
     object: &serde_json::Map<String, Value>,
-    parent: &FieldPath,
     leaves: &mut Vec<(FieldPath, Value)>,
 ) {
     for (key, value) in object {
-        let path = if parent.segments().is_empty() {
-            FieldPath::from_segments([key.as_str()])
-        } else {
-            parent.child(key)
-        };
-        match value {
-            Value::Number(number) if number.as_f64() == Some(0.0) => {}
-            _ if is_empty_value(value) => {}
-            _ if is_duration_field(&path) && as_duration(value) == Some(Duration::ZERO) => {}
-            _ => leaves.push((path, value.clone())),
+        let path = FieldPath::from_segments([key.as_str()]);
+        if !is_go_zero(kind, &path, value) {
+            leaves.push((path, value.clone()));
         }
+    }
+}
+
+/// Whether `value`, decoded into the Velero Go type of the top-level field `path`, is that
+/// type's zero value (`reflect.Value.IsZero`), which upstream neither enforces nor compares.
+///
+/// As Go decodes JSON: `null`, `""`, `0` and a zero duration are zero; `[]` is a non-nil slice
+/// and `{}` a non-nil map or pointer, so both are set (an enforced `excludedResources: []`
+/// or `orderedResources: {}` is enforced). `false` is set too (Velero's booleans are
+/// pointers), except the plain `bool` `default` of a storage location. A struct held by value
+/// (`metadata`, `hooks`) is zero when each of its fields is: its fields are all slices or
+/// maps, so only `null`s.
+pub(crate) fn is_go_zero(kind: SpecKind, path: &FieldPath, value: &Value) -> bool {
+    let top_level = path.segments().len() == 1;
+    match value {
+        Value::Null => true,
+        Value::String(text) if text.is_empty() => true,
+        Value::Number(number) => number.as_f64() == Some(0.0),
+        Value::Bool(false) => {
+            top_level && kind == SpecKind::BackupStorageLocation && path.top_level() == "default"
+        }
+        Value::Object(fields) if top_level && is_value_struct(kind, path.top_level()) => {
+            fields.values().all(Value::is_null)
+        }
+        _ => is_duration_field(path) && as_duration(value) == Some(Duration::ZERO),
+    }
+}
+
+/// Top-level fields whose Velero Go type is a struct held by value (not a pointer or a map).
+fn is_value_struct(kind: SpecKind, field: &str) -> bool {
+    match kind {
+        SpecKind::Backup => matches!(field, "metadata" | "hooks"),
+        SpecKind::Restore => field == "hooks",
+        SpecKind::BackupStorageLocation => false,
     }
 }
 
@@ -1161,12 +1184,23 @@ rules:
             .keys()
             .map(ToString::to_string)
             .collect();
-        // zero values ("", [], 0, "0s") are not enforced; false is (a pointer in Go); objects
-        // are enforced whole, as upstream's reflect.DeepEqual on top-level fields (a non-nil
+        // Go zero values ("", 0, "0s") are not enforced; false is (a pointer in Go), and so is
+        // [] (a non-nil slice after JSON decoding: upstream's IsZero is false); objects are
+        // enforced whole, as upstream's reflect.DeepEqual on top-level fields (a non-nil
         // pointer is not zero, whatever it points at).
         assert_eq!(
             enforced,
-            ["labelSelector", "snapshotMoveData", "ttl", "uploaderConfig"]
+            [
+                "includedResources",
+                "labelSelector",
+                "snapshotMoveData",
+                "ttl",
+                "uploaderConfig"
+            ]
+        );
+        assert_eq!(
+            effective.backup.enforced()[&path("includedResources")],
+            json!([])
         );
         assert_eq!(
             effective.backup.enforced()[&path("labelSelector")],
@@ -1321,6 +1355,61 @@ rules:
         // includeClusterResources: false may be enforced.
         let dpa = json!({"enforceBackupSpec": {"includeClusterResources": false}});
         assert!(NacPolicy::from_sources(Some(&dpa), None).is_ok());
+        // The OADP operator checks `!= nil` here: an empty list or map is set, so refused too.
+        for (dpa, expected) in [
+            (
+                json!({"enforceBackupSpec": {"excludedNamespaces": []}}),
+                "DPA spec.nonAdmin.enforceBackupSpec.excludedNamespaces is non-enforceable by admins",
+            ),
+            (
+                json!({"enforceBackupSpec": {"volumeSnapshotLocations": []}}),
+                "DPA spec.nonAdmin.enforceBackupSpec.volumeSnapshotLocations is non-enforceable by admins",
+            ),
+            (
+                json!({"enforceRestoreSpec": {"namespaceMapping": {}}}),
+                "DPA spec.nonAdmin.enforceRestoreSpec.namespaceMapping is non-enforceable by admins",
+            ),
+        ] {
+            assert_eq!(error_of(Some(dpa), None), expected);
+        }
+        // ... but not `len(...) > 0`: an empty includedClusterScopedResources may be enforced.
+        let dpa = json!({"enforceBackupSpec": {"includedClusterScopedResources": []}});
+        assert!(NacPolicy::from_sources(Some(&dpa), None).is_ok());
+    }
+
+    #[test]
+    fn dpa_empty_lists_and_maps_are_enforced_go_zero_values_are_not() {
+        let dpa = json!({
+            "enforceBackupSpec": {
+                "excludedResources": [],
+                "orderedResources": {},
+                "hooks": {},
+                "metadata": {"labels": null},
+                "uploaderConfig": {},
+                "datamover": "",
+                "ttl": "0s"
+            },
+            "enforceRestoreSpec": {"includedResources": [], "hooks": {"resources": []}},
+            "enforceBSLSpec": {"default": false, "config": {}}
+        });
+        let effective = NacPolicy::from_sources(Some(&dpa), None)
+            .unwrap()
+            .for_namespace(&BTreeMap::new());
+        let keys = |rules: &SpecRules| -> Vec<String> {
+            rules.enforced().keys().map(ToString::to_string).collect()
+        };
+        assert_eq!(
+            keys(&effective.backup),
+            ["excludedResources", "orderedResources", "uploaderConfig"]
+        );
+        assert_eq!(
+            effective.backup.enforced()[&path("orderedResources")],
+            json!({})
+        );
+        // `hooks: {resources: []}` holds a non-nil slice: not zero.
+        assert_eq!(keys(&effective.restore), ["hooks", "includedResources"]);
+        // A storage location's `default` is a plain bool: false is its zero value.
+        assert_eq!(keys(&effective.bsl), ["config"]);
     }
 
     #[test]
@@ -1425,7 +1514,7 @@ rules:
                 None,
                 Some("rules:\n  - name: base\n    backup:\n      enforce:\n        tll: 1h\n")
             ),
-            "policy.yaml rules[0] (base): backup.enforce.tll names an unknown field \"tll\" of spec.backupSpec (known fields: metadata, includedNamespaces, excludedNamespaces, includedResources, excludedResources, includedClusterScopedResources, excludedClusterScopedResources, includedNamespaceScopedResources, excludedNamespaceScopedResources, labelSelector, orLabelSelectors, snapshotVolumes, ttl, volumeGroupSnapshotLabelKey, includeClusterResources, hooks, storageLocation, volumeSnapshotLocations, defaultVolumesToRestic, defaultVolumesToFsBackup, orderedResources, csiSnapshotTimeout, itemOperationTimeout, resourcePolicy, snapshotMoveData, datamover, uploaderConfig, backupType)"
+            "policy.yaml rules[0] (base): backup.enforce.tll names an unknown field \"tll\" of spec.backupSpec (known fields: metadata, includedNamespaces, excludedNamespaces, includedResources, excludedResources, includedClusterScopedResources, excludedClusterScopedResources, includedNamespaceScopedResources, excludedNamespaceScopedResources, labelSelector, orLabelSelectors, snapshotVolumes, ttl, volumeGroupSnapshotLabelKey, includeClusterResources, hooks, storageLocation, volumeSnapshotLocations, defaultVolumesToRestic, defaultVolumesToFsBackup, orderedResources, csiSnapshotTimeout, itemOperationTimeout, resourcePolicy, snapshotMoveData, datamover, uploaderConfig)"
         );
         let message = error_of(
             None,

@@ -101,7 +101,9 @@ pub struct Origin {
     pub namespace: String,
     /// Its name.
     pub name: String,
-    /// Its NACUUID (also the Velero object's name).
+    /// Its NACUUID (also the Velero object's name), except for a NonAdminDownloadRequest: its
+    /// label holds the NADR's bare UID, as upstream writes it, while the Velero
+    /// DownloadRequest is named `nadr-<uid>`.
     pub nacuuid: String,
 }
 
@@ -251,6 +253,17 @@ mod tests {
                 kind.kind()
             );
         }
+    }
+
+    #[test]
+    fn a_download_request_origin_carries_the_bare_uid() {
+        let uid = "0d0b7b2c-ee76-412d-a867-2c23b8aa51ab";
+        let labels = origin_labels(OriginKind::NonAdminDownloadRequest, uid);
+        assert_eq!(labels["openshift.io/oadp-nadr-origin-nacuuid"], uid);
+        let annotations = origin_annotations(OriginKind::NonAdminDownloadRequest, "team-a", "logs");
+        let origin = origin_of(&labels, &annotations).expect("a NADR origin");
+        assert_eq!(origin.kind, OriginKind::NonAdminDownloadRequest);
+        assert_eq!(origin.nacuuid, uid);
     }
 
     #[test]

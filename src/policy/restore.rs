@@ -25,12 +25,9 @@ fn restricted(field: &str, detail: &str) -> PolicyViolation {
     PolicyViolation::new(
         ViolationReason::Restricted,
         &path,
-        format!("NonAdminRestore {path} is restricted{detail}"),
+        // Upstream's text (`NARRestrictedErr` with its `nonAdminRestore.` path), then ours.
+        format!("NonAdminRestore nonAdminRestore.{path} is restricted{detail}"),
     )
-}
-
-fn non_empty<T>(list: Option<&[T]>) -> bool {
-    list.is_some_and(|items| !items.is_empty())
 }
 
 /// Validates a NonAdminRestore's `spec.restoreSpec` in `namespace`. Returns every violation.
@@ -58,20 +55,18 @@ pub fn validate_restore_spec(
             format!("NonAdminRestore {PREFIX}.backupName is not set"),
         ));
     }
-    if non_empty(spec.included_namespaces.as_deref()) {
+    // Upstream tests these three `!= nil`: after JSON decoding `[]` and `{}` are a non-nil
+    // slice and map, so an empty list or map is set and refused; only absent or `null` passes.
+    if spec.included_namespaces.is_some() {
         violations.push(restricted(
             "includedNamespaces",
             &format!(", restores always target namespace {namespace}"),
         ));
     }
-    if non_empty(spec.excluded_namespaces.as_deref()) {
+    if spec.excluded_namespaces.is_some() {
         violations.push(restricted("excludedNamespaces", ""));
     }
-    if spec
-        .namespace_mapping
-        .as_ref()
-        .is_some_and(|map| !map.is_empty())
-    {
+    if spec.namespace_mapping.is_some() {
         violations.push(restricted("namespaceMapping", ""));
     }
     if spec.include_cluster_resources == Some(true) {
@@ -235,10 +230,10 @@ mod tests {
         assert_eq!(
             messages(validate_restore_spec("team-a", &attack, &none())),
             [
-                "NonAdminRestore spec.restoreSpec.scheduleName is restricted",
-                "NonAdminRestore spec.restoreSpec.includedNamespaces is restricted, restores always target namespace team-a",
-                "NonAdminRestore spec.restoreSpec.excludedNamespaces is restricted",
-                "NonAdminRestore spec.restoreSpec.namespaceMapping is restricted",
+                "NonAdminRestore nonAdminRestore.spec.restoreSpec.scheduleName is restricted",
+                "NonAdminRestore nonAdminRestore.spec.restoreSpec.includedNamespaces is restricted, restores always target namespace team-a",
+                "NonAdminRestore nonAdminRestore.spec.restoreSpec.excludedNamespaces is restricted",
+                "NonAdminRestore nonAdminRestore.spec.restoreSpec.namespaceMapping is restricted",
             ]
         );
     }
@@ -249,7 +244,7 @@ mod tests {
         assert_eq!(
             messages(validate_restore_spec("team-a", &attack, &none())),
             [
-                "NonAdminRestore spec.restoreSpec.includeClusterResources is restricted, can only be set to false"
+                "NonAdminRestore nonAdminRestore.spec.restoreSpec.includeClusterResources is restricted, can only be set to false"
             ]
         );
         let attack = spec(json!({
@@ -377,5 +372,73 @@ mod tests {
         assert_eq!(built.excluded_namespaces, None);
         assert_eq!(built.namespace_mapping, None);
         assert_eq!(built.include_cluster_resources, Some(false));
+    }
+
+    fn dpa(enforce_restore_spec: Value) -> EffectivePolicy {
+        let dpa = json!({"enable": true, "enforceRestoreSpec": enforce_restore_spec});
+        NacPolicy::from_sources(Some(&dpa), None)
+            .unwrap()
+            .for_namespace(&BTreeMap::new())
+    }
+
+    /// Upstream `TestValidateRestoreSpec` ("[invalid] spec.restoreSpec.includedNamespaces /
+    /// excludedNamespaces / namespaceMapping is restricted"), with the empty values Go decodes
+    /// from `[]` and `{}`: `ValidateRestoreSpec` tests `!= nil`, so they are refused too.
+    #[test]
+    fn empty_namespace_lists_and_mapping_are_set_and_refused() {
+        for (field, value) in [
+            ("includedNamespaces", json!([])),
+            ("excludedNamespaces", json!([])),
+            ("namespaceMapping", json!({})),
+        ] {
+            let tenant = spec(json!({"backupName": "nightly", field: value}));
+            let found = messages(validate_restore_spec("team-a", &tenant, &none()));
+            assert_eq!(found.len(), 1, "{field}: {found:?}");
+            assert!(
+                found[0].starts_with(&format!(
+                    "NonAdminRestore nonAdminRestore.spec.restoreSpec.{field} is restricted"
+                )),
+                "{found:?}"
+            );
+            // null is Go's nil: unset.
+            let tenant = spec(json!({"backupName": "nightly", field: null}));
+            assert_eq!(validate_restore_spec("team-a", &tenant, &none()), Ok(()));
+        }
+    }
+
+    /// Upstream `TestValidateRestoreSpecEnforcedFields`, case "ExcludedResources": enforced
+    /// `[foobar.io]`, a tenant's `[]` overrides it (refused); unset or equal passes.
+    #[test]
+    fn enforced_list_refuses_a_tenants_empty_list() {
+        let policy = dpa(json!({"excludedResources": ["foobar.io"]}));
+        let unset = spec(json!({"backupName": "b"}));
+        assert_eq!(validate_restore_spec("team-a", &unset, &policy), Ok(()));
+        let same = spec(json!({"backupName": "b", "excludedResources": ["foobar.io"]}));
+        assert_eq!(validate_restore_spec("team-a", &same, &policy), Ok(()));
+        let empty = spec(json!({"backupName": "b", "excludedResources": []}));
+        assert_eq!(
+            messages(validate_restore_spec("team-a", &empty, &policy)),
+            [
+                "the administrator has restricted spec.restoreSpec.excludedResources field value to [\"foobar.io\"]"
+            ]
+        );
+    }
+
+    /// An enforced empty list is a non-zero value upstream (a non-nil slice): a tenant's
+    /// other value is refused, and an unset field gets the empty list.
+    #[test]
+    fn enforced_empty_list_is_enforced() {
+        let policy = dpa(json!({"includedResources": []}));
+        let narrowed = spec(json!({"backupName": "b", "includedResources": ["configmaps"]}));
+        assert_eq!(
+            messages(validate_restore_spec("team-a", &narrowed, &policy)),
+            [
+                "the administrator has restricted spec.restoreSpec.includedResources field value to []"
+            ]
+        );
+        let unset = spec(json!({"backupName": "b"}));
+        assert_eq!(validate_restore_spec("team-a", &unset, &policy), Ok(()));
+        let built = build_velero_restore_spec("team-a", &unset, "v", &policy).unwrap();
+        assert_eq!(built.included_resources, Some(Vec::new()));
     }
 }

@@ -692,6 +692,16 @@ fn leftover_kinds() -> Vec<(ApiResource, bool)> {
             true,
         ),
         (nac("DeletionAction", "deletionactions"), false),
+        // A case's admin policy (the DPA CRD is installed only by the cases that use it).
+        (
+            kind(
+                "oadp.openshift.io",
+                "v1alpha1",
+                "DataProtectionApplication",
+                "dataprotectionapplications",
+            ),
+            true,
+        ),
         (nac("BackupEntry", "backupentries"), false),
         (nac("BackupBucket", "backupbuckets"), false),
         (velero("Backup", "backups"), true),

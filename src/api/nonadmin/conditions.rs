@@ -66,13 +66,17 @@ pub mod reasons {
     pub const BSL_SPEC_INVALID: &str = "BslSpecInvalid";
     /// NABSL: SpecUpdateApproved=False, the spec changed after the request was made.
     pub const BSL_SPEC_UPDATE_REJECTED: &str = "BslSpecUpdateRejected";
-    /// NABSL: SecretSynced=True.
-    pub const SECRET_SYNCED: &str = "SecretSynced";
-    /// NABSL: SecretSynced=False.
-    pub const SECRET_SYNC_ERROR: &str = "SecretSyncError";
-    /// NABSL: BackupStorageLocationSynced=True.
-    pub const BACKUP_STORAGE_LOCATION_SYNCED: &str = "BackupStorageLocationSynced";
-    /// NABSL: BackupStorageLocationSynced=False.
+    /// NABSL: SecretSynced=True, NAC's copy of the credential Secret was created (upstream's).
+    pub const SECRET_CREATED: &str = "SecretCreated";
+    /// NABSL: SecretSynced=True, NAC's copy was updated to the tenant's Secret (upstream's).
+    pub const SECRET_UPDATED: &str = "SecretUpdated";
+    /// NABSL: SecretSynced=False, the copy could not be written (upstream's).
+    pub const SECRET_SYNC_FAILED: &str = "SecretSyncFailed";
+    /// NABSL: BackupStorageLocationSynced=True, the Velero BSL was created (upstream's).
+    pub const BACKUP_STORAGE_LOCATION_CREATED: &str = "BackupStorageLocationCreated";
+    /// NABSL: BackupStorageLocationSynced=True, the Velero BSL was updated (upstream's).
+    pub const BACKUP_STORAGE_LOCATION_UPDATED: &str = "BackupStorageLocationUpdated";
+    /// NABSL: BackupStorageLocationSynced=False, the Velero BSL could not be written (upstream's).
     pub const BACKUP_STORAGE_LOCATION_SYNC_ERROR: &str = "BackupStorageLocationSyncError";
 
     /// NAS: Accepted=True.

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::shared::{HookErrorMode, HookStatus};
 use crate::api::common::{GoDuration, UnknownFields, open_string_enum};
 
+// Exactly the fields of Velero 1.18's `BackupSpec` (`pkg/apis/velero/v1/backup_types.go`).
+// `backupType` (Full/Incremental) is not one of them: Velero's main branch added it after 1.18
+// (velero-io/velero#9954), and a 1.18 CRD prunes it.
 /// What a Velero backup captures and where it stores it.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
@@ -109,9 +112,6 @@ pub struct BackupSpec {
     /// Settings of the file uploader.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uploader_config: Option<UploaderConfigForBackup>,
-    /// Whether volume data is backed up fully or incrementally.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub backup_type: Option<BackupType>,
     /// Fields unknown to this version of NAC, kept verbatim.
     #[serde(flatten)]
     #[schemars(skip)]
@@ -263,16 +263,6 @@ impl BackupPhase {
             self,
             Self::Completed | Self::PartiallyFailed | Self::Failed | Self::FailedValidation
         )
-    }
-}
-
-open_string_enum! {
-    /// How volume data is backed up.
-    pub enum BackupType {
-        /// Every volume's data in full.
-        Full = "Full",
-        /// Only what changed since the previous backup.
-        Incremental = "Incremental",
     }
 }
 

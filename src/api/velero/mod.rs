@@ -21,8 +21,7 @@ mod shared;
 pub use crate::api::common::{GoDuration, UnknownFields};
 pub use backup::{
     Backup, BackupHooks, BackupMetadata, BackupPhase, BackupProgress, BackupResourceHook,
-    BackupResourceHookSpec, BackupSpec, BackupStatus, BackupType, ExecHook,
-    UploaderConfigForBackup,
+    BackupResourceHookSpec, BackupSpec, BackupStatus, ExecHook, UploaderConfigForBackup,
 };
 pub use backup_storage_location::{
     BackupStorageLocation, BackupStorageLocationAccessMode, BackupStorageLocationPhase,

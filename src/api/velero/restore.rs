@@ -13,6 +13,8 @@ use crate::api::common::{
     GoDuration, UnknownFields, open_string_enum, preserved_object_list_schema,
 };
 
+// Exactly the fields of Velero 1.18's `RestoreSpec` (`pkg/apis/velero/v1/restore_types.go`,
+// as of v1.18.3, which added `resourcePolicy`).
 /// What a Velero restore brings back and from which backup.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
@@ -81,7 +83,10 @@ pub struct RestoreSpec {
     /// ConfigMap with JSON patches applied to resources before they are restored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_modifier: Option<TypedLocalObjectReference>,
-    /// ConfigMap with the resource filter policies the restore follows.
+    // velero-io/velero#10015 (a cherry-pick of #9939) added it to Velero 1.18.3.
+    /// ConfigMap with the resource filter policies the restore follows
+    /// (`namespacedFilterPolicies`, `clusterScopedFilterPolicy`); needs Velero 1.18.3 or later
+    /// (earlier versions drop it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_policy: Option<TypedLocalObjectReference>,
     /// Settings of the file downloader.

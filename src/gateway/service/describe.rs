@@ -349,7 +349,9 @@ impl GatewayService {
                     let reason = status
                         .conditions
                         .iter()
-                        .find(|c| c.status == "False")
+                        // A refusal (False) or, as upstream writes a NADR's, a True
+                        // condition whose type is the problem (`NonAdminBackupNotAvailable`).
+                        .find(|c| c.status == "False" || c.type_ != conditions::types::PROCESSED)
                         .map(|c| c.message.clone())
                         .unwrap_or_else(|| "the download request was refused".into());
                     return Err(GatewayError::ArtifactUnavailable(reason));

@@ -144,7 +144,7 @@ impl Creatable for NonAdminBackup {
                     crate::policy::ViolationReason::Invalid,
                     "spec.backupSpec.storageLocation",
                     format!(
-                        "NonAdminBackup spec.backupSpec.storageLocation {location:?} is not a NonAdminBackupStorageLocation of this namespace"
+                        "NonAdminBackupStorageLocation not found in the namespace: nonadminbackupstoragelocations.oadp.openshift.io {location:?} not found (NonAdminBackup spec.backupSpec.storageLocation {location:?} is not a NonAdminBackupStorageLocation of namespace {namespace})"
                     ),
                 ));
             }
@@ -185,7 +185,7 @@ impl Creatable for NonAdminRestore {
                         crate::policy::ViolationReason::Invalid,
                         "spec.restoreSpec.backupName",
                         format!(
-                            "NonAdminRestore spec.restoreSpec.backupName is invalid: NonAdminBackup {backup_name:?} not found in this namespace"
+                            "NonAdminRestore spec.restoreSpec.backupName is invalid: nonadminbackups.oadp.openshift.io {backup_name:?} not found (NonAdminBackup {backup_name:?} not found in namespace {namespace})"
                         ),
                     )),
                     Some(backup) => {

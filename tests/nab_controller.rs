@@ -380,6 +380,11 @@ async fn delete_backup_true_deletes_data_and_the_nab(cluster: TestCluster) {
     })
     .await;
     let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
+    // Velero removes a request it processed successfully: watched, not polled.
+    let requests = support::record_applied(Api::<DeleteBackupRequest>::namespaced(
+        e.admin.clone(),
+        OADP_NAMESPACE,
+    ));
     api.patch(
         "doomed",
         &PatchParams::default(),
@@ -394,12 +399,8 @@ async fn delete_backup_true_deletes_data_and_the_nab(cluster: TestCluster) {
             .iter()
             .all(|b| b.metadata.name.as_deref() != Some(nacuuid.as_str()))
     );
-    let dbrs = Api::<DeleteBackupRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE)
-        .list(&ListParams::default())
-        .await
-        .unwrap();
-    let dbr = dbrs
-        .items
+    let seen = requests.lock().unwrap().clone();
+    let dbr = seen
         .iter()
         .find(|r| r.spec.backup_name == nacuuid)
         .expect("a DeleteBackupRequest was made");

@@ -550,6 +550,25 @@ pub fn notice(
     }
 }
 
+/// The `skipImmediately` NAC must write on the Velero Schedule, if any (pure). Velero treats it
+/// as a one-shot: it writes `false` where it is unset and sets a `true` back to `false` once it
+/// skipped a run (`schedule_controller.go`). So a Velero `false` against the tenant's `true` is
+/// the skip done, not drift; only a pending `true` the tenant no longer wants is undone, and the
+/// tenant's `true` is armed again when the schedule is being unpaused.
+pub fn skip_immediately_to_write(
+    velero: Option<bool>,
+    wanted: Option<bool>,
+    unpausing: bool,
+) -> Option<bool> {
+    let velero = velero.unwrap_or(false);
+    let wanted = wanted.unwrap_or(false);
+    match (velero, wanted) {
+        (true, false) => Some(false),
+        (false, true) if unpausing => Some(true),
+        _ => None,
+    }
+}
+
 /// Decides the next step for a NonAdminSchedule.
 pub fn decide(obs: &NasObservation<'_>) -> NasStep {
     let nas = obs.nas;
@@ -662,16 +681,23 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
             .clone_from(&schedule.spec.template.storage_location);
     }
     let want = desired_spec(nas, template);
+    let skip = skip_immediately_to_write(
+        schedule.spec.skip_immediately,
+        want.skip_immediately,
+        schedule.spec.paused.unwrap_or(false) && !want.paused.unwrap_or(false),
+    );
     if schedule.spec.template != want.template
         || schedule.spec.schedule != want.schedule
         || schedule.spec.paused != want.paused
-        || schedule.spec.skip_immediately != want.skip_immediately
+        || skip.is_some()
     {
         let mut next = schedule.clone();
         next.spec.template = want.template;
         next.spec.schedule = want.schedule;
         next.spec.paused = want.paused;
-        next.spec.skip_immediately = want.skip_immediately;
+        if let Some(skip) = skip {
+            next.spec.skip_immediately = Some(skip);
+        }
         return NasStep::UpdateVeleroSchedule(Box::new(next));
     }
 
@@ -743,6 +769,29 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Velero consumes `skipImmediately`: its reset of the tenant's `true` is not drift.
+    #[test]
+    fn skip_immediately_is_a_one_shot_as_velero_treats_it() {
+        assert_eq!(skip_immediately_to_write(None, None, false), None);
+        assert_eq!(skip_immediately_to_write(Some(false), None, false), None);
+        assert_eq!(
+            skip_immediately_to_write(Some(false), Some(true), false),
+            None
+        );
+        assert_eq!(
+            skip_immediately_to_write(Some(true), Some(true), false),
+            None
+        );
+        assert_eq!(
+            skip_immediately_to_write(Some(true), None, false),
+            Some(false)
+        );
+        assert_eq!(
+            skip_immediately_to_write(Some(false), Some(true), true),
+            Some(true)
+        );
+    }
     use serde_json::json;
 
     const ID: &str = "team-a-hourly-00000000-0000-4000-8000-000000000000";

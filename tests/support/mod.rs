@@ -83,3 +83,29 @@ pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+/// Every object of `api` the server announces from now on, as it was when announced (objects
+/// deleted right after their creation — processed DeleteBackupRequests — are seen too, which
+/// polling could miss).
+pub fn record_applied<K>(api: Api<K>) -> std::sync::Arc<std::sync::Mutex<Vec<K>>>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    use futures::StreamExt;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let stream = kube::runtime::watcher(api, Default::default());
+    tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            if let Ok(
+                kube::runtime::watcher::Event::Apply(object)
+                | kube::runtime::watcher::Event::InitApply(object),
+            ) = event
+            {
+                sink.lock().unwrap().push(object);
+            }
+        }
+    });
+    seen
+}

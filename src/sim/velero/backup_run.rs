@@ -98,6 +98,91 @@ pub(super) fn results_json(
     json!({"errors": scoped(errors), "warnings": scoped(warnings)})
 }
 
+/// Velero's defaults for a backup: `--default-backup-ttl`, `--default-csi-snapshot-timeout`,
+/// `--default-item-operation-timeout`, `--default-volumes-to-fs-backup`,
+/// `--default-snapshot-move-data` and `--volume-group-snapshot-label-key` at their defaults.
+pub const DEFAULT_CSI_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// `--default-item-operation-timeout`'s default.
+pub const DEFAULT_ITEM_OPERATION_TIMEOUT: Duration = Duration::from_secs(4 * 60 * 60);
+/// `--volume-group-snapshot-label-key`'s default.
+pub const DEFAULT_VGS_LABEL_KEY: &str = "velero.io/volume-group";
+/// `--resource-timeout`'s default, recorded on every backup.
+pub const DEFAULT_RESOURCE_TIMEOUT: &str = "10m0s";
+
+/// The spec fields `prepareBackupRequest` fills in, as a merge patch (only fields that were
+/// unset or zero; a field already set is left as written).
+pub fn prepared_spec_defaults(
+    spec: &crate::api::velero::BackupSpec,
+    choice: &super::validation::StorageLocationChoice,
+    namespaces_excluded_by_label: &[String],
+) -> Value {
+    use crate::api::common::GoDuration;
+    let zero = |d: &Option<GoDuration>| {
+        d.as_ref()
+            .is_none_or(|d| d.parse().is_ok_and(|d| d.is_zero()))
+    };
+    let mut patch = serde_json::Map::new();
+    if zero(&spec.ttl) {
+        patch.insert(
+            "ttl".into(),
+            json!(GoDuration::from_std(super::validation::DEFAULT_BACKUP_TTL).as_str()),
+        );
+    }
+    if spec
+        .volume_group_snapshot_label_key
+        .as_deref()
+        .is_none_or(str::is_empty)
+    {
+        patch.insert(
+            "volumeGroupSnapshotLabelKey".into(),
+            json!(DEFAULT_VGS_LABEL_KEY),
+        );
+    }
+    if zero(&spec.csi_snapshot_timeout) {
+        patch.insert(
+            "csiSnapshotTimeout".into(),
+            json!(GoDuration::from_std(DEFAULT_CSI_SNAPSHOT_TIMEOUT).as_str()),
+        );
+    }
+    if zero(&spec.item_operation_timeout) {
+        patch.insert(
+            "itemOperationTimeout".into(),
+            json!(GoDuration::from_std(DEFAULT_ITEM_OPERATION_TIMEOUT).as_str()),
+        );
+    }
+    if spec.default_volumes_to_restic == Some(true) {
+        patch.insert("defaultVolumesToFsBackup".into(), json!(true));
+    } else if spec.default_volumes_to_fs_backup.is_none() {
+        patch.insert("defaultVolumesToFsBackup".into(), json!(false));
+    }
+    if spec.snapshot_move_data.is_none() {
+        patch.insert("snapshotMoveData".into(), json!(false));
+    }
+    if choice.server_specified {
+        patch.insert("storageLocation".into(), json!(choice.name));
+    }
+    if !namespaces_excluded_by_label.is_empty() {
+        let mut excluded = spec.excluded_namespaces.clone().unwrap_or_default();
+        excluded.extend(namespaces_excluded_by_label.iter().cloned());
+        patch.insert("excludedNamespaces".into(), json!(excluded));
+    }
+    Value::Object(patch)
+}
+
+/// The annotations `prepareBackupRequest` records: the source cluster's version and the
+/// resource timeout.
+pub fn prepared_annotations(
+    version: Option<&k8s_openapi::apimachinery::pkg::version::Info>,
+) -> Value {
+    let mut annotations = json!({"velero.io/resource-timeout": DEFAULT_RESOURCE_TIMEOUT});
+    if let Some(v) = version {
+        annotations["velero.io/source-cluster-k8s-gitversion"] = json!(v.git_version);
+        annotations["velero.io/source-cluster-k8s-major-version"] = json!(v.major);
+        annotations["velero.io/source-cluster-k8s-minor-version"] = json!(v.minor);
+    }
+    annotations
+}
+
 /// Runs backup `name` to its end.
 pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let backups = inner.backups();
@@ -139,29 +224,38 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             Duration::ZERO
         }
     };
+    // `prepareBackupRequest` writes its defaults and the expiration into the Backup whether it
+    // then runs or fails validation (the whole request is patched back either way).
+    let now = inner.clock.now();
+    let expiration = now + chrono::Duration::from_std(ttl).unwrap_or_default();
+    let mut spec_patch = prepared_spec_defaults(&backup.spec, &choice, &excluded_by_label);
+    let server_version = inner.client.apiserver_version().await.ok();
+    let annotations = prepared_annotations(server_version.as_ref());
+    let labels = json!({STORAGE_LOCATION: valid_label_value(&choice.name)});
     let (Some(location), true) = (location, errors.is_empty()) else {
         inner
             .patch(
                 &backups,
                 name,
-                json!({"status": {"phase": "FailedValidation", "validationErrors": errors, "version": 1,
-                                  "formatVersion": FORMAT_VERSION, "queuePosition": null}}),
+                json!({"metadata": {"labels": labels, "annotations": annotations},
+                       "spec": spec_patch,
+                       "status": {"phase": "FailedValidation", "validationErrors": errors, "version": 1,
+                                  "formatVersion": FORMAT_VERSION, "expiration": timestamp(expiration),
+                                  "queuePosition": null}}),
             )
             .await?;
         return Ok(());
     };
-    let started = inner.clock.now();
-    let expiration = started + chrono::Duration::from_std(ttl).unwrap_or_default();
-    let mut spec_patch = json!({});
-    if choice.server_specified {
-        spec_patch["storageLocation"] = json!(choice.name);
+    let started = now;
+    if let Some(spec) = spec_patch.as_object_mut() {
+        spec.retain(|_, v| !v.is_null());
     }
     inner
         .patch(
             &backups,
             name,
             json!({
-                "metadata": {"labels": {STORAGE_LOCATION: valid_label_value(&choice.name)}},
+                "metadata": {"labels": labels, "annotations": annotations},
                 "spec": spec_patch,
                 "status": {"phase": "InProgress", "startTimestamp": timestamp(started), "expiration": timestamp(expiration),
                            "version": 1, "formatVersion": FORMAT_VERSION, "queuePosition": null, "progress": {}}
@@ -251,12 +345,31 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let tarball = write_backup_tarball(&items).map_err(|e| SimError::Other(e.to_string()))?;
     let list =
         serde_json::to_vec(&resource_list(&items)).map_err(|e| SimError::Other(e.to_string()))?;
+    // runBackup ends in Finalizing, or FinalizingPartiallyFailed when errors were logged; the
+    // finalizer controller then sets the terminal phase.
+    let finalizing = if item_errors.is_empty() {
+        "Finalizing"
+    } else {
+        "FinalizingPartiallyFailed"
+    };
     inner
-        .patch(&backups, name, json!({"status": {"phase": "Finalizing"}}))
+        .patch(&backups, name, json!({"status": {"phase": finalizing}}))
         .await?;
     store
         .put(&layout.backup_contents_key(name), Bytes::from(tarball))
         .await?;
+    // Every other file `persistBackup` uploads: no pod volume backups, native or CSI
+    // snapshots, item operations or volumes in a simulated backup, so each is an empty list.
+    let empty = Bytes::from(gzip(b"[]\n"));
+    for key in [
+        layout.pod_volume_backups_key(name),
+        layout.backup_volume_snapshots_key(name),
+        layout.backup_item_operations_key(name),
+        layout.csi_volume_snapshot_classes_key(name),
+        layout.backup_volume_info_key(name),
+    ] {
+        store.put(&key, empty.clone()).await?;
+    }
     store
         .put(
             &layout.backup_resource_list_key(name),

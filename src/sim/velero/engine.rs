@@ -23,7 +23,9 @@ use super::queue::{QueueEntry, plan_queue};
 use super::signed_url::UrlSigner;
 use super::storage::BackupStore;
 use super::{backup_run, restore_run};
-use crate::api::velero::labels::{BACKUP_NAME, SCHEDULE_NAME, STORAGE_LOCATION, valid_label_value};
+use crate::api::velero::labels::{
+    BACKUP_NAME, BACKUP_UID, SCHEDULE_NAME, STORAGE_LOCATION, valid_label_value,
+};
 use crate::api::velero::{
     Backup, BackupPhase, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore,
     RestorePhase, Schedule,
@@ -72,6 +74,7 @@ pub(super) struct Inner {
     running_restore: Mutex<Option<String>>,
     last_validation: Mutex<HashMap<String, DateTime<Utc>>>,
     last_sync: Mutex<HashMap<String, DateTime<Utc>>>,
+    last_gc: Mutex<HashMap<String, DateTime<Utc>>>,
     wake: Notify,
     failures: Failures,
     /// Every namespace, kept by a watch (the queue expands `includedNamespaces: ["*"]`).
@@ -293,6 +296,7 @@ impl VeleroSimulator {
                 running_restore: Mutex::new(None),
                 last_validation: Mutex::new(HashMap::new()),
                 last_sync: Mutex::new(HashMap::new()),
+                last_gc: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
                 failures: Failures::default(),
                 namespaces,
@@ -700,6 +704,13 @@ impl VeleroSimulator {
         Ok(())
     }
 
+    /// One pass of Velero's schedule controller (`pkg/controller/schedule_controller.go`) over
+    /// `schedule`: a paused schedule is filtered out before it is even read (its status stays
+    /// as it was); `spec.skipImmediately` is written as the server's default (false) when
+    /// unset and consumed when true (set back to false, `status.lastSkipped` = now); the cron
+    /// is validated (Enabled / FailedValidation); the schedule is due at the first cron time
+    /// after its last backup (or its creation, or its last skip when later), never at once;
+    /// and no backup is submitted while one of its backups has no phase, is New or InProgress.
     async fn run_schedule(
         &self,
         schedule: &Schedule,
@@ -707,104 +718,81 @@ impl VeleroSimulator {
         now: DateTime<Utc>,
     ) -> Result<(), SimError> {
         let inner = &self.inner;
-        let name = name_of(&schedule.metadata);
-        let json_schedule = as_json(schedule);
-        let cron = match schedule.spec.schedule.parse::<croner::Cron>() {
-            Ok(c) => c,
-            Err(e) => {
-                let errors = vec![format!("invalid schedule: {e}")];
-                if json_schedule
-                    .pointer("/status/phase")
-                    .and_then(Value::as_str)
-                    != Some("FailedValidation")
-                {
-                    inner
-                        .patch(&inner.schedules(), &name, json!({"status": {"phase": "FailedValidation", "validationErrors": errors}}))
-                        .await?;
-                }
-                return Ok(());
-            }
-        };
-        if json_schedule
-            .pointer("/status/phase")
-            .and_then(Value::as_str)
-            != Some("Enabled")
-        {
-            inner
-                .patch(
-                    &inner.schedules(),
-                    &name,
-                    json!({"status": {"phase": "Enabled", "validationErrors": null}}),
-                )
-                .await?;
-        }
         if schedule.spec.paused == Some(true) {
             return Ok(());
         }
-        let last = parse_time(json_schedule.pointer("/status/lastBackup"));
+        let name = name_of(&schedule.metadata);
+        let json_schedule = as_json(schedule);
+        let mut spec_patch = serde_json::Map::new();
+        let mut status_patch = serde_json::Map::new();
+        let mut last_skipped = parse_time(json_schedule.pointer("/status/lastSkipped"));
+        match schedule.spec.skip_immediately {
+            None => {
+                spec_patch.insert("skipImmediately".into(), json!(false));
+            }
+            Some(true) => {
+                spec_patch.insert("skipImmediately".into(), json!(false));
+                status_patch.insert("lastSkipped".into(), json!(timestamp(now)));
+                last_skipped = Some(now);
+            }
+            Some(false) => {}
+        }
+        let current_phase = json_schedule
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let cron = parse_cron_schedule(&schedule.spec.schedule);
+        let phase = match &cron {
+            Ok(_) => "Enabled",
+            Err(_) => "FailedValidation",
+        };
+        if current_phase != phase {
+            status_patch.insert("phase".into(), json!(phase));
+            match &cron {
+                Ok(_) => status_patch.insert("validationErrors".into(), Value::Null),
+                Err(errors) => status_patch.insert("validationErrors".into(), json!(errors)),
+            };
+        }
+        if !spec_patch.is_empty() || !status_patch.is_empty() {
+            let mut patch = json!({});
+            if !spec_patch.is_empty() {
+                patch["spec"] = Value::Object(spec_patch);
+            }
+            if !status_patch.is_empty() {
+                patch["status"] = Value::Object(status_patch);
+            }
+            inner.patch(&inner.schedules(), &name, patch).await?;
+        }
+        let Ok(cron) = cron else { return Ok(()) };
+        let last_backup = parse_time(json_schedule.pointer("/status/lastBackup"));
         let created =
             parse_time(json_schedule.pointer("/metadata/creationTimestamp")).unwrap_or(now);
-        let due = schedule_due(
-            &cron,
-            last,
-            created,
-            now,
-            schedule.spec.skip_immediately == Some(true),
-        );
-        if !due {
+        if !schedule_due(&cron, last_backup, last_skipped, created, now) {
             return Ok(());
         }
         let label = valid_label_value(&name);
-        let pending = backups.iter().any(|b| {
+        let in_new_or_progress = backups.iter().any(|b| {
             b.metadata
                 .labels
                 .as_ref()
                 .and_then(|l| l.get(SCHEDULE_NAME))
                 == Some(&label)
-                && !backup_phase(b).is_some_and(|p| p.is_terminal())
+                && match backup_phase(b) {
+                    None | Some(BackupPhase::New | BackupPhase::InProgress) => true,
+                    Some(BackupPhase::Other(p)) => p.is_empty(),
+                    Some(_) => false,
+                }
         });
-        if pending {
-            return inner
-                .patch(
-                    &inner.schedules(),
-                    &name,
-                    json!({"status": {"lastSkipped": timestamp(now)}}),
-                )
-                .await;
+        if in_new_or_progress {
+            return Ok(());
         }
         let backup_name = format!("{name}-{}", now.format("%Y%m%d%H%M%S"));
-        let mut labels: BTreeMap<String, String> = schedule
-            .spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.clone())
-            .unwrap_or_default();
-        labels.extend(schedule.metadata.labels.clone().unwrap_or_default());
-        labels.insert(SCHEDULE_NAME.to_string(), label);
-        let mut backup = Backup::new(&backup_name, schedule.spec.template.clone());
-        backup.metadata.namespace = Some(inner.options.namespace.clone());
-        backup.metadata.labels = Some(labels);
-        if schedule.spec.use_owner_references_in_backup == Some(true) {
-            backup.metadata.owner_references = Some(vec![
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-                    api_version: "velero.io/v1".into(),
-                    kind: "Schedule".into(),
-                    name: name.clone(),
-                    uid: schedule.metadata.uid.clone().unwrap_or_default(),
-                    controller: Some(true),
-                    ..Default::default()
-                },
-            ]);
-        }
-        match inner
+        let backup = backup_from_schedule(schedule, &backup_name, &inner.options.namespace);
+        inner
             .backups()
             .create(&PostParams::default(), &backup)
-            .await
-        {
-            Ok(_) | Err(kube::Error::Api(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
+            .await?;
         inner
             .patch(
                 &inner.schedules(),
@@ -814,31 +802,37 @@ impl VeleroSimulator {
             .await
     }
 
+    /// Velero's garbage collection (`pkg/controller/gc_controller.go`), every
+    /// [`SimulatorOptions::gc_interval`] of simulated time: every backup whose
+    /// `status.expiration` has passed, whatever its phase (FailedValidation ones included), gets
+    /// a DeleteBackupRequest unless one of its requests is still pending ("", New or
+    /// InProgress), so a deletion that ended with errors is tried again on the next pass. A
+    /// backup whose location is missing or read-only is labelled `velero.io/gc-failure`
+    /// instead; one whose location is unavailable is left for later.
     async fn collect_expired(&self) -> Result<(), SimError> {
         let inner = &self.inner;
         let now = inner.clock.now();
+        if !Self::due(&inner.last_gc, "gc", now, inner.options.gc_interval) {
+            return Ok(());
+        }
         let requests = inner
             .delete_requests()
             .list(&ListParams::default())
             .await?
             .items;
+        let locations = inner.locations().list(&ListParams::default()).await?.items;
         for b in inner.backups().list(&ListParams::default()).await?.items {
             let json_backup = as_json(&b);
             let Some(expiration) = parse_time(json_backup.pointer("/status/expiration")) else {
                 continue;
             };
-            let terminal = backup_phase(&b).is_some_and(|p| p.is_terminal());
-            if expiration > now || !terminal {
+            if expiration > now {
                 continue;
             }
-            let name = name_of(&b.metadata);
-            let requested = requests.iter().any(|r| r.spec.backup_name == name);
-            if !requested {
-                let work = create_delete_request(inner, &name, b.metadata.uid.as_deref());
-                inner
-                    .isolated(step::EXPIRY, "Backup", &b.metadata, work)
-                    .await;
-            }
+            let work = gc_backup(inner, &b, &locations, &requests);
+            inner
+                .isolated(step::EXPIRY, "Backup", &b.metadata, work)
+                .await;
         }
         Ok(())
     }
@@ -986,20 +980,37 @@ impl VeleroSimulator {
         Ok(())
     }
 
+    /// Velero's backup deletion controller (`pkg/controller/backup_deletion_controller.go`)
+    /// over every request: a Processed or InProgress request is only deleted once it is a day
+    /// old (`deleteBackupRequestMaxAge`); any other is processed.
     async fn process_delete_requests(&self) -> Result<(), SimError> {
         let inner = &self.inner;
+        let now = inner.clock.now();
         for request in inner
             .delete_requests()
             .list(&ListParams::default())
             .await?
             .items
         {
-            let phase = as_json(&request)
+            let json_request = as_json(&request);
+            let phase = json_request
                 .pointer("/status/phase")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            if !(phase.is_empty() || phase == "New") {
+            if phase == "Processed" || phase == "InProgress" {
+                let created = parse_time(json_request.pointer("/metadata/creationTimestamp"));
+                if created.is_some_and(|c| now - c >= chrono::Duration::hours(24)) {
+                    let name = name_of(&request.metadata);
+                    match inner
+                        .delete_requests()
+                        .delete(&name, &DeleteParams::default())
+                        .await
+                    {
+                        Ok(_) | Err(kube::Error::Api(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
                 continue;
             }
             let work = self.process_delete_request(&request);
@@ -1015,54 +1026,191 @@ impl VeleroSimulator {
         Ok(())
     }
 
-    async fn process_delete_request(&self, request: &DeleteBackupRequest) -> Result<(), SimError> {
-        let inner = &self.inner;
-        let name = name_of(&request.metadata);
-        // Velero labels the request with its backup (`label.GetValidName` of the name: a
-        // schedule's backup names exceed 63 bytes) and marks it InProgress before working.
-        let backup_label = valid_label_value(&request.spec.backup_name);
-        let has_label = request
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(BACKUP_NAME))
-            == Some(&backup_label);
-        if !has_label {
-            inner
-                .patch(
-                    &inner.delete_requests(),
-                    &name,
-                    json!({"metadata": {"labels": {BACKUP_NAME: backup_label}}}),
-                )
-                .await?;
-        }
-        match inner
+    /// Patches a request's status (DeleteBackupRequest is the one kind here whose CRD has a
+    /// status subresource).
+    async fn patch_request_status(&self, name: &str, status: Value) -> Result<(), SimError> {
+        match self
+            .inner
             .delete_requests()
             .patch_status(
-                &name,
+                name,
                 &PatchParams::default(),
-                &Patch::Merge(json!({"status": {"phase": "InProgress"}})),
+                &Patch::Merge(json!({ "status": status })),
             )
-            .await
-        {
-            Ok(_) | Err(kube::Error::Api(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
-        let outcome = delete_backup(inner, &request.spec.backup_name).await;
-        let errors: Vec<String> = match outcome {
-            Ok(errs) => errs,
-            Err(e) => vec![e.to_string()],
-        };
-        let status = json!({"status": {"phase": "Processed", "errors": if errors.is_empty() { Value::Null } else { json!(errors) }}});
-        // DeleteBackupRequest is the one kind here whose CRD has a status subresource.
-        match inner
-            .delete_requests()
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(status))
             .await
         {
             Ok(_) | Err(kube::Error::Api(_)) => Ok(()),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Ends a request as Processed with one error (`patchDeleteBackupRequestWithError`).
+    async fn refuse_request(&self, name: &str, error: String) -> Result<(), SimError> {
+        self.patch_request_status(name, json!({"phase": "Processed", "errors": [error]}))
+            .await
+    }
+
+    /// One request, step by step as `Reconcile` of the deletion controller.
+    async fn process_delete_request(&self, request: &DeleteBackupRequest) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let name = name_of(&request.metadata);
+        let backup_name = request.spec.backup_name.clone();
+        if backup_name.is_empty() {
+            return self
+                .refuse_request(&name, "spec.backupName is required".into())
+                .await;
+        }
+        // Only one request at a time per backup: the others are removed.
+        let selector = format!("{BACKUP_NAME}={}", valid_label_value(&backup_name));
+        for other in inner
+            .delete_requests()
+            .list(&ListParams::default().labels(&selector))
+            .await?
+            .items
+        {
+            let other_name = name_of(&other.metadata);
+            if other_name == name {
+                continue;
+            }
+            match inner
+                .delete_requests()
+                .delete(&other_name, &DeleteParams::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let backup = inner.backups().get_opt(&backup_name).await?;
+        // The backup tracker holds backups from the moment they run until they end.
+        let running = inner
+            .running_backups
+            .lock()
+            .map(|r| r.contains(&backup_name))
+            .unwrap_or(false);
+        let in_progress = running
+            || backup.as_ref().is_some_and(|b| {
+                matches!(
+                    backup_phase(b),
+                    Some(
+                        BackupPhase::InProgress
+                            | BackupPhase::WaitingForPluginOperations
+                            | BackupPhase::WaitingForPluginOperationsPartiallyFailed
+                            | BackupPhase::Finalizing
+                            | BackupPhase::FinalizingPartiallyFailed
+                    )
+                )
+            });
+        if in_progress {
+            return self
+                .refuse_request(&name, "backup is still in progress".into())
+                .await;
+        }
+        let Some(backup) = backup else {
+            return self.refuse_request(&name, "backup not found".into()).await;
+        };
+        // The location the backup's spec names (empty for a backup Velero never prepared).
+        let location_name = backup.spec.storage_location.clone().unwrap_or_default();
+        let Some(location) = inner.location(&location_name).await? else {
+            return self
+                .refuse_request(
+                    &name,
+                    format!("backup storage location {location_name} not found"),
+                )
+                .await;
+        };
+        if location.spec.access_mode
+            == Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
+        {
+            return self
+                .refuse_request(
+                    &name,
+                    format!(
+                        "cannot delete backup because backup storage location {location_name} is currently in read-only mode"
+                    ),
+                )
+                .await;
+        }
+        if !super::validation::bsl_is_available(&location) {
+            return self
+                .refuse_request(
+                    &name,
+                    format!(
+                        "cannot delete backup because backup storage location {location_name} is currently in Unavailable state"
+                    ),
+                )
+                .await;
+        }
+        // InProgress, labelled with its backup's name and UID.
+        let labels = request.metadata.labels.clone().unwrap_or_default();
+        let mut add = serde_json::Map::new();
+        if labels.get(BACKUP_NAME).is_none_or(String::is_empty) {
+            add.insert(BACKUP_NAME.into(), json!(valid_label_value(&backup_name)));
+        }
+        let uid = backup.metadata.uid.clone().unwrap_or_default();
+        if labels.get(BACKUP_UID).is_none_or(String::is_empty) {
+            add.insert(BACKUP_UID.into(), json!(uid));
+        }
+        if !add.is_empty() {
+            inner
+                .patch(
+                    &inner.delete_requests(),
+                    &name,
+                    json!({"metadata": {"labels": add}}),
+                )
+                .await?;
+        }
+        self.patch_request_status(&name, json!({"phase": "InProgress"}))
+            .await?;
+        if let Err(e) = inner
+            .patch(
+                &inner.backups(),
+                &backup_name,
+                json!({"status": {"phase": "Deleting"}}),
+            )
+            .await
+        {
+            return self
+                .refuse_request(
+                    &name,
+                    format!("error setting backup phase to deleting: {e}"),
+                )
+                .await;
+        }
+        let store = match inner.store_for(&location).await {
+            Ok(store) => store,
+            Err(e) => {
+                return self
+                    .refuse_request(&name, format!("error getting the backup store: {e}"))
+                    .await;
+            }
+        };
+        let errors = delete_backup(inner, &backup_name, &store).await?;
+        self.patch_request_status(
+            &name,
+            json!({"phase": "Processed", "errors": if errors.is_empty() { Value::Null } else { json!(errors) }}),
+        )
+        .await?;
+        if errors.is_empty() {
+            // Everything deleted: every request for this backup goes too, this one included.
+            let selector = format!(
+                "{BACKUP_NAME}={},{BACKUP_UID}={uid}",
+                valid_label_value(&backup_name)
+            );
+            if let Err(e) = inner
+                .delete_requests()
+                .delete_collection(
+                    &DeleteParams::default(),
+                    &ListParams::default().labels(&selector),
+                )
+                .await
+            {
+                tracing::warn!(backup = %backup_name, error = %e,
+                    "error deleting all associated DeleteBackupRequests after successfully deleting the backup");
+            }
+        }
+        Ok(())
     }
 
     async fn process_download_requests(&self) -> Result<(), SimError> {
@@ -1150,25 +1298,71 @@ impl VeleroSimulator {
     }
 }
 
-/// Whether a schedule should run now: never run yet → at once (unless asked to skip the
-/// immediate run, then at the first occurrence after creation); otherwise at the first
-/// occurrence after the last run.
+/// `getNextRunTime` of Velero's schedule controller: the next run is the first cron time
+/// after the last backup, or after the schedule's creation when it never ran (so a new
+/// schedule first runs at its next cron time, not at once), or after the last skipped run
+/// when that is later; the schedule is due once `now` is past it.
 pub fn schedule_due(
     cron: &croner::Cron,
-    last_run: Option<DateTime<Utc>>,
+    last_backup: Option<DateTime<Utc>>,
+    last_skipped: Option<DateTime<Utc>>,
     created: DateTime<Utc>,
     now: DateTime<Utc>,
-    skip_immediately: bool,
 ) -> bool {
-    match last_run {
-        None if !skip_immediately => true,
-        None => cron
-            .find_next_occurrence(&created, false)
-            .is_ok_and(|next| next <= now),
-        Some(last) => cron
-            .find_next_occurrence(&last, false)
-            .is_ok_and(|next| next <= now),
+    let mut since = last_backup.unwrap_or(created);
+    if let Some(skipped) = last_skipped.filter(|s| *s > since) {
+        since = skipped;
     }
+    cron.find_next_occurrence(&since, false)
+        .is_ok_and(|next| now > next)
+}
+
+/// `parseCronSchedule`: the cron, or Velero's validation errors.
+pub fn parse_cron_schedule(expression: &str) -> Result<croner::Cron, Vec<String>> {
+    if expression.is_empty() {
+        return Err(vec![
+            "Schedule must be a non-empty valid Cron expression".to_string(),
+        ]);
+    }
+    expression
+        .parse::<croner::Cron>()
+        .map_err(|e| vec![format!("invalid schedule: {e}")])
+}
+
+/// The Backup a schedule submits (`BackupBuilder.FromSchedule`): the template's spec; the
+/// template's labels when it has a labels map (even an empty one), else the schedule's own
+/// labels, plus `velero.io/schedule-name`; the schedule's annotations; an owner reference to
+/// the schedule when `useOwnerReferencesInBackup` is true.
+pub fn backup_from_schedule(schedule: &Schedule, backup_name: &str, namespace: &str) -> Backup {
+    let name = name_of(&schedule.metadata);
+    let mut labels: BTreeMap<String, String> = match schedule
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+    {
+        Some(template_labels) => template_labels,
+        None => schedule.metadata.labels.clone().unwrap_or_default(),
+    };
+    labels.insert(SCHEDULE_NAME.to_string(), valid_label_value(&name));
+    let mut backup = Backup::new(backup_name, schedule.spec.template.clone());
+    backup.metadata.namespace = Some(namespace.to_string());
+    backup.metadata.labels = Some(labels);
+    backup.metadata.annotations = schedule.metadata.annotations.clone();
+    if schedule.spec.use_owner_references_in_backup == Some(true) {
+        backup.metadata.owner_references = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: "velero.io/v1".into(),
+                kind: "Schedule".into(),
+                name,
+                uid: schedule.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                ..Default::default()
+            },
+        ]);
+    }
+    backup
 }
 
 /// The storage location holding a download target: the backup's, or for restore targets the
@@ -1197,20 +1391,70 @@ async fn download_location(
         .or_else(|| backup.spec.storage_location.clone()))
 }
 
-/// Creates a DeleteBackupRequest for `backup` (TTL expiry).
-async fn create_delete_request(
+/// Velero's `gc-failure` label and its values.
+const GC_FAILURE_LABEL: &str = "velero.io/gc-failure";
+
+/// One expired backup, as `gcReconciler.Reconcile` handles it.
+async fn gc_backup(
     inner: &Inner,
-    backup: &str,
-    uid: Option<&str>,
+    backup: &Backup,
+    locations: &[BackupStorageLocation],
+    requests: &[DeleteBackupRequest],
 ) -> Result<(), SimError> {
+    let name = name_of(&backup.metadata);
+    let labels = backup.metadata.labels.clone().unwrap_or_default();
+    let location_name = backup.spec.storage_location.clone().unwrap_or_default();
+    let set_failure = |value: Option<&str>| {
+        let current = labels.get(GC_FAILURE_LABEL).map(String::as_str);
+        let patch =
+            (current != value).then(|| json!({"metadata": {"labels": {GC_FAILURE_LABEL: value}}}));
+        async move {
+            match patch {
+                Some(patch) => inner.patch(&inner.backups(), &name, patch).await,
+                None => Ok(()),
+            }
+        }
+    };
+    let Some(location) = locations
+        .iter()
+        .find(|l| l.metadata.name.as_deref() == Some(location_name.as_str()))
+    else {
+        return set_failure(Some("BSLNotFound")).await;
+    };
+    if !super::validation::bsl_is_available(location) {
+        return Ok(());
+    }
+    if location.spec.access_mode
+        == Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
+    {
+        return set_failure(Some("BSLReadOnly")).await;
+    }
+    set_failure(None).await?;
+    let uid = backup.metadata.uid.clone().unwrap_or_default();
+    let name = name_of(&backup.metadata);
+    let label = valid_label_value(&name);
+    let pending = requests.iter().any(|r| {
+        let l = r.metadata.labels.clone().unwrap_or_default();
+        let phase = as_json(r)
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        l.get(BACKUP_NAME) == Some(&label)
+            && l.get(crate::api::velero::labels::BACKUP_UID) == Some(&uid)
+            && matches!(phase.as_str(), "" | "New" | "InProgress")
+    });
+    if pending {
+        return Ok(());
+    }
+    create_delete_request(inner, &name, &uid).await
+}
+
+/// Creates a DeleteBackupRequest for `backup` (`NewDeleteBackupRequest`).
+async fn create_delete_request(inner: &Inner, backup: &str, uid: &str) -> Result<(), SimError> {
     let mut labels = BTreeMap::new();
     labels.insert(BACKUP_NAME.to_string(), valid_label_value(backup));
-    if let Some(uid) = uid {
-        labels.insert(
-            crate::api::velero::labels::BACKUP_UID.to_string(),
-            uid.to_string(),
-        );
-    }
+    labels.insert(BACKUP_UID.to_string(), uid.to_string());
     let request: DeleteBackupRequest = serde_json::from_value(json!({
         "apiVersion": "velero.io/v1", "kind": "DeleteBackupRequest",
         "metadata": {"generateName": format!("{backup}-"), "namespace": inner.options.namespace, "labels": labels},
@@ -1224,49 +1468,17 @@ async fn create_delete_request(
     Ok(())
 }
 
-/// Deletes a backup as Velero's DeleteBackupRequest controller does; returns the errors.
-async fn delete_backup(inner: &Inner, backup_name: &str) -> Result<Vec<String>, SimError> {
-    let Some(backup) = inner.backups().get_opt(backup_name).await? else {
-        return Ok(vec![format!("backup {backup_name:?} not found")]);
-    };
-    let phase = backup_phase(&backup);
-    if !phase
-        .as_ref()
-        .is_some_and(|p| p.is_terminal() || *p == BackupPhase::Deleting)
-    {
-        return Ok(vec!["backup is still in progress".to_string()]);
-    }
-    let location_name = backup
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(STORAGE_LOCATION).cloned())
-        .or_else(|| backup.spec.storage_location.clone())
-        .unwrap_or_default();
-    let location = inner.location(&location_name).await?;
-    if let Some(l) = &location
-        && l.spec.access_mode == Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
-    {
-        return Ok(vec![format!(
-            "cannot delete backup because backup storage location {location_name} is currently in read-only mode"
-        )]);
-    }
-    inner
-        .patch(
-            &inner.backups(),
-            backup_name,
-            json!({"status": {"phase": "Deleting"}}),
-        )
-        .await?;
+/// Deletes a prepared backup's data, its restores and the Backup itself as the deletion
+/// controller does once the request is InProgress; returns the errors.
+async fn delete_backup(
+    inner: &Inner,
+    backup_name: &str,
+    store: &BackupStore,
+) -> Result<Vec<String>, SimError> {
     let mut errors = Vec::new();
-    let store = match &location {
-        Some(l) => Some(inner.store_for(l).await?),
-        None => None,
-    };
-    if let Some(store) = &store
-        && let Err(e) = store
-            .delete_prefix(&store.layout().backup_dir(backup_name))
-            .await
+    if let Err(e) = store
+        .delete_prefix(&store.layout().backup_dir(backup_name))
+        .await
     {
         errors.push(format!("error deleting backup from backup storage: {e}"));
     }
@@ -1275,14 +1487,14 @@ async fn delete_backup(inner: &Inner, backup_name: &str) -> Result<Vec<String>, 
             continue;
         }
         let rname = name_of(&r.metadata);
-        if let Some(store) = &store
-            && let Err(e) = store
-                .delete_prefix(&store.layout().restore_dir(&rname))
-                .await
+        if let Err(e) = store
+            .delete_prefix(&store.layout().restore_dir(&rname))
+            .await
         {
             errors.push(format!(
                 "error deleting restore {rname} from backup storage: {e}"
             ));
+            continue;
         }
         match inner
             .restores()
@@ -1291,7 +1503,10 @@ async fn delete_backup(inner: &Inner, backup_name: &str) -> Result<Vec<String>, 
         {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => errors.push(format!("error deleting restore {rname}: {e}")),
+            Err(e) => errors.push(format!(
+                "error deleting restore {}/{rname}: {e}",
+                inner.options.namespace
+            )),
         }
     }
     if errors.is_empty() {
@@ -1302,7 +1517,10 @@ async fn delete_backup(inner: &Inner, backup_name: &str) -> Result<Vec<String>, 
         {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => errors.push(format!("error deleting backup: {e}")),
+            Err(e) => errors.push(format!(
+                "error deleting backup {}/{backup_name}: {e}",
+                inner.options.namespace
+            )),
         }
     }
     Ok(errors)
@@ -1318,38 +1536,118 @@ mod tests {
     }
 
     #[test]
-    fn schedules_run_at_once_then_on_each_occurrence() {
+    fn schedules_run_at_the_next_cron_time_never_at_creation() {
+        // Cases of Velero's TestGetNextRunTime / TestSubmitBackupIfDue: a schedule that never
+        // ran is due at the first cron time after its creation.
         let hourly: croner::Cron = "0 * * * *".parse().unwrap();
         let created = at("2026-01-01T10:20:00Z");
-        assert!(schedule_due(&hourly, None, created, created, false));
+        assert!(!schedule_due(&hourly, None, None, created, created));
         assert!(!schedule_due(
             &hourly,
             None,
+            None,
             created,
-            at("2026-01-01T10:59:59Z"),
-            true
+            at("2026-01-01T11:00:00Z")
         ));
         assert!(schedule_due(
             &hourly,
             None,
+            None,
             created,
-            at("2026-01-01T11:00:00Z"),
-            true
+            at("2026-01-01T11:00:01Z")
         ));
-        let last = at("2026-01-01T11:00:00Z");
+        let last = at("2026-01-01T11:00:01Z");
         assert!(!schedule_due(
             &hourly,
             Some(last),
+            None,
             created,
-            at("2026-01-01T11:30:00Z"),
-            false
+            at("2026-01-01T11:30:00Z")
         ));
         assert!(schedule_due(
             &hourly,
             Some(last),
+            None,
             created,
-            at("2026-01-01T12:00:00Z"),
-            false
+            at("2026-01-01T12:00:01Z")
         ));
+        // A later skip moves the next run past the skipped one.
+        let skipped = at("2026-01-01T12:00:30Z");
+        assert!(!schedule_due(
+            &hourly,
+            Some(last),
+            Some(skipped),
+            created,
+            at("2026-01-01T12:10:00Z")
+        ));
+        assert!(schedule_due(
+            &hourly,
+            Some(last),
+            Some(skipped),
+            created,
+            at("2026-01-01T13:00:01Z")
+        ));
+        // An older skip does not.
+        assert!(schedule_due(
+            &hourly,
+            Some(last),
+            Some(at("2026-01-01T09:00:00Z")),
+            created,
+            at("2026-01-01T12:00:01Z")
+        ));
+        assert_eq!(
+            parse_cron_schedule("").unwrap_err(),
+            vec!["Schedule must be a non-empty valid Cron expression"]
+        );
+        assert!(
+            parse_cron_schedule("not a cron").unwrap_err()[0].starts_with("invalid schedule: ")
+        );
+    }
+
+    fn schedule(
+        labels: Option<Value>,
+        template_labels: Option<Value>,
+        annotations: Option<Value>,
+    ) -> Schedule {
+        let mut template = json!({"includedNamespaces": ["team-a"]});
+        if let Some(l) = template_labels {
+            template["metadata"] = json!({"labels": l});
+        }
+        let mut meta = json!({"name": "nightly", "namespace": "openshift-adp", "uid": "u-1"});
+        if let Some(l) = labels {
+            meta["labels"] = l;
+        }
+        if let Some(a) = annotations {
+            meta["annotations"] = a;
+        }
+        serde_json::from_value(json!({"apiVersion": "velero.io/v1", "kind": "Schedule", "metadata": meta,
+            "spec": {"schedule": "0 * * * *", "template": template, "useOwnerReferencesInBackup": true}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn scheduled_backups_take_template_labels_or_schedule_labels_and_schedule_annotations() {
+        // As pkg/builder/backup_builder.go FromSchedule builds it.
+        let both = schedule(
+            Some(json!({"from": "schedule"})),
+            Some(json!({"from": "template"})),
+            Some(json!({"note": "kept"})),
+        );
+        let b = backup_from_schedule(&both, "nightly-20260101000000", "openshift-adp");
+        let labels = b.metadata.labels.clone().unwrap();
+        assert_eq!(labels.get("from").map(String::as_str), Some("template"));
+        assert_eq!(labels["velero.io/schedule-name"], "nightly");
+        assert_eq!(b.metadata.annotations.unwrap()["note"], "kept");
+        assert_eq!(b.metadata.owner_references.unwrap()[0].uid, "u-1");
+        let schedule_only = schedule(Some(json!({"from": "schedule"})), None, None);
+        let b = backup_from_schedule(&schedule_only, "n", "openshift-adp");
+        assert_eq!(b.metadata.labels.unwrap()["from"], "schedule");
+        assert!(b.metadata.annotations.is_none());
+        // An empty template labels map still wins over the schedule's labels.
+        let empty_template = schedule(Some(json!({"from": "schedule"})), Some(json!({})), None);
+        let b = backup_from_schedule(&empty_template, "n", "openshift-adp");
+        let labels = b.metadata.labels.unwrap();
+        assert!(!labels.contains_key("from"), "{labels:?}");
+        assert_eq!(labels.len(), 1);
     }
 }

@@ -77,6 +77,9 @@ pub struct SimulatorOptions {
     pub default_outcome: Outcome,
     /// How long DownloadRequest URLs stay valid (Velero: 10 minutes).
     pub download_ttl: Duration,
+    /// How often expired backups are garbage-collected (Velero's `--garbage-collection-frequency`,
+    /// default 1 hour).
+    pub gc_interval: Duration,
 }
 
 impl SimulatorOptions {
@@ -95,6 +98,7 @@ impl SimulatorOptions {
             resync_interval: Duration::from_secs(1),
             default_outcome: Outcome::Succeed,
             download_ttl: Duration::from_secs(600),
+            gc_interval: Duration::from_secs(60 * 60),
         }
     }
 }

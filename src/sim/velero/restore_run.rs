@@ -39,22 +39,66 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let backup = backups
         .iter()
         .find(|b| b.metadata.name.as_deref() == Some(backup_name.as_str()));
+    // `validateAndComplete` adds the non-restorable resources to the excluded ones, fills in
+    // the backup a schedule resolved to and the backup's schedule, and the reconciler sets the
+    // default item operation timeout; all of it is patched back with the phase.
+    let mut spec_patch = serde_json::Map::new();
+    let mut excluded = restore.spec.excluded_resources.clone().unwrap_or_default();
+    let mut added = false;
+    for resource in crate::manifest::selection::NON_RESTORABLE_RESOURCES {
+        if !excluded.iter().any(|e| e == resource) {
+            excluded.push((*resource).to_owned());
+            added = true;
+        }
+    }
+    if added {
+        spec_patch.insert("excludedResources".into(), json!(excluded));
+    }
+    if restore
+        .spec
+        .item_operation_timeout
+        .as_ref()
+        .is_none_or(|d| d.parse().is_ok_and(|d| d.is_zero()))
+    {
+        spec_patch.insert("itemOperationTimeout".into(), json!("4h0m0s"));
+    }
     let (Some(backup), true) = (backup, validation.errors.is_empty()) else {
+        if validation.backup_name.is_some()
+            && restore.spec.backup_name.as_deref().unwrap_or("").is_empty()
+        {
+            spec_patch.insert("backupName".into(), json!(backup_name));
+        }
         inner
             .patch(
                 &restores,
                 name,
-                json!({"status": {"phase": "FailedValidation", "validationErrors": validation.errors}}),
+                json!({"spec": spec_patch,
+                       "status": {"phase": "FailedValidation", "validationErrors": validation.errors}}),
             )
             .await?;
         return Ok(());
     };
+    spec_patch.insert("backupName".into(), json!(backup_name));
+    if restore
+        .spec
+        .schedule_name
+        .as_deref()
+        .unwrap_or("")
+        .is_empty()
+        && let Some(schedule) = backup
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(crate::api::velero::labels::SCHEDULE_NAME))
+    {
+        spec_patch.insert("scheduleName".into(), json!(schedule));
+    }
     let started = inner.clock.now();
     inner
         .patch(
             &restores,
             name,
-            json!({"spec": {"backupName": backup_name},
+            json!({"spec": spec_patch,
                    "status": {"phase": "InProgress", "startTimestamp": timestamp(started), "progress": {}}}),
         )
         .await?;
@@ -188,9 +232,18 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             "simulated restore error (sim.velero.nac.openshift.io/outcome=partially-fail)".into(),
         ));
     }
-    inner
-        .patch(&restores, name, json!({"status": {"phase": "Finalizing"}}))
-        .await?;
+    // runValidatedRestore ends in Finalizing, or FinalizingPartiallyFailed when there were
+    // errors; the finalizer controller then sets the terminal phase.
+    let finalizing = if errors.is_empty() && outcome != Outcome::Fail {
+        "Finalizing"
+    } else {
+        "FinalizingPartiallyFailed"
+    };
+    if outcome != Outcome::Fail {
+        inner
+            .patch(&restores, name, json!({"status": {"phase": finalizing}}))
+            .await?;
+    }
     let completed = inner.clock.now();
     log.log(completed, "info", "restore completed", &[]);
     store
@@ -203,6 +256,14 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             &layout.restore_results_key(name),
             Bytes::from(gzip(&results)),
         )
+        .await?;
+    // The restore's item operations and volume information (none in a simulated restore).
+    let empty = Bytes::from(gzip(b"[]\n"));
+    store
+        .put(&layout.restore_item_operations_key(name), empty.clone())
+        .await?;
+    store
+        .put(&layout.restore_volume_info_key(name), empty)
         .await?;
     let list = serde_json::to_vec(&restored_list).map_err(|e| SimError::Other(e.to_string()))?;
     store

@@ -44,6 +44,7 @@ const AWS_CONFIG_KEYS: &[&str] = &[
     "publicUrl",
     "kmsKeyId",
     "customerKeyEncryptionFile",
+    "customerKeyEncryptionSecret",
     "s3ForcePathStyle",
     "signatureVersion",
     "credentialsFile",

@@ -881,11 +881,17 @@ async fn entries_lost_from_the_api_are_rebuilt_from_locations_and_buckets(cluste
 // --- NonAdminSchedules on the pool, and the backup sync of pool backups ---
 
 async fn create_nas(client: &Client, namespace: &str, name: &str) {
-    // A daily cron: Velero runs it once at once (no skipImmediately), then not again in the test.
+    // A daily cron whose time is the start of the minute 30 to 90 s from now: Velero first runs a
+    // schedule at its next cron time (never at creation), so it runs once soon (after the
+    // waits of the cases: a schedule waiting for storage gets its Velero Schedule later), then
+    // not again in the test.
+    use chrono::Timelike;
+    let first = chrono::Utc::now() + chrono::Duration::seconds(90);
+    let cron = format!("{} {} * * *", first.minute(), first.hour());
     let nas: NonAdminSchedule = serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
         "metadata": {"name": name},
-        "spec": {"schedule": "0 3 * * *", "template": {"backupSpec": {}}}
+        "spec": {"schedule": cron, "template": {"backupSpec": {}}}
     }))
     .unwrap();
     Api::<NonAdminSchedule>::namespaced(client.clone(), namespace)
@@ -950,7 +956,7 @@ async fn velero_backups_for(admin: &Client, namespace: &str) -> Vec<Backup> {
 /// The child NAB of the schedule's first run, once that run completed: (child, its Velero
 /// Backup's name).
 async fn first_scheduled_child(e: &Env, namespace: &str, schedule: &str) -> (Value, String) {
-    let child = eventually(&format!("{namespace}/{schedule} ran"), 60, || async {
+    let child = eventually(&format!("{namespace}/{schedule} ran"), 180, || async {
         let v = nas_value(&e.admin, namespace, schedule).await;
         v.pointer("/status/recentBackups/0/name")
             .and_then(Value::as_str)

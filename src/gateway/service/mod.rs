@@ -172,7 +172,7 @@ impl GatewayService {
     /// Finds out with discovery (as the gateway) whether OpenShift projects are served; when
     /// they are, "my namespaces" starts from the caller's projects list.
     /// The gateway's own client (reads only, after the caller's access check).
-    pub fn reader(&self) -> &kube::Client {
+    pub(super) fn reader(&self) -> &kube::Client {
         &self.reader
     }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::Client;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use nac::api::velero::{
     Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
 };
@@ -52,27 +52,7 @@ async fn start(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOption
     }
 }
 
-fn api<K>(c: &Client) -> Api<K>
-where
-    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-{
-    Api::namespaced(c.clone(), OADP_NAMESPACE)
-}
-
-async fn create<K>(c: &Client, object: Value) -> K
-where
-    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + serde::Serialize
-        + std::fmt::Debug,
-{
-    let typed: K = serde_json::from_value(object).unwrap();
-    api::<K>(c)
-        .create(&PostParams::default(), &typed)
-        .await
-        .unwrap()
-}
+use support::{create_in_oadp as create, oadp_api as api};
 
 async fn get<K>(c: &Client, name: &str) -> Option<Value>
 where

@@ -12,7 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams};
 use nac::api::velero::{
     Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
 };
@@ -68,27 +68,7 @@ async fn env() -> Env {
     env_with(|_| {}).await
 }
 
-fn api<K>(c: &Client) -> Api<K>
-where
-    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-{
-    Api::namespaced(c.clone(), OADP_NAMESPACE)
-}
-
-async fn create<K>(c: &Client, object: Value) -> K
-where
-    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + serde::Serialize
-        + std::fmt::Debug,
-{
-    let typed: K = serde_json::from_value(object).unwrap();
-    api::<K>(c)
-        .create(&PostParams::default(), &typed)
-        .await
-        .unwrap()
-}
+use support::{create_in_oadp as create, oadp_api as api};
 
 fn backup(name: &str, namespaces: &[&str]) -> Value {
     json!({"apiVersion": "velero.io/v1", "kind": "Backup",

@@ -109,3 +109,27 @@ where
     });
     seen
 }
+
+/// `K` in the OADP namespace, as `c`.
+pub fn oadp_api<K>(c: &Client) -> Api<K>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+{
+    Api::namespaced(c.clone(), nac::sim::demo::OADP_NAMESPACE)
+}
+
+/// Creates `object` (a `K` as JSON) in the OADP namespace as `c`.
+pub async fn create_in_oadp<K>(c: &Client, object: serde_json::Value) -> K
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let typed: K = serde_json::from_value(object).unwrap();
+    oadp_api::<K>(c)
+        .create(&PostParams::default(), &typed)
+        .await
+        .unwrap()
+}

@@ -10,4 +10,5 @@ pub mod history;
 pub mod manifest;
 pub mod policy;
 pub mod queue;
+pub mod shutdown;
 pub mod sim;

@@ -1,5 +1,6 @@
 //! Fails when the CRD files checked in under `deploy/` differ from what the code generates
-//! (or a file is missing or extra). With `NAC_UPDATE_GENERATED=1` it rewrites them instead.
+//! (or a file is missing or extra), or when `deploy/base/kustomization.yaml` does not list
+//! exactly NAC's CRD files. With `NAC_UPDATE_GENERATED=1` it rewrites them instead.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -75,11 +76,45 @@ fn check_dir(relative_dir: &str, crds: &[CustomResourceDefinition], update: bool
     problems
 }
 
+/// The kustomization that installs NAC, whose CRD block lists the generated files.
+const BASE_KUSTOMIZATION: &str = "deploy/base/kustomization.yaml";
+const BLOCK_BEGIN: &str = "  # BEGIN generated CRDs (tests/crds_drift.rs)";
+const BLOCK_END: &str = "  # END generated CRDs";
+
+/// Compares (or, when updating, rewrites) the block of `deploy/base/kustomization.yaml` that
+/// lists NAC's CRD files; returns the problems found.
+fn check_kustomization(crds: &[CustomResourceDefinition], update: bool) -> Vec<String> {
+    let path = repo_path(BASE_KUSTOMIZATION);
+    let text = fs::read_to_string(&path).expect("deploy/base/kustomization.yaml is readable");
+    let (Some(begin), Some(end)) = (text.find(BLOCK_BEGIN), text.find(BLOCK_END)) else {
+        return vec![format!(
+            "{BASE_KUSTOMIZATION} has no block between {BLOCK_BEGIN:?} and {BLOCK_END:?}"
+        )];
+    };
+    let mut block = format!("{BLOCK_BEGIN}\n");
+    for name in expected_files(crds).keys() {
+        block.push_str(&format!("  - crds/{name}\n"));
+    }
+    let present = &text[begin..end];
+    if present == block {
+        return Vec::new();
+    }
+    if update {
+        let rewritten = format!("{}{block}{}", &text[..begin], &text[end..]);
+        fs::write(&path, rewritten).unwrap();
+        return Vec::new();
+    }
+    vec![format!(
+        "{BASE_KUSTOMIZATION} does not list exactly the generated CRD files"
+    )]
+}
+
 #[test]
 fn checked_in_crds_match_the_code() {
     let update = std::env::var("NAC_UPDATE_GENERATED").is_ok_and(|value| value == "1");
-    let mut problems = check_dir("deploy/crds", &nac_crds(), update);
+    let mut problems = check_dir("deploy/base/crds", &nac_crds(), update);
     problems.extend(check_dir("deploy/dev/velero-crds", &velero_crds(), update));
+    problems.extend(check_kustomization(&nac_crds(), update));
     assert!(
         problems.is_empty(),
         "generated CRDs are out of date:\n  {}\nRegenerate them with: {UPDATE_COMMAND}",

@@ -1,6 +1,6 @@
 //! The gateway's REST API and live streams against the in-process emulator, the Velero
 //! simulator and NAC's controllers (all as their own service accounts; the gateway as
-//! `openshift-adp/nac-gateway` with its read-only RBAC from `deploy/gateway/`): the isolation
+//! `openshift-adp/nac-gateway` with its read-only RBAC from `deploy/base/rbac/`): the isolation
 //! matrix (alice, bob, ci-bot, a user with no bindings, a bad token, no token — over REST,
 //! SSE, logs and queue views), revocation within the allow TTL, wait, idempotency, paging,
 //! policy refusals, and malformed input.

@@ -319,10 +319,10 @@ impl Emulator {
         run(self.command(user, args), Some(input))
     }
 
-    /// Installs NAC's CRDs with `kubectl apply -f deploy/crds/` and waits until the
+    /// Installs NAC's CRDs with `kubectl apply -f deploy/base/crds/` and waits until the
     /// NonAdminBackup CRD is established.
     fn install_crds(&self) {
-        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crds");
+        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/base/crds");
         let out = self.kubectl(
             "admin",
             &["apply", "-f", crds.to_str().expect("utf-8 path")],

@@ -710,6 +710,64 @@ async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestClu
     assert_eq!(velero_backups(&e.admin).await.len(), 1);
 }
 
+/// The one reconciler driver: a reconcile is one span carrying the kind, namespace, name and the
+/// step taken, and is counted in the controller metrics under its kind.
+async fn each_reconcile_is_one_span_with_kind_namespace_name_and_step(cluster: TestCluster) {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let e = env(cluster, false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    nabs(&e.alice, "team-a")
+        .create(&PostParams::default(), &nab("traced", json!({})))
+        .await
+        .unwrap();
+    let context = Arc::new(Context::new(
+        e.cluster.client_as(&token, Component::Controller),
+        OADP_NAMESPACE,
+    ));
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let before = nac::controllers::health::counters().reconciles_of("nonadminbackup");
+    let current = nabs(&e.admin, "team-a").get("traced").await.unwrap();
+    {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        nac::controllers::nab::reconcile(Arc::new(current), context)
+            .await
+            .unwrap();
+    }
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("reconcile step"))
+        .unwrap_or_else(|| panic!("no reconcile step logged: {text}"));
+    for field in [
+        "kind=\"nonadminbackup\"",
+        "namespace=\"team-a\"",
+        "name=traced",
+        "step=\"WriteStatus\"",
+    ] {
+        assert!(line.contains(field), "{field} missing from {line}");
+    }
+    assert!(
+        nac::controllers::health::counters().reconciles_of("nonadminbackup") > before,
+        "the reconcile was not counted"
+    );
+}
+
 /// The OADP operator's DataProtectionApplication CRD (the dev copy of `deploy/dev/oadp-crds/`).
 const DPA_CRD: &str =
     include_str!("../deploy/dev/oadp-crds/oadp.openshift.io_dataprotectionapplications.yaml");
@@ -828,5 +886,6 @@ on_both_servers!(
     a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off,
     an_expired_velero_backup_leaves_its_nab_backing_off,
     a_crash_between_any_two_steps_yields_one_velero_backup,
+    each_reconcile_is_one_span_with_kind_namespace_name_and_step,
     an_enforced_empty_list_is_enforced_and_an_empty_excluded_namespaces_is_refused,
 );

@@ -5,10 +5,15 @@
 //! (`<namespace>-<name>-<uuid>`, cut to 63 characters as upstream's `GenerateNacObjectUUID`
 //! cuts it), Velero Backups and Restores with upstream's names, labels and annotations (no
 //! namespace UID: upstream records none), a DeleteBackupRequest made by `generateName`, and a
-//! NonAdminBackup upstream's synchronizer made (only the synced-from label, no status).
+//! NonAdminBackup upstream's synchronizer made (only the synced-from label, no status), and a
+//! NonAdminBackupStorageLocation upstream made usable: its Secret copy and Velero
+//! BackupStorageLocation in the OADP namespace (named by the NACUUID, labelled and annotated as
+//! upstream's NABSL controller does) and its NonAdminBackupStorageLocationRequest (approved,
+//! by the administrator or automatically).
 //!
 //! Nothing is lost: status continues, no second Velero object is made for any NACUUID, a
-//! synced NAB refers to the existing backup, deletes and restores work.
+//! synced NAB refers to the existing backup, deletes and restores work, backups go to the
+//! adopted storage location and deleting the location removes what upstream made for it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -18,11 +23,16 @@ use support::sa_token;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use nac::api::client_identity::Component;
-use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore};
-use nac::api::velero::{Backup, DeleteBackupRequest, Restore};
+use nac::api::nonadmin::{
+    NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
+    NonAdminRestore,
+};
+use nac::api::velero::{Backup, BackupStorageLocation, DeleteBackupRequest, Restore};
+use nac::controllers::policy_source;
 use nac::controllers::{self, Context};
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
 use nac::sim::velero::engine::VeleroSimulator;
@@ -462,6 +472,368 @@ async fn an_upstream_restore_continues(cluster: TestCluster) {
     nac.abort();
 }
 
+/// How upstream's NABSL controller left a location.
+#[derive(Clone, Copy, PartialEq)]
+enum UpstreamNabsl {
+    /// `requireApprovalForBSL` off: the request upstream made was approved at once.
+    AutoApproved,
+    /// `requireApprovalForBSL` on, and the administrator approved the request.
+    AdminApproved,
+    /// Made before upstream had approval requests: no request, no ClusterAdminApproved.
+    BeforeRequests,
+}
+
+const NABSL_LABEL: &str = "openshift.io/oadp-nabsl-origin-nacuuid";
+const LOCAL_PROVIDER: &str = "nac.openshift.io/local";
+const NABSL_FINALIZER: &str = "nonadminbackupstoragelocation.oadp.openshift.io/finalizer";
+
+fn nabsl_annotations(name: &str) -> Value {
+    json!({"openshift.io/oadp-nabsl-origin-name": name,
+           "openshift.io/oadp-nabsl-origin-namespace": NS})
+}
+
+/// The tenant's location spec, and the Velero spec upstream derives from it: the credential
+/// names the Secret copy (the NACUUID) and the prefix is put under the namespace
+/// (`ComputePrefixForObjectStorage`).
+fn tenant_location_spec() -> Value {
+    json!({"provider": LOCAL_PROVIDER,
+           "objectStorage": {"bucket": "team-a-bucket", "prefix": "velero"},
+           "credential": {"name": "creds", "key": "cloud"}})
+}
+
+fn upstream_velero_location_spec(nacuuid: &str) -> Value {
+    json!({"provider": LOCAL_PROVIDER,
+           "objectStorage": {"bucket": "team-a-bucket", "prefix": format!("{NS}/velero")},
+           "credential": {"name": nacuuid, "key": "cloud"}})
+}
+
+/// Counts of the objects labelled with the NABSL NACUUID `nacuuid` in the OADP namespace:
+/// (Velero BSLs, Secrets, approval requests).
+async fn made_for_location(e: &Env, nacuuid: &str) -> (usize, usize, usize) {
+    let by_label = ListParams::default().labels(&format!("{NABSL_LABEL}={nacuuid}"));
+    let bsls = Api::<BackupStorageLocation>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .list(&by_label)
+        .await
+        .unwrap()
+        .items
+        .len();
+    let secrets = Api::<Secret>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .list(&by_label)
+        .await
+        .unwrap()
+        .items
+        .len();
+    let requests =
+        Api::<NonAdminBackupStorageLocationRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+            .list(&by_label)
+            .await
+            .unwrap()
+            .items
+            .len();
+    (bsls, secrets, requests)
+}
+
+fn nabsl_condition<'a>(v: &'a Value, type_: &str) -> &'a Value {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+/// Everything upstream's NABSL controller leaves for location `name` of NACUUID `nacuuid`,
+/// once its Velero BSL is made: the tenant's Secret and NABSL (finalizer, phase Created,
+/// upstream's conditions, the NACUUID and the mirrored BSL status), the Secret copy, the
+/// Velero BSL (Available) and, but `BeforeRequests`, the approved request.
+async fn upstream_location(e: &Env, name: &str, nacuuid: &str, how: UpstreamNabsl) {
+    // The real server keeps an earlier case's policy and tenant Secret.
+    let policies: Api<ConfigMap> = Api::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    let _ = policies
+        .delete(policy_source::POLICY_CONFIG_MAP, &Default::default())
+        .await;
+    let _ = Api::<Secret>::namespaced(e.admin.clone(), NS)
+        .delete("creds", &Default::default())
+        .await;
+    if how == UpstreamNabsl::AdminApproved {
+        let policy: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": policy_source::POLICY_CONFIG_MAP, "namespace": OADP_NAMESPACE},
+            "data": {"policy.yaml": "requireApprovalForBSL: true\n"}
+        }))
+        .unwrap();
+        policies
+            .create(&PostParams::default(), &policy)
+            .await
+            .unwrap();
+    }
+    let tenant_secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "creds", "namespace": NS},
+        "stringData": {"cloud": "[default]\naws_access_key_id=one\naws_secret_access_key=s1\n"}
+    }))
+    .unwrap();
+    let tenant_secret = Api::<Secret>::namespaced(e.admin.clone(), NS)
+        .create(&PostParams::default(), &tenant_secret)
+        .await
+        .unwrap();
+
+    // Upstream's copy: same type and data, named by the NACUUID (`syncSecrets`).
+    let copy = Secret {
+        metadata: serde_json::from_value(json!({
+            "name": nacuuid, "namespace": OADP_NAMESPACE,
+            "labels": upstream_labels(NABSL_LABEL, nacuuid),
+            "annotations": nabsl_annotations(name),
+        }))
+        .unwrap(),
+        type_: tenant_secret.type_.clone(),
+        data: tenant_secret.data.clone(),
+        ..Default::default()
+    };
+    Api::<Secret>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .create(&PostParams::default(), &copy)
+        .await
+        .unwrap();
+
+    // Upstream's Velero BSL (`createVeleroBSL`; oadp-operator's `UpdateBackupStorageLocation`
+    // adds the registry label).
+    let mut bsl_labels = upstream_labels(NABSL_LABEL, nacuuid);
+    bsl_labels["openshift.io/oadp-registry"] = json!("True");
+    let bsl: BackupStorageLocation = serde_json::from_value(json!({
+        "apiVersion": "velero.io/v1", "kind": "BackupStorageLocation",
+        "metadata": {"name": nacuuid, "labels": bsl_labels,
+                     "annotations": nabsl_annotations(name)},
+        "spec": upstream_velero_location_spec(nacuuid),
+    }))
+    .unwrap();
+    let bsls: Api<BackupStorageLocation> = Api::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    bsls.create(&PostParams::default(), &bsl).await.unwrap();
+    let available = wait_until(&bsls, nacuuid, "Velero BackupStorageLocation", |b| {
+        b.is_some_and(|b| s(b, "/status/phase") == "Available")
+    })
+    .await
+    .unwrap();
+
+    if how != UpstreamNabsl::BeforeRequests {
+        // `createNonAdminRequest`: named by the NACUUID, `approve` at once when approval is
+        // not required, else `pending` until the administrator approves.
+        let request: NonAdminBackupStorageLocationRequest = serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1",
+            "kind": "NonAdminBackupStorageLocationRequest",
+            "metadata": {"name": nacuuid, "labels": upstream_labels(NABSL_LABEL, nacuuid),
+                         "annotations": nabsl_annotations(name)},
+            "spec": {"approvalDecision": "approve"}
+        }))
+        .unwrap();
+        let requests: Api<NonAdminBackupStorageLocationRequest> =
+            Api::namespaced(e.admin.clone(), OADP_NAMESPACE);
+        requests
+            .create(&PostParams::default(), &request)
+            .await
+            .unwrap();
+        requests
+            .patch_status(
+                nacuuid,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {
+                    "nonAdminBackupStorageLocation": {
+                        "requestedSpec": tenant_location_spec(),
+                        "nacuuid": nacuuid, "name": name, "namespace": NS,
+                    },
+                    "phase": "Approved",
+                }})),
+            )
+            .await
+            .unwrap();
+    }
+
+    let nabsl: NonAdminBackupStorageLocation = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackupStorageLocation",
+        "metadata": {"name": name},
+        "spec": {"backupStorageLocationSpec": tenant_location_spec()}
+    }))
+    .unwrap();
+    Api::<NonAdminBackupStorageLocation>::namespaced(e.alice.clone(), NS)
+        .create(&PostParams::default(), &nabsl)
+        .await
+        .unwrap();
+    let admin: Api<NonAdminBackupStorageLocation> = Api::namespaced(e.admin.clone(), NS);
+    admin
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": [NABSL_FINALIZER]}})),
+        )
+        .await
+        .unwrap();
+    let mut conditions = vec![condition(
+        "Accepted",
+        "BslSpecValidation",
+        "NonAdminBackupStorageLocation spec validation successful",
+    )];
+    if how != UpstreamNabsl::BeforeRequests {
+        conditions.push(condition(
+            "ClusterAdminApproved",
+            "BslSpecApproved",
+            "NonAdminBackupStorageLocationRequest approval decision set to Approve",
+        ));
+    }
+    conditions.push(condition(
+        "SecretSynced",
+        "SecretCreated",
+        "Secret successfully created in the OADP namespace",
+    ));
+    conditions.push(condition(
+        "BackupStorageLocationSynced",
+        "BackupStorageLocationCreated",
+        "BackupStorageLocation successfully created in the OADP namespace",
+    ));
+    admin
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "phase": "Created",
+                "conditions": conditions,
+                "veleroBackupStorageLocation": {
+                    "nacuuid": nacuuid, "name": nacuuid, "namespace": OADP_NAMESPACE,
+                    "status": available["status"].clone(),
+                },
+            }})),
+        )
+        .await
+        .unwrap();
+}
+
+async fn upstream_location_is_adopted_used_and_deleted(cluster: TestCluster, how: UpstreamNabsl) {
+    let e = env(cluster).await;
+    let uuid = match how {
+        UpstreamNabsl::AutoApproved => "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e51",
+        UpstreamNabsl::AdminApproved => "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e52",
+        UpstreamNabsl::BeforeRequests => "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e53",
+    };
+    let nacuuid = upstream_nacuuid(NS, "mine", uuid);
+    upstream_location(&e, "mine", &nacuuid, how).await;
+    let before = made_for_location(&e, &nacuuid).await;
+    let expected_requests = usize::from(how != UpstreamNabsl::BeforeRequests);
+    assert_eq!(before, (1, 1, expected_requests));
+    let bsls: Api<BackupStorageLocation> = Api::namespaced(e.admin.clone(), OADP_NAMESPACE);
+    let bsl_before = bsls.get(&nacuuid).await.unwrap();
+
+    let nac = start_nac(&e);
+    let nabsls: Api<NonAdminBackupStorageLocation> = Api::namespaced(e.alice.clone(), NS);
+    let adopted = wait_until(&nabsls, "mine", "NonAdminBackupStorageLocation", |v| {
+        v.is_some_and(|v| {
+            s(v, "/status/phase") == "Created"
+                && nabsl_condition(v, "ClusterAdminApproved")["status"] == "True"
+                && s(v, "/status/veleroBackupStorageLocation/status/phase") == "Available"
+        })
+    })
+    .await
+    .unwrap();
+    // A few more reconciles: nothing is made a second time, nothing is rewritten.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(made_for_location(&e, &nacuuid).await, (1, 1, 1));
+    let adopted = nabsls
+        .get("mine")
+        .await
+        .map(|n| serde_json::to_value(n).unwrap())
+        .unwrap_or(adopted);
+    assert_eq!(s(&adopted, "/status/phase"), "Created", "{adopted}");
+    for (pointer, value) in [
+        ("/status/veleroBackupStorageLocation/nacuuid", &nacuuid),
+        ("/status/veleroBackupStorageLocation/name", &nacuuid),
+    ] {
+        assert_eq!(s(&adopted, pointer), value, "{adopted}");
+    }
+    // Upstream's conditions continue: same reasons, same transition times (no Secret or BSL
+    // was written again).
+    for (type_, reason) in [
+        ("Accepted", "BslSpecValidation"),
+        ("SecretSynced", "SecretCreated"),
+        (
+            "BackupStorageLocationSynced",
+            "BackupStorageLocationCreated",
+        ),
+    ] {
+        let c = nabsl_condition(&adopted, type_);
+        assert_eq!(c["status"], "True", "{type_}: {adopted}");
+        assert_eq!(c["reason"], reason, "{type_}: {adopted}");
+        assert_eq!(
+            c["lastTransitionTime"], "2026-11-01T10:00:00Z",
+            "{type_}: {adopted}"
+        );
+    }
+    let bsl_after = bsls.get(&nacuuid).await.unwrap();
+    assert_eq!(bsl_after.spec, bsl_before.spec);
+    assert_eq!(
+        bsl_after.metadata.labels, bsl_before.metadata.labels,
+        "upstream's labels stay"
+    );
+    let request =
+        Api::<NonAdminBackupStorageLocationRequest>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+            .get(&nacuuid)
+            .await
+            .unwrap();
+    let request = serde_json::to_value(request).unwrap();
+    assert_eq!(
+        s(&request, "/spec/approvalDecision"),
+        "approve",
+        "{request}"
+    );
+    assert_eq!(s(&request, "/status/phase"), "Approved", "{request}");
+    assert_eq!(
+        request.pointer("/status/nonAdminBackupStorageLocation/requestedSpec"),
+        Some(&tenant_location_spec()),
+        "{request}"
+    );
+
+    // A backup naming the location goes to the adopted Velero BSL.
+    let nabs: Api<NonAdminBackup> = Api::namespaced(e.alice.clone(), NS);
+    let nab: NonAdminBackup = serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": "to-mine"},
+        "spec": {"backupSpec": {"storageLocation": "mine"}}
+    }))
+    .unwrap();
+    nabs.create(&PostParams::default(), &nab).await.unwrap();
+    let backed_up = wait_until(&nabs, "to-mine", "NonAdminBackup", |v| {
+        v.is_some_and(|v| s(v, "/status/veleroBackup/status/phase") == "Completed")
+    })
+    .await
+    .unwrap();
+    let velero_backup = Api::<Backup>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .get(s(&backed_up, "/status/veleroBackup/name"))
+        .await
+        .unwrap();
+    assert_eq!(
+        velero_backup.spec.storage_location.as_deref(),
+        Some(nacuuid.as_str())
+    );
+
+    // Deleting the location deletes the NAB naming it (as upstream), the Velero BSL, the
+    // Secret copy and the request, then releases upstream's finalizer.
+    nabsls.delete("mine", &Default::default()).await.unwrap();
+    wait_until(&nabsls, "mine", "NonAdminBackupStorageLocation", |v| {
+        v.is_none()
+    })
+    .await;
+    wait_until(&nabs, "to-mine", "NonAdminBackup", |v| v.is_none()).await;
+    assert_eq!(made_for_location(&e, &nacuuid).await, (0, 0, 0));
+    nac.abort();
+    let _ = Api::<ConfigMap>::namespaced(e.admin.clone(), OADP_NAMESPACE)
+        .delete(policy_source::POLICY_CONFIG_MAP, &Default::default())
+        .await;
+}
+
+async fn an_auto_approved_upstream_location_is_adopted(cluster: TestCluster) {
+    upstream_location_is_adopted_used_and_deleted(cluster, UpstreamNabsl::AutoApproved).await;
+}
+
+async fn an_admin_approved_upstream_location_is_adopted(cluster: TestCluster) {
+    upstream_location_is_adopted_used_and_deleted(cluster, UpstreamNabsl::AdminApproved).await;
+}
+
+async fn a_location_from_before_approval_requests_gets_one_request(cluster: TestCluster) {
+    upstream_location_is_adopted_used_and_deleted(cluster, UpstreamNabsl::BeforeRequests).await;
+}
+
 #[test]
 fn nacuuids_are_cut_as_upstream_cuts_them() {
     let uuid = "2a6f1a9e-1c1e-4c57-9b33-7a2d0b3c1f00";
@@ -481,4 +853,7 @@ on_both_servers!(
     upstream_backups_are_adopted_restored_and_deleted,
     an_upstream_delete_in_flight_finishes_with_its_own_request,
     an_upstream_restore_continues,
+    an_auto_approved_upstream_location_is_adopted,
+    an_admin_approved_upstream_location_is_adopted,
+    a_location_from_before_approval_requests_gets_one_request,
 );

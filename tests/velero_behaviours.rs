@@ -3,8 +3,10 @@
 //! (`backup_deletion_controller.go`), schedules (`schedule_controller.go`,
 //! `backup_builder.go`), garbage collection (`gc_controller.go`), the defaults
 //! `prepareBackupRequest` writes back (`backup_controller.go`), the phases a backup and a
-//! restore pass through, every artifact `persistBackup` uploads, and restore validation
-//! (`restore_controller.go`).
+//! restore pass through (WaitingForPluginOperations while CSI data movement runs:
+//! `backup_operations_controller.go`, `restore_operations_controller.go`), every artifact
+//! `persistBackup` uploads, restore validation (`restore_controller.go`), and `aws` locations
+//! without a region (velero-plugin-for-aws `object_store.go`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -492,7 +494,8 @@ async fn expired_backups_are_collected_and_failed_deletions_retried(cluster: Tes
 /// `backup_controller.go` (`prepareBackupRequest`, `runBackup`, `persistBackup`),
 /// `backup_finalizer_controller.go` and `restore_controller.go`: defaults written back, the
 /// Finalizing phases, every uploaded file (download requests for them complete), restore
-/// defaults and Velero's restore validation messages.
+/// defaults and Velero's restore validation messages (restore hooks' init containers and label
+/// selectors included: `hook.GetRestoreHooksFromSpec`, `hook.ValidateContainer`).
 async fn backups_and_restores_as_velero_writes_them(cluster: TestCluster) {
     let e = start(cluster, |_| {}).await;
     let c = &e.admin;
@@ -649,6 +652,20 @@ async fn backups_and_restores_as_velero_writes_them(cluster: TestCluster) {
                 "No completed backups found for schedule"
             ]),
         ),
+        (
+            "bad-init-hook",
+            json!({"backupName": "full", "hooks": {"resources": [{"name": "prepare",
+                "postHooks": [{"init": {"initContainers": [{"name": "prepare", "image": "busybox"}]}}]}]}}),
+            json!([
+                "invalid InitContainer in restore hook, it doesn't have Command, Name or Image field"
+            ]),
+        ),
+        (
+            "bad-hook-selector",
+            json!({"backupName": "full", "hooks": {"resources": [{"name": "prepare",
+                "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Equals", "values": ["web"]}]}}]}}),
+            json!(["\"Equals\" is not a valid label selector operator"]),
+        ),
     ] {
         create::<Restore>(
             c,
@@ -662,9 +679,230 @@ async fn backups_and_restores_as_velero_writes_them(cluster: TestCluster) {
     }
 }
 
+/// Every status version of `name` recorded, in order, by phase.
+fn phases_of(seen: &Arc<Mutex<Vec<Value>>>, name: &str) -> Vec<String> {
+    let mut phases: Vec<String> = Vec::new();
+    for o in seen.lock().unwrap().iter() {
+        let phase = s(o, "/status/phase");
+        if s(o, "/metadata/name") == name && phases.last().map(String::as_str) != Some(phase) {
+            phases.push(phase.to_owned());
+        }
+    }
+    phases
+}
+
+fn read_gzipped_json(path: &std::path::Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&nac::manifest::tarball::gunzip(&bytes).unwrap()).unwrap()
+}
+
+/// `backup_controller.go` `runBackup`, `backup_operations_controller.go`,
+/// `restore_controller.go` `runValidatedRestore`, `restore_operations_controller.go` and the
+/// CSI PVC actions (`pkg/backup/actions/csi/pvc_action.go`,
+/// `pkg/restore/actions/csi/pvc_action.go`): with `snapshotMoveData` a bound PVC's DataUpload
+/// holds the backup in WaitingForPluginOperations (operations attempted, then completed) before
+/// Finalizing and Completed; restoring it waits for its DataDownload the same way; without
+/// data movement a backup goes straight to Finalizing.
+async fn plugin_operations_hold_backups_and_restores(cluster: TestCluster) {
+    let e = start(cluster, |o| {
+        o.item_operation_duration = Duration::from_millis(1500);
+        o.item_operation_poll_interval = Duration::from_millis(200);
+    })
+    .await;
+    let c = &e.admin;
+    let backups = record::<Backup>(c);
+    let restores = record::<Restore>(c);
+    let namespace: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "data-mover"}}),
+    )
+    .unwrap();
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(c.clone())
+        .create(&Default::default(), &namespace)
+        .await
+        .unwrap();
+    let claim: k8s_openapi::api::core::v1::PersistentVolumeClaim =
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "data-mover"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "csi-standard",
+                     "volumeName": "pv-data", "resources": {"requests": {"storage": "1Gi"}}}}))
+        .unwrap();
+    kube::Api::<k8s_openapi::api::core::v1::PersistentVolumeClaim>::namespaced(
+        c.clone(),
+        "data-mover",
+    )
+    .create(&Default::default(), &claim)
+    .await
+    .unwrap();
+
+    create::<Backup>(
+        c,
+        backup(
+            "moved",
+            json!({"includedNamespaces": ["data-mover"], "snapshotMoveData": true}),
+        ),
+    )
+    .await;
+    let done = wait_for::<Backup>(c, "moved", 60, |b| s(b, "/status/phase") == "Completed").await;
+    assert_eq!(
+        phases_of(&backups, "moved")
+            .into_iter()
+            .skip_while(|p| p != "InProgress")
+            .collect::<Vec<_>>(),
+        [
+            "InProgress",
+            "WaitingForPluginOperations",
+            "Finalizing",
+            "Completed"
+        ]
+    );
+    let waiting = backups
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|b| {
+            s(b, "/metadata/name") == "moved"
+                && s(b, "/status/phase") == "WaitingForPluginOperations"
+        })
+        .cloned()
+        .unwrap();
+    assert_eq!(waiting["status"]["backupItemOperationsAttempted"], 1);
+    assert!(waiting["status"]["backupItemOperationsCompleted"].is_null());
+    assert_eq!(done["status"]["backupItemOperationsAttempted"], 1);
+    assert_eq!(done["status"]["backupItemOperationsCompleted"], 1);
+    assert!(!s(&done, "/status/completionTimestamp").is_empty());
+    let dir = e.store.path().join("velero/velero/backups/moved");
+    let operations = read_gzipped_json(&dir.join("moved-itemoperations.json.gz"));
+    assert_eq!(operations.as_array().map(Vec::len), Some(1), "{operations}");
+    assert_eq!(
+        s(&operations[0], "/spec/backupItemAction"),
+        "velero.io/csi-pvc-backupper"
+    );
+    assert_eq!(s(&operations[0], "/spec/resourceIdentifier/Name"), "data");
+    assert_eq!(s(&operations[0], "/status/phase"), "Completed");
+    assert!(s(&operations[0], "/spec/operationID").starts_with("du-"));
+    let stored: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("velero-backup.json")).unwrap()).unwrap();
+    assert_eq!(s(&stored, "/status/phase"), "Completed");
+
+    // The restore of that PVC waits for its DataDownload.
+    create::<Restore>(
+        c,
+        json!({"apiVersion": "velero.io/v1", "kind": "Restore",
+        "metadata": {"name": "moved-back", "namespace": OADP_NAMESPACE},
+        "spec": {"backupName": "moved", "includedResources": ["persistentvolumeclaims"],
+                 "namespaceMapping": {"data-mover": "data-mover-copy"}}}),
+    )
+    .await;
+    let restored = wait_for::<Restore>(c, "moved-back", 60, |r| {
+        s(r, "/status/phase") == "Completed"
+    })
+    .await;
+    assert_eq!(
+        phases_of(&restores, "moved-back")
+            .into_iter()
+            .skip_while(|p| p != "InProgress")
+            .collect::<Vec<_>>(),
+        [
+            "InProgress",
+            "WaitingForPluginOperations",
+            "Finalizing",
+            "Completed"
+        ]
+    );
+    assert_eq!(restored["status"]["restoreItemOperationsAttempted"], 1);
+    assert_eq!(restored["status"]["restoreItemOperationsCompleted"], 1);
+    let operations = read_gzipped_json(
+        &e.store
+            .path()
+            .join("velero/velero/restores/moved-back/restore-moved-back-itemoperations.json.gz"),
+    );
+    assert_eq!(
+        s(&operations[0], "/spec/restoreItemAction"),
+        "velero.io/csi-pvc-restorer"
+    );
+    assert_eq!(
+        s(&operations[0], "/spec/resourceIdentifier/Namespace"),
+        "data-mover-copy"
+    );
+
+    // Without data movement nothing is asynchronous: straight to Finalizing.
+    create::<Backup>(
+        c,
+        backup("kept", json!({"includedNamespaces": ["data-mover"]})),
+    )
+    .await;
+    let kept = wait_for::<Backup>(c, "kept", 60, |b| s(b, "/status/phase") == "Completed").await;
+    assert!(!phases_of(&backups, "kept").contains(&"WaitingForPluginOperations".to_string()));
+    assert!(kept["status"]["backupItemOperationsAttempted"].is_null());
+}
+
+/// velero-plugin-for-aws `object_store.go` `Init` (and velero#9963): a location with `s3Url`
+/// and no region anywhere is unavailable with the AWS SDK's words as Velero reports them; one
+/// naming neither has its bucket's region looked up (`GetBucketRegion`), which a server without
+/// an AWS region of its own cannot even ask.
+async fn aws_locations_without_a_region(cluster: TestCluster) {
+    let e = start(cluster, |_| {}).await;
+    let c = &e.admin;
+    let aws = |name: &str, config: Value| {
+        json!({"apiVersion": "velero.io/v1", "kind": "BackupStorageLocation",
+               "metadata": {"name": name, "namespace": OADP_NAMESPACE},
+               "spec": {"provider": "aws", "objectStorage": {"bucket": "velero"},
+                        "credential": {"name": "regionless-credentials", "key": "cloud"},
+                        "config": config}})
+    };
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "regionless-credentials", "namespace": OADP_NAMESPACE},
+        "stringData": {"cloud": "[default]\naws_access_key_id=AK\naws_secret_access_key=SK\n"}}))
+    .unwrap();
+    api::<k8s_openapi::api::core::v1::Secret>(c)
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+    create::<BackupStorageLocation>(
+        c,
+        aws(
+            "minio-no-region",
+            json!({"s3Url": "http://127.0.0.1:9", "s3ForcePathStyle": "true"}),
+        ),
+    )
+    .await;
+    create::<BackupStorageLocation>(c, aws("aws-no-region", json!({}))).await;
+    create::<BackupStorageLocation>(
+        c,
+        aws(
+            "bad-url",
+            json!({"region": "us-east-1", "s3Url": "ftp://minio"}),
+        ),
+    )
+    .await;
+    for (name, message) in [
+        (
+            "minio-no-region",
+            "BackupStorageLocation \"minio-no-region\" is unavailable: rpc error: code = Unknown desc = operation error S3: ListObjectsV2, failed to resolve service endpoint, endpoint rule error, A region must be set when sending requests to S3.",
+        ),
+        (
+            "aws-no-region",
+            "BackupStorageLocation \"aws-no-region\" is unavailable: rpc error: code = Unknown desc = operation error S3: HeadBucket, failed to resolve service endpoint, endpoint rule error, A region must be set when sending requests to S3.",
+        ),
+        (
+            "bad-url",
+            "BackupStorageLocation \"bad-url\" is unavailable: rpc error: code = Unknown desc = Invalid s3 url ftp://minio, URL must be valid according to https://golang.org/pkg/net/url/#Parse and start with http:// or https://",
+        ),
+    ] {
+        let location = wait_for::<BackupStorageLocation>(c, name, 30, |l| {
+            s(l, "/status/phase") == "Unavailable"
+        })
+        .await;
+        assert_eq!(s(&location, "/status/message"), message, "{name}");
+    }
+}
+
 on_both_servers!(
     delete_requests_follow_velero,
     schedules_follow_velero,
     expired_backups_are_collected_and_failed_deletions_retried,
     backups_and_restores_as_velero_writes_them,
+    plugin_operations_hold_backups_and_restores,
+    aws_locations_without_a_region,
 );

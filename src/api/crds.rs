@@ -1,5 +1,5 @@
 //! CustomResourceDefinitions generated from the Rust types, and their YAML rendering for
-//! `deploy/crds/` (NAC's), `deploy/dev/velero-crds/` (Velero's, for tests and `nac demo`)
+//! `deploy/base/crds/` (NAC's), `deploy/dev/velero-crds/` (Velero's, for tests and `nac demo`)
 //! and the `nac crds` command.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{

@@ -3,7 +3,14 @@
 //!
 //! NAC does not model OADP's types; it needs the DPA's [`ApiResource`], the choice of the DPA
 //! whose `spec.nonAdmin` is in force, and how to tell "no DPA API here" (no CRD, no RBAC) from a
-//! transient failure. All of it is pure.
+//! transient failure. All of that is pure; reading and watching the admin policy's sources (the
+//! DPA and NAC's ConfigMap) is in [`policy_sources`].
+pub mod policy_sources;
+
+pub use policy_sources::{
+    DPA_RECHECK, POLICY_CONFIG_MAP, PolicySources, read_policy_sources, watch_policy_sources,
+};
+
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::watcher;
 use serde_json::Value;

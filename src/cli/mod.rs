@@ -103,6 +103,27 @@ pub struct ControllerArgs {
     /// their purges wait for Velero's next sync; S3 buckets need nothing.
     #[arg(long, env = "NAC_OBJECT_STORE_ROOT", value_name = "DIR")]
     pub object_store_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub shutdown: ShutdownOptions,
+}
+
+/// How a long-running command stops, shared by `nac controller`, `nac gateway`, `nac serve`
+/// and `nac demo`.
+#[derive(Debug, Args, Clone)]
+pub struct ShutdownOptions {
+    /// How long a stop may take (Go duration). On SIGTERM (how Kubernetes stops a pod) or
+    /// SIGINT the controllers start no new reconcile, let the writes in flight finish and
+    /// release the leader Lease; the gateway stops accepting, ends its event streams and
+    /// subscriptions with a `shutdown` reason and lets open requests finish. Past this the
+    /// process exits with status 1. Keep it below the pod's terminationGracePeriodSeconds (30 s
+    /// by default).
+    #[arg(
+        long,
+        env = "NAC_SHUTDOWN_GRACE_PERIOD",
+        default_value = "25s",
+        value_name = "DURATION"
+    )]
+    pub shutdown_grace_period: String,
 }
 
 /// Settings of the shared backup pool (BackupBuckets and BackupEntries), for the commands that
@@ -175,8 +196,8 @@ pub struct SessionOptions {
     /// state. Default: a random key per process. Give every replica the same file: an OAuth
     /// sign-in may come back to another replica than the one it started on. Sessions themselves
     /// (and the cluster tokens they hold) stay in the memory of the replica that created them,
-    /// so the load balancer must keep a browser on one replica (deploy/gateway's Route and
-    /// Ingress do); elsewhere the browser is asked to sign in again.
+    /// so the load balancer must keep a browser on one replica (the Route and Ingress of
+    /// deploy/overlays do); elsewhere the browser is asked to sign in again.
     #[arg(long, env = "NAC_SESSION_KEY_FILE", value_name = "FILE")]
     pub session_key_file: Option<PathBuf>,
     /// OpenShift OAuth sign-in for the console: the OAuthClient's name (needs
@@ -243,6 +264,8 @@ pub struct GatewayArgs {
     pub gateway: GatewayOptions,
     #[command(flatten)]
     pub history: HistoryOptions,
+    #[command(flatten)]
+    pub shutdown: ShutdownOptions,
 }
 
 /// Options of `nac serve`.
@@ -272,6 +295,8 @@ pub struct ServeArgs {
     /// their purges wait for Velero's next sync; S3 buckets need nothing.
     #[arg(long, env = "NAC_OBJECT_STORE_ROOT", value_name = "DIR")]
     pub object_store_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub shutdown: ShutdownOptions,
 }
 
 /// Options of `nac sim velero`.
@@ -362,6 +387,8 @@ pub struct DemoArgs {
     pub session: SessionOptions,
     #[command(flatten)]
     pub pool: PoolOptions,
+    #[command(flatten)]
+    pub shutdown: ShutdownOptions,
 }
 
 /// Entry point of the binary.
@@ -452,6 +479,29 @@ mod tests {
         );
         // The whole command line is valid (no clashing flags under clap's debug checks).
         <Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
+    #[test]
+    fn every_long_running_role_takes_the_shutdown_grace_period() {
+        for role in ["controller", "gateway", "serve", "demo"] {
+            let cli = Cli::try_parse_from(["nac", role, "--shutdown-grace-period", "10s"]);
+            let grace = match cli {
+                Ok(Cli {
+                    command: Command::Controller(args),
+                }) => args.shutdown.shutdown_grace_period,
+                Ok(Cli {
+                    command: Command::Gateway(args),
+                }) => args.shutdown.shutdown_grace_period,
+                Ok(Cli {
+                    command: Command::Serve(args),
+                }) => args.shutdown.shutdown_grace_period,
+                Ok(Cli {
+                    command: Command::Demo(args),
+                }) => args.shutdown.shutdown_grace_period,
+                other => panic!("nac {role} --shutdown-grace-period does not parse: {other:?}"),
+            };
+            assert_eq!(grace, "10s");
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::sim::velero::signed_url::UrlSigner;
 use super::{
     ApiserverArgs, Command, ControllerArgs, CrdsArgs, DemoArgs, EmulatorArgs, GatewayArgs,
     GatewayOptions, HistoryOptions, MigrateArgs, PoolOptions, ServeArgs, SessionOptions,
-    SimCommand, SimulatorArgs, VeleroArgs,
+    ShutdownOptions, SimCommand, SimulatorArgs, VeleroArgs,
 };
 use crate::gateway::artifacts::HttpArtifactFetcher;
 use crate::gateway::auth::{OAuthClient, OAuthConfig, SessionConfig};
@@ -26,6 +26,7 @@ use crate::gateway::{Gateway, GatewayConfig};
 use crate::history::SharedHistory;
 use crate::history::manifests::{ManifestBuilder, ManifestBuilderConfig};
 use crate::history::recorder::{Recorder, RecorderConfig};
+use crate::shutdown::Shutdown;
 
 /// Errors a command ends with.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,12 @@ pub enum CliError {
     GracePeriod { value: String, reason: String },
     #[error("{0}")]
     History(#[from] crate::history::HistoryError),
+    #[error("invalid --shutdown-grace-period {value:?}: {reason}")]
+    ShutdownGrace { value: String, reason: String },
+    #[error("cannot listen for SIGTERM and SIGINT: {0}")]
+    Signals(std::io::Error),
+    #[error("stopped, but not cleanly: {0}")]
+    Unclean(String),
 }
 
 pub(super) async fn run(command: Command) -> Result<(), CliError> {
@@ -187,13 +194,55 @@ fn write_kubeconfig(
         .map_err(|source| CliError::Write { path, source })
 }
 
+/// Serves until SIGTERM or SIGINT (or the emulator stops), then saves its state.
 async fn wait_for_shutdown(served: Served) -> Result<(), CliError> {
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
+        signal = crate::shutdown::signal() => {
+            signal.map_err(CliError::Signals)?;
+        }
         _ = served.task => {}
     }
     served.server.save()?;
     Ok(())
+}
+
+/// The process's stop with the grace period of `--shutdown-grace-period` (not yet listening
+/// for signals: [`Shutdown::on_signals`] once the command is serving, so a signal during the
+/// start-up ends the process at once, as it has nothing to finish).
+fn shutdown_of(options: &ShutdownOptions) -> Result<Shutdown, CliError> {
+    let grace = crate::api::common::GoDuration::new(options.shutdown_grace_period.clone())
+        .parse()
+        .map_err(|e| CliError::ShutdownGrace {
+            value: options.shutdown_grace_period.clone(),
+            reason: e.to_string(),
+        })?;
+    Ok(Shutdown::new(grace))
+}
+
+/// Exit status 0 only for a clean stop: the controllers' writes finished and their Lease was
+/// released, the gateway's requests and streams ended, within the grace period.
+fn stopped_cleanly(
+    controllers: Option<Option<crate::controllers::leader::Stopped>>,
+    gateway: Option<bool>,
+) -> Result<(), CliError> {
+    let mut problems = Vec::new();
+    if let Some(Some(stopped)) = controllers {
+        if !stopped.drained {
+            problems
+                .push("the controllers' writes in flight did not finish within the grace period");
+        }
+        if !stopped.released {
+            problems.push("the leader Lease was not released (it expires by itself)");
+        }
+    }
+    if gateway == Some(false) {
+        problems.push("the gateway's open requests did not finish within the grace period");
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Unclean(problems.join("; ")))
+    }
 }
 
 async fn apiserver_command(args: ApiserverArgs) -> Result<(), CliError> {
@@ -255,6 +304,10 @@ fn simulator_options(
         Outcome::parse(&args.outcome).ok_or_else(|| CliError::Outcome(args.outcome.clone()))?;
     options.bsl_validation_interval = Duration::from_secs(args.bsl_interval_secs.max(1));
     options.backup_sync_interval = Duration::from_secs(args.bsl_interval_secs.max(1));
+    // The AWS plugin's SDK takes the server's region from its environment, as Velero's does.
+    options.aws_region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+        .into_iter()
+        .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()));
     Ok(options)
 }
 
@@ -457,12 +510,15 @@ async fn migrate_command(args: MigrateArgs) -> Result<(), CliError> {
 
 /// What runs beside the controllers while this replica leads: the history recorder (one writer
 /// per cluster), the retention purge and the backup manifest builder.
+/// On shutdown the recorder writes what it has buffered before the replica lets its Lease go
+/// (it holds the shutdown meanwhile); the purge and the manifest builder just stop.
 fn history_jobs(
     client: kube::Client,
     oadp_namespace: &str,
     store: SharedHistory,
     retention_days: u32,
     endpoint_rules: Arc<dyn crate::manifest::fetch::EndpointRules>,
+    shutdown: Shutdown,
 ) -> impl Fn() -> futures::future::BoxFuture<'static, ()> + use<> {
     let oadp_namespace = oadp_namespace.to_string();
     // Backup tarballs can be large: a longer timeout than the gateway's artifacts.
@@ -496,18 +552,27 @@ fn history_jobs(
             )
             .with_endpoint_rules(endpoint_rules.clone())
         });
+        let shutdown = shutdown.clone();
         Box::pin(async move {
+            let Some(_writing) = shutdown.begin() else {
+                return;
+            };
             let manifests = async move {
                 if let Some(builder) = manifests {
                     builder.run().await;
                 }
             };
-            tokio::join!(recorder.run(), purge, manifests);
+            let recording = recorder.run_until(shutdown.triggered());
+            tokio::select! {
+                () = recording => {}
+                _ = async { tokio::join!(purge, manifests) } => {}
+            }
         })
     }
 }
 
-/// Binds `addr`, starts the gateway's caches and serves it; returns the bound address. With
+/// Binds `addr`, starts the gateway's caches and serves it until `shutdown` has stopped it;
+/// returns the bound address and the serving task (true when it stopped cleanly). With
 /// `ready_within`, returns only once the caches have synced (or that long has passed): the demo
 /// prints its banner then, so the first command a user copies from it is not answered 503.
 async fn start_gateway(
@@ -517,7 +582,8 @@ async fn start_gateway(
     config: GatewayConfig,
     addr: SocketAddr,
     ready_within: Option<Duration>,
-) -> Result<SocketAddr, CliError> {
+    shutdown: Shutdown,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<bool>), CliError> {
     let fetcher = HttpArtifactFetcher::new(Duration::from_secs(60))
         .map_err(|e| CliError::Gateway(format!("cannot load CA roots: {e}")))?;
     let gateway = Gateway::new(reader, users, Arc::new(fetcher), history, config);
@@ -528,15 +594,18 @@ async fn start_gateway(
         .local_addr()
         .map_err(|source| CliError::Listen { addr, source })?;
     gateway.start();
-    // With the peer's address, for the pre-authentication limit per client.
-    let service = gateway
-        .router()
-        .into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, service).await {
-            tracing::error!(error = %e, "gateway stopped");
-        }
-    });
+    let serving = {
+        let gateway = gateway.clone();
+        tokio::spawn(async move {
+            match gateway.serve(listener, shutdown).await {
+                Ok(clean) => clean,
+                Err(e) => {
+                    tracing::error!(error = %e, "gateway stopped");
+                    false
+                }
+            }
+        })
+    };
     if let Some(limit) = ready_within
         && !gateway.wait_ready(limit).await
     {
@@ -545,7 +614,12 @@ async fn start_gateway(
             "the gateway's caches have not synced yet; it answers 503 until they have"
         );
     }
-    Ok(bound)
+    Ok((bound, serving))
+}
+
+/// Waits for the gateway's serving task; whether it stopped cleanly.
+async fn gateway_stopped(serving: tokio::task::JoinHandle<bool>) -> bool {
+    serving.await.unwrap_or(false)
 }
 
 async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
@@ -556,20 +630,21 @@ async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
         Duration::from_secs(60),
         10_000,
     ));
-    let bound = start_gateway(
+    let shutdown = shutdown_of(&args.shutdown)?;
+    let (bound, serving) = start_gateway(
         reader,
         users,
         open_history(&args.history, None).await?,
         gateway_config(&args.gateway, &args.oadp_namespace)?,
         args.listen,
         None,
+        shutdown.clone(),
     )
     .await?;
+    shutdown.on_signals().map_err(CliError::Signals)?;
     println!("nac gateway on http://{bound} (API documentation at http://{bound}/docs)");
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| CliError::Kube(e.to_string()))?;
-    Ok(())
+    let served = gateway_stopped(serving).await;
+    stopped_cleanly(None, Some(served))
 }
 
 async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
@@ -583,41 +658,47 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         10_000,
     ));
     let history = open_history(&args.history, None).await?;
-    let bound = start_gateway(
+    let shutdown = shutdown_of(&args.shutdown)?;
+    let (bound, serving) = start_gateway(
         gateway_client,
         users,
         history.clone(),
         gateway_config(&args.gateway, &args.oadp_namespace)?,
         args.listen,
         None,
+        shutdown.clone(),
     )
     .await?;
     let context = Arc::new(
-        crate::controllers::Context::new(client, &args.oadp_namespace).with_pool(pool_config(
-            &args.pool,
-            local_object_store(args.object_store_root.as_deref()),
-        )?),
+        crate::controllers::Context::new(client, &args.oadp_namespace)
+            .with_pool(pool_config(
+                &args.pool,
+                local_object_store(args.object_store_root.as_deref()),
+            )?)
+            .with_shutdown(shutdown.clone()),
     );
     if let Some(addr) = args.metrics_listen {
         let bound = serve_controller_health(&context, addr).await?;
         println!("nac controller health and metrics on http://{bound}");
     }
-    println!(
-        "nac serve: gateway on http://{bound}, controllers running (OADP namespace {})",
-        args.oadp_namespace
-    );
     let jobs = history_jobs(
         context.client.clone(),
         &args.oadp_namespace,
         history,
         args.history.history_retention_days,
         context.policy.clone(),
+        shutdown.clone(),
     );
-    tokio::select! {
-        _ = crate::controllers::run_leading_with(context, jobs) => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
-    Ok(())
+    shutdown.on_signals().map_err(CliError::Signals)?;
+    println!(
+        "nac serve: gateway on http://{bound}, controllers running (OADP namespace {})",
+        args.oadp_namespace
+    );
+    let (stopped, served) = tokio::join!(
+        crate::controllers::run_leading_with(context, jobs),
+        gateway_stopped(serving)
+    );
+    stopped_cleanly(Some(stopped), Some(served))
 }
 
 /// The local object-store provider rooted at `root`, when given (`--object-store-root`).
@@ -678,18 +759,22 @@ async fn serve_controller_health(
 }
 
 async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
+    let shutdown = shutdown_of(&args.shutdown)?;
     let client = client_from(args.kubeconfig.as_deref(), Component::Controller).await?;
     let history = open_history(&args.history, None).await?;
     let context = Arc::new(
-        crate::controllers::Context::new(client, &args.oadp_namespace).with_pool(pool_config(
-            &args.pool,
-            local_object_store(args.object_store_root.as_deref()),
-        )?),
+        crate::controllers::Context::new(client, &args.oadp_namespace)
+            .with_pool(pool_config(
+                &args.pool,
+                local_object_store(args.object_store_root.as_deref()),
+            )?)
+            .with_shutdown(shutdown.clone()),
     );
     if let Some(addr) = args.metrics_listen {
         let bound = serve_controller_health(&context, addr).await?;
         println!("nac controller health and metrics on http://{bound}");
     }
+    shutdown.on_signals().map_err(CliError::Signals)?;
     println!(
         "nac controller running (OADP namespace {}, history store {:?})",
         args.oadp_namespace,
@@ -701,12 +786,10 @@ async fn controller_command(args: ControllerArgs) -> Result<(), CliError> {
         history,
         args.history.history_retention_days,
         context.policy.clone(),
+        shutdown.clone(),
     );
-    tokio::select! {
-        _ = crate::controllers::run_leading_with(context, jobs) => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
-    Ok(())
+    let stopped = crate::controllers::run_leading_with(context, jobs).await;
+    stopped_cleanly(Some(stopped), None)
 }
 
 async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
@@ -729,9 +812,7 @@ async fn velero_command(args: VeleroArgs) -> Result<(), CliError> {
         args.namespace,
         args.object_store_root.display()
     );
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| CliError::Kube(e.to_string()))?;
+    crate::shutdown::signal().await.map_err(CliError::Signals)?;
     Ok(())
 }
 
@@ -888,13 +969,19 @@ impl DemoCluster {
         }
     }
 
-    /// Runs until Ctrl-C (or the emulator stops), then saves.
-    async fn wait_for_shutdown(self) -> Result<(), CliError> {
+    /// Runs until `shutdown` starts (SIGTERM or Ctrl-C), or the emulator stops (which then
+    /// starts it).
+    async fn until_stopped(&mut self, shutdown: &Shutdown) {
         match self {
-            DemoCluster::Emulated(served) => wait_for_shutdown(*served).await,
-            DemoCluster::Existing { .. } => tokio::signal::ctrl_c()
-                .await
-                .map_err(|e| CliError::Kube(e.to_string())),
+            DemoCluster::Emulated(served) => {
+                tokio::select! {
+                    () = shutdown.triggered() => {}
+                    _ = &mut served.task => {
+                        shutdown.trigger();
+                    }
+                }
+            }
+            DemoCluster::Existing { .. } => shutdown.triggered().await,
         }
     }
 }
@@ -1006,6 +1093,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
     .await?;
     // The demo's shared backup pool lives on the simulator's local object store, which the
     // pool controller reads directly to rebuild entries.
+    let shutdown = shutdown_of(&args.shutdown)?;
     let context = Arc::new(
         crate::controllers::Context::new(
             cluster.client_as(&controller_token, Component::Controller)?,
@@ -1017,7 +1105,8 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
                 crate::sim::velero::storage::LOCAL_PROVIDER,
                 object_store.clone(),
             )),
-        )?),
+        )?)
+        .with_shutdown(shutdown.clone()),
     );
     let metrics = serve_controller_health(&context, args.metrics_listen).await?;
     let history = open_history(&args.history, Some(&data_dir)).await?;
@@ -1027,8 +1116,9 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         history.clone(),
         args.history.history_retention_days,
         context.policy.clone(),
+        shutdown.clone(),
     );
-    tokio::spawn(crate::controllers::run_leading_with(context, jobs));
+    let controllers = tokio::spawn(crate::controllers::run_leading_with(context, jobs));
     let gateway_token =
         service_account_token(&admin, demo::OADP_NAMESPACE, demo::GATEWAY_SERVICE_ACCOUNT).await?;
     let users: SharedUserClients = match &cluster {
@@ -1045,7 +1135,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
             10_000,
         )),
     };
-    let gateway_addr = start_gateway(
+    let (gateway_addr, serving) = start_gateway(
         cluster.client_as(&gateway_token, Component::Gateway)?,
         users,
         history,
@@ -1056,6 +1146,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
         },
         args.gateway_listen,
         Some(Duration::from_secs(120)),
+        shutdown.clone(),
     )
     .await?;
     cluster.save()?;
@@ -1198,11 +1289,18 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
             "  NAC_SERVER=http://{gateway_addr} NAC_TOKEN={token} nac backup create ci-1 -n team-a --wait"
         );
     }
+    shutdown.on_signals().map_err(CliError::Signals)?;
     println!(
         "Press Ctrl-C to stop; state is kept in {}.",
         data_dir.display()
     );
-    cluster.wait_for_shutdown().await
+    let mut cluster = cluster;
+    cluster.until_stopped(&shutdown).await;
+    // The controllers and the gateway stop (on the emulator, still serving), then its state
+    // is saved.
+    let (stopped, served) = tokio::join!(controllers, gateway_stopped(serving));
+    cluster.save()?;
+    stopped_cleanly(Some(stopped.unwrap_or(None)), Some(served))
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ use crate::api::nonadmin::{
 };
 use crate::api::velero::{Backup, BackupStorageLocation, DeleteBackupRequest};
 use crate::policy::bsl::PoolBucketRef;
+use crate::policy::pool;
 
 /// Name of this controller in the metrics.
 const CONTROLLER_NAME: &str = "backuppool";
@@ -87,18 +88,15 @@ pub async fn pool_route(context: &Context, namespace: &str) -> Result<PoolRoute,
         .await?
         .and_then(|n| n.metadata.uid)
     else {
-        return Ok(bucket_decision::route(true, None));
+        return Ok(pool::route(true, None));
     };
     let entries: Api<BackupEntry> = Api::all(context.client.clone());
-    let selector = ListParams::default().labels(&format!(
-        "{ENTRY_NAMESPACE_UID_LABEL}={}",
-        bucket_decision::label_value(&uid)
-    ));
+    let selector = ListParams::default().labels(&pool::entry_selector(&uid));
     let found = entries.list(&selector).await?.items;
-    let entry = found.iter().find(|e| {
-        e.spec.namespace == namespace && bucket_decision::uid_matches(&e.spec.namespace_uid, &uid)
-    });
-    Ok(bucket_decision::route(true, entry))
+    Ok(pool::route(
+        true,
+        pool::namespace_entry(namespace, Some(&uid), &found),
+    ))
 }
 
 /// The pool's buckets, as far as tenant locations are concerned.
@@ -220,6 +218,10 @@ async fn drive(
         // Coalesce a burst of changes into one pass.
         while let Some(Some(())) = triggers.next().now_or_never() {}
         let scan = last_scan.is_none_or(|at| at.elapsed() >= config.rescan);
+        // Stopping: no pass starts; a running one holds the shutdown until its writes are done.
+        let Some(_writing) = context.shutdown.begin() else {
+            return;
+        };
         let result = pass(&context, &nabs, scan).await;
         super::health::record(CONTROLLER_NAME, result.as_ref().err());
         wait = match result {
@@ -503,7 +505,7 @@ async fn apply(
             PoolAction::UpdateEntry { name, spec } => {
                 let patch = json!({
                     "metadata": {"labels": {
-                        ENTRY_NAMESPACE_UID_LABEL: bucket_decision::label_value(&spec.namespace_uid)
+                        ENTRY_NAMESPACE_UID_LABEL: pool::uid_label_value(&spec.namespace_uid)
                     }},
                     "spec": spec,
                 });

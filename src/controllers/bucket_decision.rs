@@ -50,6 +50,8 @@ use crate::api::velero::{
 use crate::policy::bsl::{prefixes_nest, same_bucket};
 use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 use crate::policy::origin::{OriginKind, nac_labels, origin_of_kind};
+pub use crate::policy::pool::{PoolRoute, UID_DIGITS, route, uid_matches};
+use crate::policy::pool::{uid_hex, uid_label_value};
 
 /// Default time an entry outlives its namespace: Velero's default backup TTL, so a deleted
 /// namespace's backups live as long as they would have anyway.
@@ -58,8 +60,6 @@ pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(30 * 24 * 3600);
 pub const PURGE_POLL: Duration = Duration::from_secs(2);
 /// How long a DeleteBackupRequest that left its backup behind stays before another is made.
 pub const PURGE_RETRY: Duration = Duration::from_secs(60);
-/// Hex digits of the namespace UID in a new entry's name.
-pub const UID_DIGITS: usize = 5;
 /// Longest Velero object name (also a label value).
 const MAX_LOCATION_NAME: usize = crate::api::nonadmin::MAX_VELERO_OBJECT_NAME_LENGTH;
 
@@ -186,59 +186,6 @@ impl PoolPlan {
     fn check_within(&mut self, after: Duration) {
         self.next_check = Some(self.next_check.map_or(after, |d| d.min(after)));
     }
-}
-
-/// How a NonAdminBackup without a storage location is routed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PoolRoute {
-    /// No BackupBucket exists: Velero's default location, as without the pool.
-    NotConfigured,
-    /// The namespace's entry is Ready: its Velero BSL.
-    Location(String),
-    /// The pool is configured but the entry is not ready: wait, with this message.
-    Wait(String),
-}
-
-/// Where a NonAdminBackup of a namespace without a storage location goes, given whether any
-/// BackupBucket exists and the namespace's entry.
-pub fn route(pool_configured: bool, entry: Option<&BackupEntry>) -> PoolRoute {
-    if !pool_configured {
-        return PoolRoute::NotConfigured;
-    }
-    let Some(entry) = entry else {
-        return PoolRoute::Wait(format!(
-            "waiting for backup storage: {}",
-            crate::api::nonadmin::TENANT_PROVISIONING_MESSAGE
-        ));
-    };
-    match entry.ready_location() {
-        Some(location) => PoolRoute::Location(location.to_owned()),
-        None => PoolRoute::Wait(format!(
-            "waiting for backup storage: {}",
-            entry.tenant_view().message
-        )),
-    }
-}
-
-/// The UID's hex digits, lower case.
-fn uid_hex(uid: &str) -> String {
-    uid.chars()
-        .filter(char::is_ascii_hexdigit)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
-/// Whether an entry's recorded UID (full, or leading hex digits for an entry rebuilt from a
-/// listing) is the namespace UID `uid`.
-pub fn uid_matches(recorded: &str, uid: &str) -> bool {
-    if recorded.is_empty() {
-        return false;
-    }
-    if recorded == uid {
-        return true;
-    }
-    let recorded = uid_hex(recorded);
-    recorded.len() >= UID_DIGITS && uid_hex(uid).starts_with(&recorded)
 }
 
 /// The name (and prefix) of a new entry for namespace `namespace` with UID `uid`:
@@ -498,7 +445,7 @@ pub fn location_for(
     labels.insert(POOL_LOCATION_LABEL.to_owned(), name.clone());
     labels.insert(
         ENTRY_NAMESPACE_UID_LABEL.to_owned(),
-        label_value(&spec.namespace_uid),
+        uid_label_value(&spec.namespace_uid),
     );
     let mut annotations = BTreeMap::from([
         (ENTRY_ANNOTATION.to_owned(), entry_name.to_owned()),
@@ -611,7 +558,7 @@ fn new_entry(name: &str, spec: BackupEntrySpec) -> BackupEntry {
     let mut entry = BackupEntry::new(name, spec);
     entry.metadata.labels = Some(BTreeMap::from([(
         ENTRY_NAMESPACE_UID_LABEL.to_owned(),
-        label_value(&entry.spec.namespace_uid),
+        uid_label_value(&entry.spec.namespace_uid),
     )]));
     entry
 }
@@ -1873,11 +1820,6 @@ mod tests {
         assert_eq!(parse_entry_prefix("velero"), None);
         assert_eq!(parse_entry_prefix("team-a--xyzzy"), None);
         assert_eq!(parse_entry_prefix("team-a--abc"), None);
-        assert!(uid_matches("aaaaa", UID_A));
-        assert!(uid_matches(UID_A, UID_A));
-        assert!(!uid_matches("aaaa", UID_A));
-        assert!(!uid_matches("bbbbb", UID_A));
-        assert!(!uid_matches("", UID_A));
 
         let long_ns = "n".repeat(63);
         let name = entry_name(&long_ns, UID_A, |_| false).unwrap();

@@ -23,7 +23,6 @@ use crate::api::nonadmin::deletion_action::{
     INVALID_REASON, MAX_ACTION_NAME_LENGTH, MAX_TIMEOUT_SECONDS, VALID_CONDITION, VALID_REASON,
     action_condition_type, reasons,
 };
-use crate::api::nonadmin::labels;
 use crate::api::nonadmin::{
     DeletionAction, DeletionActionStatus, FailurePolicy, NonAdminBackup, ResourceSelector,
 };
@@ -35,6 +34,7 @@ use crate::manifest::selection::{
     ApiResourceInfo, Glob, IncludesExcludes, includes_excludes_problems,
 };
 use crate::manifest::tarball::BackupItem;
+use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::policy::selector::{NamespaceSelector, label_key_problem};
 
 /// `apiVersion` of the body POSTed to a webhook.
@@ -637,24 +637,12 @@ pub fn contents_request(backup: &Backup, nab: &NonAdminBackup, nacuuid: &str) ->
         },
     );
     request.metadata.namespace = backup.metadata.namespace.clone();
-    request.metadata.labels = Some(BTreeMap::from([
-        (labels::OADP.to_string(), labels::OADP_VALUE.to_string()),
-        (
-            labels::MANAGED_BY.to_string(),
-            labels::MANAGED_BY_VALUE.to_string(),
-        ),
-        (labels::NAB_ORIGIN_NACUUID.to_string(), nacuuid.to_string()),
-    ]));
-    request.metadata.annotations = Some(BTreeMap::from([
-        (
-            labels::NAB_ORIGIN_NAME_ANNOTATION.to_string(),
-            nab.metadata.name.clone().unwrap_or_default(),
-        ),
-        (
-            labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
-            nab.metadata.namespace.clone().unwrap_or_default(),
-        ),
-    ]));
+    request.metadata.labels = Some(origin_labels(OriginKind::NonAdminBackup, nacuuid));
+    request.metadata.annotations = Some(origin_annotations(
+        OriginKind::NonAdminBackup,
+        nab.metadata.namespace.as_deref().unwrap_or_default(),
+        nab.metadata.name.as_deref().unwrap_or_default(),
+    ));
     request
 }
 

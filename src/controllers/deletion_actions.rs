@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt;
 use http::{Request, header};
 use http_body_util::{BodyExt, Full, Limited};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -29,8 +28,9 @@ use serde_json::Value;
 use super::deletion_action_decision::{
     self as decision, ActionOutcome, ContentsNeed, Next, Recorded, WebhookTarget, request_body,
 };
+use super::driver::{self, Applied, Reconciler};
 use super::events::{self, Notice};
-use super::{Context, ControllerError, health, writes};
+use super::{Context, ControllerError, writes};
 use crate::api::nonadmin::deletion_action::reasons;
 use crate::api::nonadmin::{DeletionAction, NonAdminBackup};
 use crate::api::velero::{Backup, DownloadRequest, DownloadRequestPhase};
@@ -57,64 +57,90 @@ const SOON: Duration = Duration::from_millis(20);
 /// task is dropped.
 pub async fn run(context: Arc<Context>) {
     let actions: Api<DeletionAction> = Api::all(context.client.clone());
-    Controller::new(actions, watcher::Config::default())
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "deletionaction reconcile error");
-            }
-        })
-        .await;
+    let controller = Controller::new(actions, watcher::Config::default());
+    driver::run(controller, ActionStatusReconciler, context).await;
 }
 
-fn key(action: &DeletionAction) -> String {
-    format!(
-        "deletionaction/{}",
-        action.metadata.name.as_deref().unwrap_or_default()
-    )
-}
-
-fn error_policy(
-    action: Arc<DeletionAction>,
-    error: &ControllerError,
-    context: Arc<Context>,
-) -> Action {
-    let wait = context.backoff(&key(&action));
-    tracing::warn!(action = %key(&action), error = %error, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
-}
-
-/// One reconcile of a DeletionAction: validate, write the status when it changed.
+/// One reconcile of a DeletionAction (through the [`driver`]): validate, write the status when
+/// it changed.
 pub async fn reconcile(
     action: Arc<DeletionAction>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let result = reconcile_status(&action, &context).await;
-    health::record(CONTROLLER_NAME, result.as_ref().err());
-    if result.is_ok() {
-        context.succeeded(&key(&action));
-    }
-    result
+    driver::reconcile(&ActionStatusReconciler, action, context).await
 }
 
-async fn reconcile_status(
-    action: &DeletionAction,
-    context: &Context,
-) -> Result<Action, ControllerError> {
-    let name = action.metadata.name.clone().unwrap_or_default();
-    let api: Api<DeletionAction> = Api::all(context.client.clone());
-    // Fresh read: the cache may be behind our own last write.
-    let Some(action) = api.get_opt(&name).await? else {
-        return Ok(Action::await_change());
-    };
-    let status = decision::action_status(&action, &now());
-    if decision::action_status_changed(action.status.as_ref(), &status) {
-        let mut next = action.clone();
-        next.status = Some(status);
-        api.replace_status(&name, &PostParams::default(), &next)
-            .await?;
+/// The DeletionAction status controller, run by the [`driver`]: the action alone decides its
+/// `Valid` condition.
+pub struct ActionStatusReconciler;
+
+/// The one step of the status controller.
+#[derive(Debug)]
+pub enum ActionStatusStep {
+    /// Write this status.
+    WriteStatus(Box<crate::api::nonadmin::DeletionActionStatus>),
+    /// The status is current.
+    AwaitChange,
+}
+
+impl Reconciler for ActionStatusReconciler {
+    type Object = DeletionAction;
+    type Observed = Time;
+    type Step = ActionStatusStep;
+    const KIND: &'static str = CONTROLLER_NAME;
+
+    fn api(&self, client: kube::Client, _: Option<&str>) -> Api<DeletionAction> {
+        Api::all(client)
     }
-    Ok(Action::await_change())
+
+    async fn observe(&self, _: &Context, _: &DeletionAction) -> Result<Time, ControllerError> {
+        Ok(now())
+    }
+
+    fn decide(&self, _: &Context, action: &DeletionAction, now: &Time) -> ActionStatusStep {
+        let status = decision::action_status(action, now);
+        if decision::action_status_changed(action.status.as_ref(), &status) {
+            ActionStatusStep::WriteStatus(Box::new(status))
+        } else {
+            ActionStatusStep::AwaitChange
+        }
+    }
+
+    fn step_name(step: &ActionStatusStep) -> &'static str {
+        match step {
+            ActionStatusStep::WriteStatus(_) => "WriteStatus",
+            ActionStatusStep::AwaitChange => "AwaitChange",
+        }
+    }
+
+    fn notice(
+        &self,
+        _: &DeletionAction,
+        _: &Time,
+        _: &ActionStatusStep,
+    ) -> Option<Notice<'static>> {
+        None
+    }
+
+    async fn apply(
+        &self,
+        _: &Context,
+        api: &Api<DeletionAction>,
+        action: &DeletionAction,
+        step: ActionStatusStep,
+    ) -> Result<Applied, ControllerError> {
+        match step {
+            ActionStatusStep::WriteStatus(status) => {
+                let mut next = action.clone();
+                next.status = Some(*status);
+                let name = action.metadata.name.clone().unwrap_or_default();
+                api.replace_status(&name, &PostParams::default(), &next)
+                    .await?;
+                Ok(Applied::done(Action::await_change()))
+            }
+            ActionStatusStep::AwaitChange => Ok(Applied::unchanged(Action::await_change())),
+        }
+    }
 }
 
 fn now() -> Time {

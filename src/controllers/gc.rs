@@ -211,6 +211,10 @@ pub async fn run(context: Arc<Context>, fixed: Option<Duration>) {
         // The first pass waits a period: at start-up the tenant caches of other replicas may
         // still be filling, and a freshly restored cluster needs the sync first.
         tokio::time::sleep(every).await;
+        // Stopping: no pass starts; a running one holds the shutdown until its writes are done.
+        let Some(_writing) = context.shutdown.begin() else {
+            return;
+        };
         match collect_once(&context).await {
             Ok(_) => super::health::record("gc", None),
             Err(e) => {

@@ -58,6 +58,15 @@ impl Counters {
         }
     }
 
+    /// How many reconciles of `controller` were counted.
+    pub fn reconciles_of(&self, controller: &str) -> u64 {
+        self.reconciles
+            .lock()
+            .ok()
+            .and_then(|r| r.get(controller).copied())
+            .unwrap_or(0)
+    }
+
     fn snapshot(&self) -> (BTreeMap<String, u64>, ErrorCounts) {
         let r = self
             .reconciles

@@ -1,7 +1,11 @@
 //! Leader election with a `coordination.k8s.io/v1` Lease (`nac-controller` in the OADP
 //! namespace): acquire or renew with optimistic concurrency (every write carries the
 //! resourceVersion read), take over an expired lease, and step down as soon as a renewal fails
-//! so two replicas never reconcile at once.
+//! so two replicas never reconcile at once. On shutdown (SIGTERM) the leader lets the writes in
+//! flight finish, then releases the lease as client-go's `ReleaseOnCancel` does — holder
+//! emptied, `leaseDurationSeconds` 1, written with the resourceVersion read and only while it
+//! still holds it — so a contender takes over at its next retry instead of waiting for the
+//! lease to expire.
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
@@ -13,6 +17,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, PostParams};
 
 use super::ControllerError;
+use crate::shutdown::Shutdown;
 
 /// Name of the Lease.
 pub const LEASE_NAME: &str = "nac-controller";
@@ -31,13 +36,14 @@ pub struct LeaderConfig {
 }
 
 impl LeaderConfig {
-    /// Defaults: 15 s lease, renewed every 5 s.
+    /// Defaults (client-go's): 15 s lease, renewed and contended for every 2 s — a released
+    /// lease is taken over within 2 s.
     pub fn new(identity: &str) -> Self {
         LeaderConfig {
             lease_name: LEASE_NAME.to_string(),
             identity: identity.to_string(),
             lease_duration: Duration::from_secs(15),
-            retry_period: Duration::from_secs(5),
+            retry_period: Duration::from_secs(2),
         }
     }
 }
@@ -98,6 +104,49 @@ pub fn decide(lease: Option<&Lease>, config: &LeaderConfig, now: Timestamp) -> L
         LeaseAction::Wait
     }
 }
+
+/// The lease as a leader leaving it writes it (client-go's `ReleaseOnCancel`): no holder,
+/// `leaseDurationSeconds` 1, renewed and acquired `now`, transitions kept — or `None` when
+/// `lease` is not held by this replica (then it is not ours to release).
+pub fn released(lease: &Lease, config: &LeaderConfig, now: Timestamp) -> Option<LeaseSpec> {
+    let spec = lease.spec.clone().unwrap_or_default();
+    if spec.holder_identity.as_deref() != Some(config.identity.as_str()) {
+        return None;
+    }
+    Some(LeaseSpec {
+        holder_identity: Some(String::new()),
+        lease_duration_seconds: Some(1),
+        acquire_time: Some(micro(now)),
+        renew_time: Some(micro(now)),
+        ..spec
+    })
+}
+
+/// How one term of leadership ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Term<T> {
+    /// The work finished while leading.
+    Finished(T),
+    /// The lease was lost (a renewal failed or was refused) and the work dropped.
+    Lost,
+    /// The shutdown started: the work was stopped, and the lease released when held.
+    Stopped(Stopped),
+}
+
+/// What a leader's (or contender's) shutdown did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopped {
+    /// The work in flight finished within the grace period (false: some was cut off).
+    pub drained: bool,
+    /// The lease is not left held by this replica: released, or never held, or taken over
+    /// meanwhile (false: releasing failed, and the lease expires by itself).
+    pub released: bool,
+}
+
+/// Time kept from the grace period for releasing the lease after the writes in flight.
+const RELEASE_RESERVE: Duration = Duration::from_secs(2);
+/// Longest wait for the release itself.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One replica's side of the election.
 #[derive(Clone)]
@@ -167,17 +216,67 @@ impl Elector {
         }
     }
 
+    /// Gives the lease up if this replica still holds it ([`released`]); true when it did.
+    /// The write carries the resourceVersion read: when another replica wrote in between the
+    /// lease is read again, and left alone once it is someone else's.
+    pub async fn release(&self) -> Result<bool, ControllerError> {
+        for _ in 0..3 {
+            let Some(mut lease) = self.api.get_opt(&self.config.lease_name).await? else {
+                return Ok(false);
+            };
+            let Some(spec) = released(&lease, &self.config, Timestamp::now()) else {
+                return Ok(false);
+            };
+            lease.spec = Some(spec);
+            match self
+                .api
+                .replace(&self.config.lease_name, &PostParams::default(), &lease)
+                .await
+            {
+                Ok(_) => return Ok(true),
+                Err(kube::Error::Api(s)) if s.code == 409 => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(false)
+    }
+
     /// Acquires the lease (retrying every `retry_period`), then runs `work` while renewing it.
     /// Returns `Some(output)` when `work` finished while leading, `None` when the lease was
     /// lost (a renewal failed or was refused) and `work` was dropped.
     pub async fn lead<F: Future>(&self, leading: &AtomicBool, work: F) -> Option<F::Output> {
+        match self.lead_until(leading, work, &Shutdown::default()).await {
+            Term::Finished(output) => Some(output),
+            Term::Lost | Term::Stopped(_) => None,
+        }
+    }
+
+    /// As [`Elector::lead`], until `shutdown` starts: then no new work begins
+    /// ([`Shutdown::begin`] refuses), the work in flight gets what is left of the grace period
+    /// (less a moment for the release) while the lease is still renewed, `work` is dropped and
+    /// the lease released.
+    pub async fn lead_until<F: Future>(
+        &self,
+        leading: &AtomicBool,
+        work: F,
+        shutdown: &Shutdown,
+    ) -> Term<F::Output> {
         loop {
+            if shutdown.is_triggered() {
+                return Term::Stopped(Stopped {
+                    drained: true,
+                    released: true,
+                });
+            }
             match self.try_acquire_or_renew().await {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => tracing::warn!(error = %e, "leader election: could not read the lease"),
             }
-            tokio::time::sleep(self.config.retry_period).await;
+            tokio::select! {
+                () = tokio::time::sleep(self.config.retry_period) => {}
+                () = shutdown.triggered() => {}
+            }
         }
         tracing::info!(identity = %self.config.identity, "leading");
         leading.store(true, Ordering::SeqCst);
@@ -202,15 +301,69 @@ impl Elector {
                 }
             }
         };
-        let result = tokio::select! {
-            output = work => Some(output),
-            () = renew => None,
+        // Boxed, so that dropping it below really stops the work before the lease goes.
+        let mut work = Box::pin(work);
+        tokio::pin!(renew);
+        let ended = tokio::select! {
+            output = &mut work => Term::Finished(output),
+            () = &mut renew => Term::Lost,
+            () = shutdown.triggered() => {
+                // Still polling `work` (the reconciles in flight run inside it) and renewing.
+                let bound = shutdown.remaining().saturating_sub(RELEASE_RESERVE);
+                tracing::info!(
+                    in_flight = shutdown.in_flight(),
+                    bound_seconds = bound.as_secs_f64(),
+                    "stopping: letting the writes in flight finish"
+                );
+                tokio::select! {
+                    output = &mut work => Term::Finished(output),
+                    () = &mut renew => Term::Lost,
+                    drained = tokio::time::timeout(bound, shutdown.drained()) => {
+                        Term::Stopped(Stopped { drained: drained.is_ok(), released: false })
+                    }
+                }
+            }
         };
+        // The controllers (and what runs beside them) stop here, before the lease goes.
+        drop(work);
         leading.store(false, Ordering::SeqCst);
-        if result.is_none() {
-            tracing::warn!(identity = %self.config.identity, "lost the lease; stopped reconciling");
+        match ended {
+            Term::Lost => {
+                tracing::warn!(identity = %self.config.identity, "lost the lease; stopped reconciling");
+                Term::Lost
+            }
+            Term::Finished(output) if !shutdown.is_triggered() => Term::Finished(output),
+            Term::Finished(_) => self.step_down(shutdown, true).await,
+            Term::Stopped(Stopped { drained, .. }) => {
+                if !drained {
+                    tracing::warn!(
+                        in_flight = shutdown.in_flight(),
+                        "stopping: writes still in flight at the end of the grace period were cut off"
+                    );
+                }
+                self.step_down(shutdown, drained).await
+            }
         }
-        result
+    }
+
+    /// Releases the lease on shutdown, within what is left of the grace period.
+    async fn step_down<T>(&self, shutdown: &Shutdown, drained: bool) -> Term<T> {
+        let bound = shutdown.remaining().min(RELEASE_TIMEOUT);
+        let released = match tokio::time::timeout(bound, self.release()).await {
+            Ok(Ok(done)) => {
+                tracing::info!(identity = %self.config.identity, released = done, "stopped leading");
+                true
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "could not release the lease; it expires by itself");
+                false
+            }
+            Err(_) => {
+                tracing::warn!("releasing the lease timed out; it expires by itself");
+                false
+            }
+        };
+        Term::Stopped(Stopped { drained, released })
     }
 }
 
@@ -236,15 +389,23 @@ pub fn default_identity() -> String {
 }
 
 /// Runs `work()` only while this replica leads, re-contending after losing the lease, until
-/// `work` finishes while leading. `leading` reflects the state (for `/readyz`).
-pub async fn lead_forever<F, Fut>(elector: Elector, leading: Arc<AtomicBool>, mut work: F)
+/// `work` finishes while leading (`None`) or `shutdown` has stopped it (and released the
+/// lease). `leading` reflects the state (for `/readyz`).
+pub async fn lead_forever<F, Fut>(
+    elector: Elector,
+    leading: Arc<AtomicBool>,
+    shutdown: Shutdown,
+    mut work: F,
+) -> Option<Stopped>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()>,
 {
     loop {
-        if elector.lead(&leading, work()).await.is_some() {
-            return;
+        match elector.lead_until(&leading, work(), &shutdown).await {
+            Term::Finished(()) => return None,
+            Term::Stopped(stopped) => return Some(stopped),
+            Term::Lost => {}
         }
     }
 }
@@ -292,6 +453,32 @@ mod tests {
             LeaseAction::TakeOver(s) => {
                 assert_eq!(s.holder_identity.as_deref(), Some("a"));
                 assert_eq!(s.lease_transitions, Some(3));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_released_lease_has_no_holder_and_is_taken_over_at_once() {
+        let now = Timestamp::from_second(1_000_000).unwrap();
+        let me = LeaderConfig::new("a");
+        let mine = lease("a", now - SignedDuration::from_secs(1), 4);
+        let spec = released(&mine, &me, now).unwrap();
+        assert_eq!(spec.holder_identity.as_deref(), Some(""));
+        assert_eq!(spec.lease_duration_seconds, Some(1));
+        assert_eq!(spec.renew_time, Some(micro(now)));
+        assert_eq!(spec.lease_transitions, Some(4));
+        // Someone else's lease is not ours to release.
+        assert_eq!(released(&lease("b", now, 4), &me, now), None);
+        // The next contender takes it over at once, though it was renewed just now.
+        let left = Lease {
+            metadata: Default::default(),
+            spec: Some(spec),
+        };
+        match decide(Some(&left), &LeaderConfig::new("b"), now) {
+            LeaseAction::TakeOver(s) => {
+                assert_eq!(s.holder_identity.as_deref(), Some("b"));
+                assert_eq!(s.lease_transitions, Some(5));
             }
             other => panic!("{other:?}"),
         }

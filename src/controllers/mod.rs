@@ -18,6 +18,7 @@ pub mod bucket_store;
 pub mod clock;
 pub mod deletion_action_decision;
 pub mod deletion_actions;
+pub mod driver;
 pub mod events;
 pub mod fetch_scope;
 pub mod gc;
@@ -74,6 +75,10 @@ pub struct Context {
     pub velero: VeleroCaches,
     /// The shared backup pool's settings (grace period, clock, bucket listing).
     pub pool: bucket::PoolConfig,
+    /// The process's stop: once it starts no reconcile or pass begins, and those running
+    /// finish their writes before the lease is released (each holds a
+    /// [`crate::shutdown::InFlight`]).
+    pub shutdown: crate::shutdown::Shutdown,
     failures: Mutex<HashMap<String, u32>>,
 }
 
@@ -96,6 +101,7 @@ impl Context {
             positions: positions::Positions::default(),
             velero: VeleroCaches::default(),
             pool: bucket::PoolConfig::default(),
+            shutdown: crate::shutdown::Shutdown::default(),
             failures: Mutex::new(HashMap::new()),
         }
     }
@@ -103,6 +109,12 @@ impl Context {
     /// The same context with the shared backup pool's settings `pool`.
     pub fn with_pool(mut self, pool: bucket::PoolConfig) -> Self {
         self.pool = pool;
+        self
+    }
+
+    /// The same context stopping with `shutdown` (the process's: SIGTERM or SIGINT).
+    pub fn with_shutdown(mut self, shutdown: crate::shutdown::Shutdown) -> Self {
+        self.shutdown = shutdown;
         self
     }
 
@@ -168,7 +180,7 @@ pub fn backoff_for(attempt: u32, jitter: f64) -> Duration {
     base.min(Duration::from_secs(300)).mul_f64(jitter)
 }
 
-/// Runs every controller until the task is dropped.
+/// Runs every controller until the task is dropped (or the context's shutdown stops them).
 /// Only while this replica holds the `nac-controller` Lease (a single instance acquires it at
 /// once); on losing it the controllers stop and the replica contends again.
 pub async fn run(context: Arc<Context>) {
@@ -177,7 +189,10 @@ pub async fn run(context: Arc<Context>) {
 
 /// As [`run`], and while this replica leads also runs `also()` (the CLI runs the history
 /// recorder this way: one writer per cluster, without the controllers knowing about it).
-pub async fn run_leading_with<F, Fut>(context: Arc<Context>, also: F)
+/// Returns once the context's shutdown has stopped the controllers — the writes in flight
+/// finished (`also()` counts as in flight while it holds a [`crate::shutdown::InFlight`]) and
+/// the Lease released — saying how that went.
+pub async fn run_leading_with<F, Fut>(context: Arc<Context>, also: F) -> Option<leader::Stopped>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = ()>,
@@ -187,7 +202,8 @@ where
         &context.oadp_namespace,
         leader::LeaderConfig::new(&leader::default_identity()),
     );
-    leader::lead_forever(elector, leader::leading_flag(), || {
+    let shutdown = context.shutdown.clone();
+    leader::lead_forever(elector, leader::leading_flag(), shutdown, || {
         // Boxed: the controllers' future is large, and joined inline it overflows the stack.
         let controllers = Box::pin(run_controllers(context.clone()));
         let extra = Box::pin(also());
@@ -195,7 +211,7 @@ where
             tokio::join!(controllers, extra);
         }
     })
-    .await;
+    .await
 }
 
 /// Runs every controller (this replica leads) until the task is dropped.

@@ -2,7 +2,6 @@
 //! DeleteBackupRequest (found by the NACUUID label in the OADP namespace) and the policy's
 //! verdict, asks [`nab_decision::decide`] for the next step, and applies it.
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -10,6 +9,8 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
+use super::driver::{self, Applied, Reconciler, SOON};
+use super::events::Notice;
 use super::nab_decision::{self, NabObservation, NabStep};
 use super::positions::Follower;
 use super::{Context, ControllerError, velero_cache, writes};
@@ -21,14 +22,6 @@ use crate::queue::QueueKind;
 
 /// Message when the Velero backup of a schedule's run vanished without the tenant asking.
 pub const VANISHED_MESSAGE: &str = "the Velero Backup no longer exists (expired or deleted by the administrator); the NonAdminBackup follows it";
-
-fn key(nab: &NonAdminBackup) -> String {
-    format!(
-        "nab/{}/{}",
-        nab.metadata.namespace.as_deref().unwrap_or_default(),
-        nab.metadata.name.as_deref().unwrap_or_default()
-    )
-}
 
 /// The tenant object a NAC-made Velero object was created for, from its origin annotations.
 fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminBackup>> {
@@ -107,14 +100,12 @@ pub async fn run(context: Arc<Context>) {
     let controller = Controller::new(nabs, watcher::Config::default())
         .reconcile_on(backup_events)
         .reconcile_on(request_events)
-        .reconcile_on(wakes)
-        .run(reconcile, error_policy, context.clone())
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "nonadminbackup reconcile error");
-            }
-        });
-    tokio::join!(backup_feed, request_feed, controller);
+        .reconcile_on(wakes);
+    tokio::join!(
+        backup_feed,
+        request_feed,
+        driver::run(controller, NabReconciler, context.clone())
+    );
 }
 
 /// Stops serving lookups from the caches once their watches are gone (leadership lost).
@@ -125,16 +116,6 @@ impl Drop for UninstallOnDrop {
         self.0.velero.backups.uninstall();
         self.0.velero.delete_requests.uninstall();
     }
-}
-
-fn error_policy(
-    nab: Arc<NonAdminBackup>,
-    error: &ControllerError,
-    context: Arc<Context>,
-) -> Action {
-    let wait = context.backoff(&key(&nab));
-    tracing::warn!(nab = %key(&nab), error = %error, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
 }
 
 /// The Velero spec for a NAB, or the message refusing it.
@@ -202,7 +183,7 @@ pub(super) async fn routed_to_pool(
 }
 
 /// Maps a NABSL name to its Velero BSL: it must be in this namespace, approved, Created, and
-/// its BSL Available.
+/// its BSL Available ([`crate::policy::usable_location`] decides).
 async fn storage_location(
     context: &Context,
     namespace: &str,
@@ -210,60 +191,127 @@ async fn storage_location(
 ) -> Result<Result<String, String>, ControllerError> {
     let api: Api<NonAdminBackupStorageLocation> =
         Api::namespaced(context.client.clone(), namespace);
-    let field = "spec.backupSpec.storageLocation";
-    let Some(nabsl) = api.get_opt(name).await? else {
-        return Ok(Err(format!(
-            "NonAdminBackupStorageLocation not found in the namespace: nonadminbackupstoragelocations.oadp.openshift.io {name:?} not found ({field}: NonAdminBackupStorageLocation {name:?} not found in namespace {namespace})"
-        )));
-    };
-    let status = nabsl.status.unwrap_or_default();
-    let created = status
-        .phase
-        .map(|p| p.as_str() == "Created")
-        .unwrap_or(false);
-    let approved = status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == types::CLUSTER_ADMIN_APPROVED && c.status == "True");
-    let velero = status.velero_backup_storage_location.unwrap_or_default();
-    let available = velero
-        .status
-        .as_ref()
-        .and_then(|s| s.phase.as_ref())
-        .is_some_and(|p| p.as_str() == "Available");
-    match (created && approved, available, velero.name) {
-        (true, true, Some(velero_name)) => Ok(Ok(velero_name)),
-        (false, _, _) => Ok(Err(format!(
-            "{field}: NonAdminBackupStorageLocation {name:?} is not approved and created yet"
-        ))),
-        _ => Ok(Err(format!(
-            "{field}: the BackupStorageLocation of NonAdminBackupStorageLocation {name:?} is not Available"
-        ))),
-    }
+    Ok(crate::policy::usable_location(
+        name,
+        namespace,
+        api.get_opt(name).await?.as_ref(),
+    ))
 }
 
-/// One reconcile: observe, decide, apply; counted in the controller metrics.
+/// One reconcile of `nab` (through the [`driver`]).
 pub async fn reconcile(
     nab: Arc<NonAdminBackup>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let result = reconcile_step(nab, context).await;
-    super::health::record("nonadminbackup", result.as_ref().err());
-    result
+    driver::reconcile(&NabReconciler, nab, context).await
 }
 
-async fn reconcile_step(
-    nab: Arc<NonAdminBackup>,
-    context: Arc<Context>,
-) -> Result<Action, ControllerError> {
+/// NonAdminBackups, run by the [`driver`]: observes the NAB's Velero Backup and
+/// DeleteBackupRequest, the policy's verdict and the queue; [`nab_decision::decide`] decides.
+pub struct NabReconciler;
+
+/// What a NAB's decision looks at besides the NAB.
+pub struct NabObserved {
+    velero_backup: Option<Backup>,
+    delete_request: Option<DeleteBackupRequest>,
+    verdict: Result<BackupSpec, String>,
+    storage_wait: Option<String>,
+    namespace_uid: Option<String>,
+    queue_position: Option<u64>,
+    deletion_actions: Vec<crate::api::nonadmin::DeletionAction>,
+    fresh_uuid: uuid::Uuid,
+    now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+}
+
+impl Reconciler for NabReconciler {
+    type Object = NonAdminBackup;
+    type Observed = NabObserved;
+    type Step = NabStep;
+    const KIND: &'static str = "nonadminbackup";
+
+    fn api(&self, client: kube::Client, namespace: Option<&str>) -> Api<NonAdminBackup> {
+        Api::namespaced(client, namespace.unwrap_or_default())
+    }
+
+    async fn observe(
+        &self,
+        context: &Context,
+        nab: &NonAdminBackup,
+    ) -> Result<NabObserved, ControllerError> {
+        observe(context, nab).await
+    }
+
+    fn decide(&self, context: &Context, nab: &NonAdminBackup, observed: &NabObserved) -> NabStep {
+        nab_decision::decide(&NabObservation {
+            nab,
+            velero_backup: observed.velero_backup.as_ref(),
+            delete_request: observed.delete_request.as_ref(),
+            verdict: observed.verdict.clone(),
+            queue_position: observed.queue_position,
+            oadp_namespace: &context.oadp_namespace,
+            fresh_uuid: observed.fresh_uuid,
+            now: observed.now.clone(),
+            deletion_actions: &observed.deletion_actions,
+            storage_wait: observed.storage_wait.clone(),
+            namespace_uid: observed.namespace_uid.as_deref(),
+        })
+    }
+
+    fn step_name(step: &NabStep) -> &'static str {
+        step_name(step)
+    }
+
+    fn notice(
+        &self,
+        nab: &NonAdminBackup,
+        _: &NabObserved,
+        step: &NabStep,
+    ) -> Option<Notice<'static>> {
+        super::outcome_notices::backup_notice(nab, step)
+    }
+
+    async fn apply(
+        &self,
+        context: &Context,
+        api: &Api<NonAdminBackup>,
+        nab: &NonAdminBackup,
+        step: NabStep,
+    ) -> Result<Applied, ControllerError> {
+        apply(context, api, nab, step).await.map(Applied::done)
+    }
+
+    fn forget(&self, context: &Context, namespace: Option<&str>, name: &str) {
+        context
+            .positions
+            .forget(&follower(namespace.unwrap_or_default(), name));
+    }
+}
+
+/// The step's name for the reconcile span.
+fn step_name(step: &NabStep) -> &'static str {
+    match step {
+        NabStep::WriteStatus(_) => "WriteStatus",
+        NabStep::AddFinalizer => "AddFinalizer",
+        NabStep::RemoveFinalizer => "RemoveFinalizer",
+        NabStep::CreateVeleroBackup(_) => "CreateVeleroBackup",
+        NabStep::DeleteVeleroBackup(_) => "DeleteVeleroBackup",
+        NabStep::DeleteDeleteBackupRequests => "DeleteDeleteBackupRequests",
+        NabStep::RunDeletionActions { .. } => "RunDeletionActions",
+        NabStep::CreateDeleteBackupRequest(_) => "CreateDeleteBackupRequest",
+        NabStep::DeleteSelf => "DeleteSelf",
+        NabStep::FollowVanishedBackup => "FollowVanishedBackup",
+        NabStep::RecordNamespaceIdentity { .. } => "RecordNamespaceIdentity",
+        NabStep::AwaitChange => "AwaitChange",
+        NabStep::RequeueAfter(_) => "RequeueAfter",
+    }
+}
+
+/// Reads what the decision on `nab` needs: its Velero Backup and DeleteBackupRequest (from the
+/// watch caches), and only when they matter the policy's verdict, the pool route, the
+/// namespace's UID, the queue position and the DeletionActions.
+async fn observe(context: &Context, nab: &NonAdminBackup) -> Result<NabObserved, ControllerError> {
     let namespace = nab.metadata.namespace.clone().unwrap_or_default();
     let name = nab.metadata.name.clone().unwrap_or_default();
-    let api: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
-    // Every decision starts from a fresh read (the cache may be behind our own last write).
-    let Some(nab) = api.get_opt(&name).await? else {
-        context.positions.forget(&follower(&namespace, &name));
-        return Ok(Action::await_change());
-    };
     let nacuuid = nab
         .status
         .as_ref()
@@ -279,16 +327,16 @@ async fn reconcile_step(
                 .and_then(|v| v.name.clone())
                 .unwrap_or_else(|| id.clone());
             (
-                find_velero_backup(&context, &namespace, id, &velero_name).await?,
-                find_delete_request(&context, id, &velero_name).await?,
+                find_velero_backup(context, &namespace, id, &velero_name).await?,
+                find_delete_request(context, id, &velero_name).await?,
             )
         }
-        None => match synced_from(&nab) {
+        None => match synced_from(nab) {
             // Upstream NAC's synchronizer makes a NAB with only the synced-from label and lets
             // its controller find the backup: adopted when that backup was made for this very
             // NAB (same namespace and name), and never one recording another namespace's UID.
             Some(id) => {
-                let found = find_velero_backup(&context, &namespace, &id, &id).await?;
+                let found = find_velero_backup(context, &namespace, &id, &id).await?;
                 let adoptable = match &found {
                     Some(backup) => {
                         let live_uid = context.namespace_uid(&namespace).await?;
@@ -297,7 +345,7 @@ async fn reconcile_step(
                     None => false,
                 };
                 if adoptable {
-                    (found, find_delete_request(&context, &id, &id).await?)
+                    (found, find_delete_request(context, &id, &id).await?)
                 } else {
                     (None, None)
                 }
@@ -310,7 +358,7 @@ async fn reconcile_step(
         && nab.spec.delete_backup != Some(true)
         && !nab_decision::velero_backup_was_made(nab.status.as_ref());
     let (verdict, storage_wait) = if creating {
-        routed_to_pool(&context, &nab, verdict(&context, &nab).await?).await?
+        routed_to_pool(context, nab, verdict(context, nab).await?).await?
     } else {
         (Ok(BackupSpec::default()), None)
     };
@@ -326,7 +374,7 @@ async fn reconcile_step(
     };
     let queue_position = velero_backup
         .as_ref()
-        .and_then(|vb| published_position(&context, &nab, vb));
+        .and_then(|vb| published_position(context, nab, vb));
     // DeletionActions matter only when a permanent deletion is about to create its
     // DeleteBackupRequest (seed 003): listed then, and only then.
     let deletion_actions = if nab.spec.delete_backup == Some(true)
@@ -338,31 +386,19 @@ async fn reconcile_step(
     } else {
         Vec::new()
     };
-    let observation = NabObservation {
-        nab: &nab,
-        velero_backup: velero_backup.as_ref(),
-        delete_request: delete_request.as_ref(),
+    Ok(NabObserved {
+        velero_backup,
+        delete_request,
         verdict,
+        storage_wait,
+        namespace_uid,
         queue_position,
-        oadp_namespace: &context.oadp_namespace,
+        deletion_actions,
         fresh_uuid: uuid::Uuid::new_v4(),
         now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::now(),
         ),
-        deletion_actions: &deletion_actions,
-        storage_wait,
-        namespace_uid: namespace_uid.as_deref(),
-    };
-    let step = nab_decision::decide(&observation);
-    tracing::debug!(nab = %key(&nab), ?step, "reconcile step");
-    let notice = super::outcome_notices::backup_notice(&nab, &step);
-    let action = apply(&context, &api, &nab, step).await?;
-    if notice.is_some() {
-        super::events::publish_notice(&context.client, &super::events::reference(&nab), notice)
-            .await;
-    }
-    context.succeeded(&key(&nab));
-    Ok(action)
+    })
 }
 
 fn follower(namespace: &str, name: &str) -> Follower {
@@ -456,8 +492,6 @@ async fn find_delete_request(
         .find(|r| deletes_it(r)))
 }
 
-const SOON: Duration = Duration::from_millis(20);
-
 async fn apply(
     context: &Context,
     api: &Api<NonAdminBackup>,
@@ -509,9 +543,10 @@ async fn apply(
             }
             if retrying {
                 // A failed permanent deletion is retried with a fresh request after a pause.
-                Ok(Action::requeue(
-                    context.backoff(&format!("{}/delete", key(nab))),
-                ))
+                Ok(Action::requeue(context.backoff(&format!(
+                    "{}/delete",
+                    driver::backoff_key::<NabReconciler>(nab)
+                ))))
             } else {
                 Ok(Action::requeue(SOON))
             }

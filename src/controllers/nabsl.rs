@@ -24,8 +24,10 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
 
+use super::driver::{self, Applied, Reconciler, SOON};
+use super::events::Notice;
 use super::nabsl_decision::{self, NabslObservation, NabslStep, SyncWrite};
-use super::{Context, ControllerError, events, health};
+use super::{Context, ControllerError};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
@@ -37,7 +39,6 @@ use crate::policy::PolicyViolation;
 const CREDENTIAL_FIELD: &str = "spec.backupStorageLocationSpec.credential";
 /// This controller's name in metrics.
 pub const CONTROLLER_NAME: &str = "nonadminbackupstoragelocation";
-const SOON: Duration = Duration::from_millis(20);
 /// How often the tenant Secrets NABSLs name are looked at (metadata only, by name) for a
 /// rotation.
 pub const SECRET_POLL: Duration = Duration::from_secs(10);
@@ -104,14 +105,6 @@ impl SecretIndex {
 }
 
 type SharedIndex = Arc<RwLock<SecretIndex>>;
-
-fn key(nabsl: &NonAdminBackupStorageLocation) -> String {
-    format!(
-        "nabsl/{}/{}",
-        nabsl.metadata.namespace.as_deref().unwrap_or_default(),
-        nabsl.metadata.name.as_deref().unwrap_or_default()
-    )
-}
 
 /// The NABSL a NAC-made object was created for, from its origin annotations.
 fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminBackupStorageLocation>> {
@@ -191,7 +184,7 @@ pub async fn run(context: Arc<Context>) {
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
     let rotations = secret_rotations(client.clone(), index.clone(), SECRET_POLL);
-    Controller::new(nabsls, watcher::Config::default())
+    let controller = Controller::new(nabsls, watcher::Config::default())
         .watches(bsls, ours.clone(), |b: BackupStorageLocation| {
             origin_ref(&b.metadata)
         })
@@ -201,31 +194,8 @@ pub async fn run(context: Arc<Context>) {
             |r: NonAdminBackupStorageLocationRequest| origin_ref(&r.metadata),
         )
         .watches(copies, ours, |s: Secret| origin_ref(&s.metadata))
-        .reconcile_on(rotations)
-        .run(
-            move |nabsl, context| {
-                let index = index.clone();
-                async move { reconcile_indexed(nabsl, context, Some(&index)).await }
-            },
-            error_policy,
-            context,
-        )
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "nonadminbackupstoragelocation reconcile error");
-            }
-        })
-        .await;
-}
-
-fn error_policy(
-    nabsl: Arc<NonAdminBackupStorageLocation>,
-    error: &ControllerError,
-    context: Arc<Context>,
-) -> Action {
-    let wait = context.backoff(&key(&nabsl));
-    tracing::warn!(nabsl = %key(&nabsl), error = %error, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
+        .reconcile_on(rotations);
+    driver::run(controller, NabslReconciler { index: Some(index) }, context).await;
 }
 
 /// A violation's message, prefixed with its field when the message does not name it.
@@ -288,137 +258,213 @@ pub async fn reconcile(
     nabsl: Arc<NonAdminBackupStorageLocation>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    reconcile_indexed(nabsl, context, None).await
+    driver::reconcile(&NabslReconciler { index: None }, nabsl, context).await
 }
 
-async fn reconcile_indexed(
-    nabsl: Arc<NonAdminBackupStorageLocation>,
-    context: Arc<Context>,
-    index: Option<&SharedIndex>,
-) -> Result<Action, ControllerError> {
-    let result = reconcile_once(&nabsl, &context, index).await;
-    health::record(CONTROLLER_NAME, result.as_ref().err());
-    result
+/// NonAdminBackupStorageLocations, run by the [`driver`]: observes the verdict on the NABSL
+/// (with the content of its credential Secret), its approval request, Secret copy and Velero
+/// BSL; [`nabsl_decision::decide`] decides. Keeps the Secret index (see the module's doc)
+/// current when it has one.
+pub struct NabslReconciler {
+    index: Option<SharedIndex>,
 }
 
-async fn reconcile_once(
-    nabsl: &NonAdminBackupStorageLocation,
-    context: &Context,
-    index: Option<&SharedIndex>,
-) -> Result<Action, ControllerError> {
-    let namespace = nabsl.metadata.namespace.clone().unwrap_or_default();
-    let name = nabsl.metadata.name.clone().unwrap_or_default();
-    let api: Api<NonAdminBackupStorageLocation> =
-        Api::namespaced(context.client.clone(), &namespace);
-    // Every decision starts from a fresh read.
-    let Some(nabsl) = api.get_opt(&name).await? else {
-        if let Some(index) = index
+/// What a NABSL's decision looks at besides the NABSL.
+pub struct NabslObserved {
+    verdict: Result<BackupStorageLocationSpec, String>,
+    require_approval: bool,
+    request: Option<NonAdminBackupStorageLocationRequest>,
+    tenant_secret: Option<Secret>,
+    copied_secret: Option<Secret>,
+    velero_bsl: Option<BackupStorageLocation>,
+    backups: Vec<(String, bool)>,
+    fresh_uuid: uuid::Uuid,
+    now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+}
+
+impl Reconciler for NabslReconciler {
+    type Object = NonAdminBackupStorageLocation;
+    type Observed = NabslObserved;
+    type Step = NabslStep;
+    const KIND: &'static str = CONTROLLER_NAME;
+
+    fn api(
+        &self,
+        client: kube::Client,
+        namespace: Option<&str>,
+    ) -> Api<NonAdminBackupStorageLocation> {
+        Api::namespaced(client, namespace.unwrap_or_default())
+    }
+
+    async fn observe(
+        &self,
+        context: &Context,
+        nabsl: &NonAdminBackupStorageLocation,
+    ) -> Result<NabslObserved, ControllerError> {
+        self.observe_location(context, nabsl).await
+    }
+
+    fn decide(
+        &self,
+        context: &Context,
+        nabsl: &NonAdminBackupStorageLocation,
+        observed: &NabslObserved,
+    ) -> NabslStep {
+        nabsl_decision::decide(&NabslObservation {
+            nabsl,
+            verdict: observed.verdict.clone(),
+            require_approval: observed.require_approval,
+            request: observed.request.as_ref(),
+            tenant_secret: observed.tenant_secret.as_ref(),
+            copied_secret: observed.copied_secret.as_ref(),
+            velero_bsl: observed.velero_bsl.as_ref(),
+            backups: observed.backups.clone(),
+            oadp_namespace: &context.oadp_namespace,
+            fresh_uuid: observed.fresh_uuid,
+            now: observed.now.clone(),
+        })
+    }
+
+    fn step_name(step: &NabslStep) -> &'static str {
+        step_name(step)
+    }
+
+    fn notice(
+        &self,
+        nabsl: &NonAdminBackupStorageLocation,
+        _: &NabslObserved,
+        step: &NabslStep,
+    ) -> Option<Notice<'static>> {
+        nabsl_decision::notice(nabsl, step)
+    }
+
+    async fn apply(
+        &self,
+        context: &Context,
+        api: &Api<NonAdminBackupStorageLocation>,
+        nabsl: &NonAdminBackupStorageLocation,
+        step: NabslStep,
+    ) -> Result<Applied, ControllerError> {
+        let (action, took_effect) = apply(context, api, nabsl, step).await?;
+        Ok(Applied {
+            action,
+            took_effect,
+        })
+    }
+
+    fn forget(&self, _: &Context, namespace: Option<&str>, name: &str) {
+        if let Some(index) = &self.index
             && let Ok(mut index) = index.write()
         {
-            index.set(&namespace, &name, None);
+            index.set(namespace.unwrap_or_default(), name, None);
         }
-        return Ok(Action::await_change());
-    };
-    let spec = &nabsl.spec.backup_storage_location_spec;
-    let secret_name = spec
-        .credential
-        .as_ref()
-        .map(|c| c.name.clone())
-        .filter(|n| !n.is_empty());
-    if let Some(index) = index
-        && let Ok(mut index) = index.write()
-    {
-        let live = nabsl.metadata.deletion_timestamp.is_none();
-        index.set(&namespace, &name, secret_name.as_deref().filter(|_| live));
     }
-    let nacuuid = nabsl
-        .status
-        .as_ref()
-        .and_then(|s| s.velero_backup_storage_location.as_ref())
-        .and_then(|v| v.nacuuid.clone())
-        .filter(|u| !u.is_empty());
-    let oadp = &context.oadp_namespace;
-    let tenant_secrets: Api<Secret> = Api::namespaced(context.client.clone(), &namespace);
-    let tenant_secret = match &secret_name {
-        Some(s) if nabsl.metadata.deletion_timestamp.is_none() => tenant_secrets.get_opt(s).await?,
-        _ => None,
-    };
-    // What was read is what a rotation is told apart from.
-    if let (Some(index), Some(secret)) = (index, &secret_name)
-        && nabsl.metadata.deletion_timestamp.is_none()
-        && let Ok(mut index) = index.write()
-    {
-        let read = tenant_secret
+}
+
+impl NabslReconciler {
+    /// Reads what the decision on `nabsl` needs — the tenant's credential Secret (by name), NAC's
+    /// request, Secret copy and Velero BSL (by the NACUUID label), on deletion the NABs naming
+    /// it, the policy's verdict — and records in the Secret index what was read.
+    async fn observe_location(
+        &self,
+        context: &Context,
+        nabsl: &NonAdminBackupStorageLocation,
+    ) -> Result<NabslObserved, ControllerError> {
+        let namespace = nabsl.metadata.namespace.clone().unwrap_or_default();
+        let name = nabsl.metadata.name.clone().unwrap_or_default();
+        let spec = &nabsl.spec.backup_storage_location_spec;
+        let secret_name = spec
+            .credential
             .as_ref()
-            .and_then(|s| s.metadata.resource_version.as_deref());
-        index.record_read(&namespace, secret, read);
-    }
-    let (request, copied_secret, velero_bsl) = match &nacuuid {
-        Some(id) => {
-            let selector =
-                ListParams::default().labels(&format!("{}={id}", labels::NABSL_ORIGIN_NACUUID));
-            let requests: Api<NonAdminBackupStorageLocationRequest> =
-                Api::namespaced(context.client.clone(), oadp);
-            let secrets: Api<Secret> = Api::namespaced(context.client.clone(), oadp);
-            let bsls: Api<BackupStorageLocation> = Api::namespaced(context.client.clone(), oadp);
-            (
-                requests.list(&selector).await?.items.into_iter().next(),
-                secrets.list(&selector).await?.items.into_iter().next(),
-                bsls.list(&selector).await?.items.into_iter().next(),
-            )
+            .map(|c| c.name.clone())
+            .filter(|n| !n.is_empty());
+        if let Some(index) = &self.index
+            && let Ok(mut index) = index.write()
+        {
+            let live = nabsl.metadata.deletion_timestamp.is_none();
+            index.set(&namespace, &name, secret_name.as_deref().filter(|_| live));
         }
-        None => (None, None, None),
-    };
-    // On deletion, the NonAdminBackups that name this location go with it (as upstream).
-    let backups = if nabsl.metadata.deletion_timestamp.is_some() {
-        let nabs: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
-        using_location(&nabs.list(&ListParams::default()).await?.items, &name)
-    } else {
-        Vec::new()
-    };
-    let policy = context.effective_policy(&namespace).await?;
-    let verdict = verdict(
-        &namespace,
-        spec,
-        &policy,
-        tenant_secret.as_ref(),
-        nacuuid.as_deref().unwrap_or_default(),
-    );
-    // A bucket of the shared backup pool is never a tenant's (seed 001): its credential would
-    // reach every other tenant's entry.
-    let verdict = match verdict {
-        Ok(velero_spec) if nabsl.metadata.deletion_timestamp.is_none() => {
-            let pool = super::bucket::pool_bucket_refs(context).await?;
-            crate::policy::bsl::check_not_pool_bucket(spec, &pool)
-                .map(|()| velero_spec)
-                .map_err(|v| named(&v))
+        let nacuuid = nabsl
+            .status
+            .as_ref()
+            .and_then(|s| s.velero_backup_storage_location.as_ref())
+            .and_then(|v| v.nacuuid.clone())
+            .filter(|u| !u.is_empty());
+        let oadp = &context.oadp_namespace;
+        let tenant_secrets: Api<Secret> = Api::namespaced(context.client.clone(), &namespace);
+        let tenant_secret = match &secret_name {
+            Some(s) if nabsl.metadata.deletion_timestamp.is_none() => {
+                tenant_secrets.get_opt(s).await?
+            }
+            _ => None,
+        };
+        // What was read is what a rotation is told apart from.
+        if let (Some(index), Some(secret)) = (&self.index, &secret_name)
+            && nabsl.metadata.deletion_timestamp.is_none()
+            && let Ok(mut index) = index.write()
+        {
+            let read = tenant_secret
+                .as_ref()
+                .and_then(|s| s.metadata.resource_version.as_deref());
+            index.record_read(&namespace, secret, read);
         }
-        other => other,
-    };
-    let observation = NabslObservation {
-        nabsl: &nabsl,
-        verdict,
-        require_approval: policy.settings.require_approval_for_bsl,
-        request: request.as_ref(),
-        tenant_secret: tenant_secret.as_ref(),
-        copied_secret: copied_secret.as_ref(),
-        velero_bsl: velero_bsl.as_ref(),
-        backups,
-        oadp_namespace: oadp,
-        fresh_uuid: uuid::Uuid::new_v4(),
-        now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-            k8s_openapi::jiff::Timestamp::now(),
-        ),
-    };
-    let step = nabsl_decision::decide(&observation);
-    tracing::debug!(nabsl = %key(&nabsl), step = step_name(&step), "reconcile step");
-    let notice = nabsl_decision::notice(&nabsl, &step);
-    let (action, took_effect) = apply(context, &api, &nabsl, step).await?;
-    if took_effect {
-        events::publish_notice(&context.client, &events::reference(&nabsl), notice).await;
+        let (request, copied_secret, velero_bsl) = match &nacuuid {
+            Some(id) => {
+                let selector =
+                    ListParams::default().labels(&format!("{}={id}", labels::NABSL_ORIGIN_NACUUID));
+                let requests: Api<NonAdminBackupStorageLocationRequest> =
+                    Api::namespaced(context.client.clone(), oadp);
+                let secrets: Api<Secret> = Api::namespaced(context.client.clone(), oadp);
+                let bsls: Api<BackupStorageLocation> =
+                    Api::namespaced(context.client.clone(), oadp);
+                (
+                    requests.list(&selector).await?.items.into_iter().next(),
+                    secrets.list(&selector).await?.items.into_iter().next(),
+                    bsls.list(&selector).await?.items.into_iter().next(),
+                )
+            }
+            None => (None, None, None),
+        };
+        // On deletion, the NonAdminBackups that name this location go with it (as upstream).
+        let backups = if nabsl.metadata.deletion_timestamp.is_some() {
+            let nabs: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), &namespace);
+            using_location(&nabs.list(&ListParams::default()).await?.items, &name)
+        } else {
+            Vec::new()
+        };
+        let policy = context.effective_policy(&namespace).await?;
+        let verdict = verdict(
+            &namespace,
+            spec,
+            &policy,
+            tenant_secret.as_ref(),
+            nacuuid.as_deref().unwrap_or_default(),
+        );
+        // A bucket of the shared backup pool is never a tenant's (seed 001): its credential would
+        // reach every other tenant's entry.
+        let verdict = match verdict {
+            Ok(velero_spec) if nabsl.metadata.deletion_timestamp.is_none() => {
+                let pool = super::bucket::pool_bucket_refs(context).await?;
+                crate::policy::bsl::check_not_pool_bucket(spec, &pool)
+                    .map(|()| velero_spec)
+                    .map_err(|v| named(&v))
+            }
+            other => other,
+        };
+        Ok(NabslObserved {
+            verdict,
+            require_approval: policy.settings.require_approval_for_bsl,
+            request,
+            tenant_secret,
+            copied_secret,
+            velero_bsl,
+            backups,
+            fresh_uuid: uuid::Uuid::new_v4(),
+            now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            ),
+        })
     }
-    context.succeeded(&key(&nabsl));
-    Ok(action)
 }
 
 /// The NonAdminBackups among `nabs` whose `spec.backupSpec.storageLocation` is `location`, and

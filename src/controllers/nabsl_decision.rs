@@ -20,6 +20,10 @@
 //! NonAdminBackups of its namespace that name it as their storage location (as upstream),
 //! and waits until they are gone before its Velero BSL goes, so their backups are removed
 //! through it.
+//!
+//! A location upstream's NAC made is taken over as it is (tests/upstream_takeover.rs): its
+//! request, Secret copy and BSL carry the same NACUUID names and labels, and what the OADP
+//! operator added to upstream's BSL is kept ([`keep_operator_adjustments`]).
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -30,7 +34,7 @@ use uuid::Uuid;
 
 use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::{reasons, types};
-use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::labels::finalizers;
 use crate::api::nonadmin::{
     ApprovalDecision, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
     NonAdminBackupStorageLocationRequestPhase, NonAdminBackupStorageLocationRequestSpec,
@@ -39,6 +43,7 @@ use crate::api::nonadmin::{
 };
 use crate::api::velero::{BackupStorageLocation, BackupStorageLocationSpec};
 use crate::policy::nacuuid::nacuuid;
+use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 
 /// Accepted=True message (upstream's).
 pub const ACCEPTED_MESSAGE: &str = "NonAdminBackupStorageLocation spec validation successful";
@@ -186,35 +191,6 @@ fn condition_is(status: &NonAdminBackupStorageLocationStatus, type_: &str, value
         .any(|c| c.type_ == type_ && c.status == value)
 }
 
-/// Labels on everything NAC creates for a NABSL.
-pub fn origin_labels(nacuuid: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (labels::OADP.to_string(), labels::OADP_VALUE.to_string()),
-        (
-            labels::MANAGED_BY.to_string(),
-            labels::MANAGED_BY_VALUE.to_string(),
-        ),
-        (
-            labels::NABSL_ORIGIN_NACUUID.to_string(),
-            nacuuid.to_string(),
-        ),
-    ])
-}
-
-/// Annotations naming the NABSL an object was created for.
-pub fn origin_annotations(nabsl: &NonAdminBackupStorageLocation) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (
-            labels::NABSL_ORIGIN_NAME_ANNOTATION.to_string(),
-            nabsl.metadata.name.clone().unwrap_or_default(),
-        ),
-        (
-            labels::NABSL_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
-            nabsl.metadata.namespace.clone().unwrap_or_default(),
-        ),
-    ])
-}
-
 fn own_meta(
     nabsl: &NonAdminBackupStorageLocation,
     nacuuid: &str,
@@ -223,8 +199,15 @@ fn own_meta(
     kube::core::ObjectMeta {
         name: Some(nacuuid.to_string()),
         namespace: Some(oadp_namespace.to_string()),
-        labels: Some(origin_labels(nacuuid)),
-        annotations: Some(origin_annotations(nabsl)),
+        labels: Some(origin_labels(
+            OriginKind::NonAdminBackupStorageLocation,
+            nacuuid,
+        )),
+        annotations: Some(origin_annotations(
+            OriginKind::NonAdminBackupStorageLocation,
+            nabsl.metadata.namespace.as_deref().unwrap_or_default(),
+            nabsl.metadata.name.as_deref().unwrap_or_default(),
+        )),
         ..Default::default()
     }
 }
@@ -573,7 +556,10 @@ fn decide_approved(
         record_synced(&mut status, Synced::Secret(true), &obs.now);
         return NabslStep::WriteStatus(Box::new(status));
     }
-    let desired = velero_bsl_for(nabsl, id, obs.oadp_namespace, spec.clone());
+    let mut desired = velero_bsl_for(nabsl, id, obs.oadp_namespace, spec.clone());
+    if let Some(bsl) = obs.velero_bsl {
+        keep_operator_adjustments(&bsl.spec, &mut desired.spec);
+    }
     match obs.velero_bsl {
         None => {
             return NabslStep::CreateBsl(sync_write(desired, &status, Synced::Bsl(true), &obs.now));
@@ -609,6 +595,60 @@ fn decide_approved(
         return NabslStep::WriteStatus(Box::new(status));
     }
     NabslStep::RequeueAfter(RESYNC)
+}
+
+/// Keeps, in the Velero BSL spec NAC wants, what the OADP operator's
+/// `UpdateBackupStorageLocation` (`pkg/common`) added to the spec of a BSL upstream's NABSL
+/// controller wrote (`createVeleroBSL`), so a location taken over from upstream is not
+/// rewritten, nor its behaviour changed, for it: for provider `aws`, `config.checksumAlgorithm`
+/// set to `""` when the tenant chose none (Velero would otherwise checksum with CRC32, which
+/// some S3-compatible stores refuse), and `config.s3Url` without its default port
+/// (`aws.StripDefaultPorts`: `:443` for https, `:80` for http).
+pub fn keep_operator_adjustments(
+    existing: &BackupStorageLocationSpec,
+    desired: &mut BackupStorageLocationSpec,
+) {
+    const CHECKSUM: &str = "checksumAlgorithm";
+    const S3_URL: &str = "s3Url";
+    if desired.provider != "aws" || existing.provider != desired.provider {
+        return;
+    }
+    let Some(existing_config) = existing.config.as_ref() else {
+        return;
+    };
+    let config = desired.config.get_or_insert_with(BTreeMap::new);
+    if !config.contains_key(CHECKSUM) && existing_config.get(CHECKSUM).is_some_and(String::is_empty)
+    {
+        config.insert(CHECKSUM.to_string(), String::new());
+    }
+    if let (Some(wanted), Some(written)) = (config.get(S3_URL), existing_config.get(S3_URL))
+        && wanted != written
+        && strip_default_port(wanted) == *written
+    {
+        config.insert(S3_URL.to_string(), written.clone());
+    }
+    if config.is_empty() {
+        desired.config = None;
+    }
+}
+
+/// `url` without the scheme's default port in its authority (`https://s3.example.com:443/x`
+/// is `https://s3.example.com/x`), as `aws.StripDefaultPorts` writes it.
+fn strip_default_port(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "https" => ":443",
+        "http" => ":80",
+        _ => return url.to_string(),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    match authority.strip_suffix(default) {
+        Some(host) if !host.is_empty() => format!("{scheme}://{host}{tail}"),
+        _ => url.to_string(),
+    }
 }
 
 /// Whether condition `type_` says True with one of upstream's reasons (a location synced by an
@@ -868,6 +908,7 @@ fn secret_resynced(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::api::nonadmin::labels;
     use serde_json::{Value, json};
 
     const OADP: &str = "openshift-adp";
@@ -1295,6 +1336,93 @@ mod tests {
             "BackupStorageLocationCreated"
         );
         assert_eq!(s.phase, Some(NonAdminPhase::Created));
+    }
+
+    /// A Velero BSL upstream's NABSL controller wrote through the OADP operator's
+    /// `UpdateBackupStorageLocation`, which adds `checksumAlgorithm: ""` to an `aws`
+    /// location's config and strips the default port from `s3Url`, is taken over as it is:
+    /// not replaced, and a later change keeps what the operator added.
+    #[test]
+    fn an_upstream_aws_bsl_keeps_what_the_oadp_operator_added() {
+        let spec = json!({"provider": "aws", "objectStorage": {"bucket": "b", "prefix": "p"},
+            "config": {"region": "r", "s3Url": "https://s3.example.com:443"},
+            "credential": {"name": "creds", "key": "cloud"}});
+        let n = started_with(&[
+            (types::CLUSTER_ADMIN_APPROVED, "True", AUTO_APPROVED_MESSAGE),
+            (types::SECRET_SYNCED, "True", SECRET_CREATED_MESSAGE),
+        ]);
+        let mut n = with_status(&n, {
+            let mut s = n.status.clone().unwrap();
+            for c in &mut s.conditions {
+                c.reason = match c.type_.as_str() {
+                    types::CLUSTER_ADMIN_APPROVED => reasons::BSL_SPEC_APPROVED.into(),
+                    types::SECRET_SYNCED => reasons::SECRET_CREATED.into(),
+                    _ => c.reason.clone(),
+                };
+            }
+            s
+        });
+        n.spec.backup_storage_location_spec = serde_json::from_value(spec.clone()).unwrap();
+        let r = request("approve", Some(spec), Some("Approved"));
+        let tenant = tenant_secret("a");
+        let copy = secret_copy(&n, &tenant, ID, OADP);
+        let verdict: BackupStorageLocationSpec = serde_json::from_value(json!({
+            "provider": "aws", "objectStorage": {"bucket": "b", "prefix": "team-a/p"},
+            "config": {"region": "r", "s3Url": "https://s3.example.com:443"},
+            "credential": {"name": "", "key": "cloud"}}))
+        .unwrap();
+        let mut upstream = velero_bsl_for(&n, ID, OADP, verdict.clone());
+        upstream.spec.config = Some(BTreeMap::from([
+            ("region".to_string(), "r".to_string()),
+            ("s3Url".to_string(), "https://s3.example.com".to_string()),
+            ("checksumAlgorithm".to_string(), String::new()),
+        ]));
+        let mut o = obs(&n);
+        o.verdict = Ok(verdict.clone());
+        o.request = Some(&r);
+        o.tenant_secret = Some(&tenant);
+        o.copied_secret = Some(&copy);
+        o.velero_bsl = Some(&upstream);
+        let (_, step) = settle(&o);
+        assert_eq!(step, NabslStep::RequeueAfter(RESYNC));
+
+        // A real change (another region) is written with the operator's additions kept.
+        let mut changed = verdict;
+        changed
+            .config
+            .as_mut()
+            .unwrap()
+            .insert("region".into(), "r2".into());
+        o.verdict = Ok(changed);
+        let (_, step) = settle(&o);
+        let NabslStep::ReplaceBsl(write) = step else {
+            panic!("expected a replace, got {step:?}");
+        };
+        assert_eq!(
+            write.object.spec.config,
+            Some(BTreeMap::from([
+                ("region".to_string(), "r2".to_string()),
+                ("s3Url".to_string(), "https://s3.example.com".to_string()),
+                ("checksumAlgorithm".to_string(), String::new()),
+            ]))
+        );
+    }
+
+    #[test]
+    fn default_ports_are_stripped_as_the_oadp_operator_strips_them() {
+        for (url, stripped) in [
+            ("https://s3.example.com:443", "https://s3.example.com"),
+            (
+                "https://s3.example.com:443/bucket?x=1",
+                "https://s3.example.com/bucket?x=1",
+            ),
+            ("http://minio.svc:80/", "http://minio.svc/"),
+            ("http://minio.svc:9000", "http://minio.svc:9000"),
+            ("https://s3.example.com:80", "https://s3.example.com:80"),
+            ("s3.example.com:443", "s3.example.com:443"),
+        ] {
+            assert_eq!(strip_default_port(url), stripped, "{url}");
+        }
     }
 
     #[test]

@@ -3,28 +3,20 @@
 //! namespace, asks [`nadr_decision::decide`] for the next step, and applies it. Its finalizer
 //! removes the Velero request of a NADR deleted before the URL expired.
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
 
+use super::driver::{self, Applied, Reconciler, SOON};
+use super::events::Notice;
 use super::nadr_decision::{self, NadrObservation, NadrStep, Target};
-use super::{Context, ControllerError, events, health};
+use super::{Context, ControllerError};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminRestore};
 use crate::api::velero::DownloadRequest;
-
-fn key(nadr: &NonAdminDownloadRequest) -> String {
-    format!(
-        "nadr/{}/{}",
-        nadr.metadata.namespace.as_deref().unwrap_or_default(),
-        nadr.metadata.name.as_deref().unwrap_or_default()
-    )
-}
 
 /// This controller's name in metrics.
 pub const CONTROLLER_NAME: &str = "nonadmindownloadrequest";
@@ -45,25 +37,12 @@ pub async fn run(context: Arc<Context>) {
     // Only NAC's own Velero objects matter, so the watch is scoped by label.
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    Controller::new(nadrs, watcher::Config::default())
-        .watches(requests, ours, |r: DownloadRequest| origin_ref(&r.metadata))
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "nonadmindownloadrequest reconcile error");
-            }
-        })
-        .await;
-}
-
-fn error_policy(
-    nadr: Arc<NonAdminDownloadRequest>,
-    error: &ControllerError,
-    context: Arc<Context>,
-) -> Action {
-    let wait = context.backoff(&key(&nadr));
-    tracing::warn!(nadr = %key(&nadr), error = %error, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
+    let controller = Controller::new(nadrs, watcher::Config::default()).watches(
+        requests,
+        ours,
+        |r: DownloadRequest| origin_ref(&r.metadata),
+    );
+    driver::run(controller, NadrReconciler, context).await;
 }
 
 /// Resolves the NADR's target in its own namespace (never another one).
@@ -87,58 +66,114 @@ async fn target(
     }
 }
 
-/// One reconcile: observe, decide, apply (counted in the metrics).
+/// One reconcile of `nadr` (through the [`driver`]).
 pub async fn reconcile(
     nadr: Arc<NonAdminDownloadRequest>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let result = reconcile_once(&nadr, &context).await;
-    health::record(CONTROLLER_NAME, result.as_ref().err());
-    result
+    driver::reconcile(&NadrReconciler, nadr, context).await
 }
 
-async fn reconcile_once(
-    nadr: &NonAdminDownloadRequest,
-    context: &Context,
-) -> Result<Action, ControllerError> {
-    let namespace = nadr.metadata.namespace.clone().unwrap_or_default();
-    let name = nadr.metadata.name.clone().unwrap_or_default();
-    let api: Api<NonAdminDownloadRequest> = Api::namespaced(context.client.clone(), &namespace);
-    let Some(nadr) = api.get_opt(&name).await? else {
-        return Ok(Action::await_change());
-    };
-    let requests: Api<DownloadRequest> =
-        Api::namespaced(context.client.clone(), &context.oadp_namespace);
-    let velero_request = requests
-        .get_opt(&nadr_decision::velero_request_name(&nadr))
-        .await?;
-    // The target only matters while no Velero request exists and the NADR is not deleted.
-    let target = if velero_request.is_none() && nadr.metadata.deletion_timestamp.is_none() {
-        target(context, &nadr).await?
-    } else {
-        Target::Ready(String::new())
-    };
-    let observation = NadrObservation {
-        nadr: &nadr,
-        target,
-        velero_request: velero_request.as_ref(),
-        oadp_namespace: &context.oadp_namespace,
-        now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-            k8s_openapi::jiff::Timestamp::now(),
-        ),
-    };
-    let step = nadr_decision::decide(&observation);
-    tracing::debug!(nadr = %key(&nadr), ?step, "reconcile step");
-    let notice = nadr_decision::notice(&nadr, &step);
-    let (action, took_effect) = apply(&requests, &api, &nadr, step).await?;
-    if took_effect {
-        events::publish_notice(&context.client, &events::reference(&nadr), notice).await;
+/// NonAdminDownloadRequests, run by the [`driver`]: observes the NADR's Velero DownloadRequest
+/// and the NAB or NAR it names; [`nadr_decision::decide`] decides.
+pub struct NadrReconciler;
+
+/// What a NADR's decision looks at besides the NADR.
+pub struct NadrObserved {
+    target: Target,
+    velero_request: Option<DownloadRequest>,
+    now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+}
+
+impl Reconciler for NadrReconciler {
+    type Object = NonAdminDownloadRequest;
+    type Observed = NadrObserved;
+    type Step = NadrStep;
+    const KIND: &'static str = CONTROLLER_NAME;
+
+    fn api(&self, client: kube::Client, namespace: Option<&str>) -> Api<NonAdminDownloadRequest> {
+        Api::namespaced(client, namespace.unwrap_or_default())
     }
-    context.succeeded(&key(&nadr));
-    Ok(action)
-}
 
-const SOON: Duration = Duration::from_millis(20);
+    /// The Velero request `nadr-<uid>`, and while none exists (and the NADR is not deleted)
+    /// what its target resolves to.
+    async fn observe(
+        &self,
+        context: &Context,
+        nadr: &NonAdminDownloadRequest,
+    ) -> Result<NadrObserved, ControllerError> {
+        let requests: Api<DownloadRequest> =
+            Api::namespaced(context.client.clone(), &context.oadp_namespace);
+        let velero_request = requests
+            .get_opt(&nadr_decision::velero_request_name(nadr))
+            .await?;
+        let target = if velero_request.is_none() && nadr.metadata.deletion_timestamp.is_none() {
+            target(context, nadr).await?
+        } else {
+            Target::Ready(String::new())
+        };
+        Ok(NadrObserved {
+            target,
+            velero_request,
+            now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            ),
+        })
+    }
+
+    fn decide(
+        &self,
+        context: &Context,
+        nadr: &NonAdminDownloadRequest,
+        observed: &NadrObserved,
+    ) -> NadrStep {
+        nadr_decision::decide(&NadrObservation {
+            nadr,
+            target: observed.target.clone(),
+            velero_request: observed.velero_request.as_ref(),
+            oadp_namespace: &context.oadp_namespace,
+            now: observed.now.clone(),
+        })
+    }
+
+    fn step_name(step: &NadrStep) -> &'static str {
+        match step {
+            NadrStep::WriteStatus(_) => "WriteStatus",
+            NadrStep::AddFinalizer => "AddFinalizer",
+            NadrStep::RemoveFinalizer => "RemoveFinalizer",
+            NadrStep::CreateVeleroRequest(_) => "CreateVeleroRequest",
+            NadrStep::DeleteVeleroRequest(_) => "DeleteVeleroRequest",
+            NadrStep::Expire => "Expire",
+            NadrStep::AwaitChange => "AwaitChange",
+            NadrStep::RequeueAfter(_) => "RequeueAfter",
+        }
+    }
+
+    fn notice(
+        &self,
+        nadr: &NonAdminDownloadRequest,
+        _: &NadrObserved,
+        step: &NadrStep,
+    ) -> Option<Notice<'static>> {
+        nadr_decision::notice(nadr, step)
+    }
+
+    async fn apply(
+        &self,
+        context: &Context,
+        api: &Api<NonAdminDownloadRequest>,
+        nadr: &NonAdminDownloadRequest,
+        step: NadrStep,
+    ) -> Result<Applied, ControllerError> {
+        let requests: Api<DownloadRequest> =
+            Api::namespaced(context.client.clone(), &context.oadp_namespace);
+        let (action, took_effect) = apply(&requests, api, nadr, step).await?;
+        Ok(Applied {
+            action,
+            took_effect,
+        })
+    }
+}
 
 /// Applies `step`; also says whether it took effect (a create that found the request already
 /// there did not).

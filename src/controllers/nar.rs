@@ -3,7 +3,6 @@
 //! NonAdminBackup it restores (same namespace only), asks [`nar_decision::decide`] for the next
 //! step, and applies it.
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, PostParams};
@@ -11,6 +10,8 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
+use super::driver::{self, Applied, Reconciler, SOON};
+use super::events::Notice;
 use super::nar_decision::{self, NarObservation, NarStep};
 use super::positions::Follower;
 use super::{Context, ControllerError, velero_cache, writes};
@@ -20,14 +21,6 @@ use crate::api::velero::{Restore, RestoreSpec};
 use crate::queue::QueueKind;
 
 const FIELD: &str = "spec.restoreSpec.backupName";
-
-fn key(nar: &NonAdminRestore) -> String {
-    format!(
-        "nar/{}/{}",
-        nar.metadata.namespace.as_deref().unwrap_or_default(),
-        nar.metadata.name.as_deref().unwrap_or_default()
-    )
-}
 
 /// The NAR a NAC-made Velero Restore was created for, from its origin annotations.
 fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminRestore>> {
@@ -92,24 +85,11 @@ pub async fn run(context: Arc<Context>) {
                     .map(|nar| ObjectRef::from_obj(&*nar))
                     .collect::<Vec<_>>()
             },
-        )
-        .run(reconcile, error_policy, context.clone())
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "nonadminrestore reconcile error");
-            }
-        });
-    tokio::join!(restore_feed, controller);
-}
-
-fn error_policy(
-    nar: Arc<NonAdminRestore>,
-    error: &ControllerError,
-    context: Arc<Context>,
-) -> Action {
-    let wait = context.backoff(&key(&nar));
-    tracing::warn!(nar = %key(&nar), error = %error, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
+        );
+    tokio::join!(
+        restore_feed,
+        driver::run(controller, NarReconciler, context.clone())
+    );
 }
 
 fn invalid_source(detail: String) -> String {
@@ -166,28 +146,100 @@ pub async fn verdict(
     )
 }
 
-/// One reconcile: observe, decide, apply; counted in the controller metrics.
+/// One reconcile of `nar` (through the [`driver`]).
 pub async fn reconcile(
     nar: Arc<NonAdminRestore>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let result = reconcile_step(nar, context).await;
-    super::health::record("nonadminrestore", result.as_ref().err());
-    result
+    driver::reconcile(&NarReconciler, nar, context).await
 }
 
-async fn reconcile_step(
-    nar: Arc<NonAdminRestore>,
-    context: Arc<Context>,
-) -> Result<Action, ControllerError> {
+/// NonAdminRestores, run by the [`driver`]: observes the NAR's Velero Restore, the policy's
+/// verdict (with the NonAdminBackup it restores) and the queue; [`nar_decision::decide`]
+/// decides.
+pub struct NarReconciler;
+
+/// What a NAR's decision looks at besides the NAR.
+pub struct NarObserved {
+    velero_restore: Option<Restore>,
+    verdict: Result<RestoreSpec, String>,
+    queue_position: Option<u64>,
+    fresh_uuid: uuid::Uuid,
+    now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+}
+
+impl Reconciler for NarReconciler {
+    type Object = NonAdminRestore;
+    type Observed = NarObserved;
+    type Step = NarStep;
+    const KIND: &'static str = "nonadminrestore";
+
+    fn api(&self, client: kube::Client, namespace: Option<&str>) -> Api<NonAdminRestore> {
+        Api::namespaced(client, namespace.unwrap_or_default())
+    }
+
+    async fn observe(
+        &self,
+        context: &Context,
+        nar: &NonAdminRestore,
+    ) -> Result<NarObserved, ControllerError> {
+        observe(context, nar).await
+    }
+
+    fn decide(&self, context: &Context, nar: &NonAdminRestore, observed: &NarObserved) -> NarStep {
+        nar_decision::decide(&NarObservation {
+            nar,
+            velero_restore: observed.velero_restore.as_ref(),
+            verdict: observed.verdict.clone(),
+            queue_position: observed.queue_position,
+            oadp_namespace: &context.oadp_namespace,
+            fresh_uuid: observed.fresh_uuid,
+            now: observed.now.clone(),
+        })
+    }
+
+    fn step_name(step: &NarStep) -> &'static str {
+        match step {
+            NarStep::WriteStatus(_) => "WriteStatus",
+            NarStep::AddFinalizer => "AddFinalizer",
+            NarStep::CreateVeleroRestore(_) => "CreateVeleroRestore",
+            NarStep::DeleteVeleroRestore(_) => "DeleteVeleroRestore",
+            NarStep::RemoveFinalizer => "RemoveFinalizer",
+            NarStep::AwaitChange => "AwaitChange",
+            NarStep::RequeueAfter(_) => "RequeueAfter",
+        }
+    }
+
+    fn notice(
+        &self,
+        nar: &NonAdminRestore,
+        _: &NarObserved,
+        step: &NarStep,
+    ) -> Option<Notice<'static>> {
+        super::outcome_notices::restore_notice(nar, step)
+    }
+
+    async fn apply(
+        &self,
+        context: &Context,
+        api: &Api<NonAdminRestore>,
+        nar: &NonAdminRestore,
+        step: NarStep,
+    ) -> Result<Applied, ControllerError> {
+        apply(context, api, nar, step).await.map(Applied::done)
+    }
+
+    fn forget(&self, context: &Context, namespace: Option<&str>, name: &str) {
+        context
+            .positions
+            .forget(&follower(namespace.unwrap_or_default(), name));
+    }
+}
+
+/// Reads what the decision on `nar` needs: its Velero Restore (from the watch cache), and while
+/// that is still to be created the policy's verdict; the queue position.
+async fn observe(context: &Context, nar: &NonAdminRestore) -> Result<NarObserved, ControllerError> {
     let namespace = nar.metadata.namespace.clone().unwrap_or_default();
-    let name = nar.metadata.name.clone().unwrap_or_default();
-    let api: Api<NonAdminRestore> = Api::namespaced(context.client.clone(), &namespace);
-    // Every decision starts from a fresh read (the cache may be behind our own last write).
-    let Some(nar) = api.get_opt(&name).await? else {
-        context.positions.forget(&follower(&namespace, &name));
-        return Ok(Action::await_change());
-    };
     let status = nar.status.clone().unwrap_or_default();
     let nacuuid = status
         .velero_restore
@@ -201,7 +253,7 @@ async fn reconcile_step(
                 .as_ref()
                 .and_then(|v| v.name.clone())
                 .unwrap_or_else(|| id.clone());
-            find_velero_restore(&context, &namespace, id, &velero_name).await?
+            find_velero_restore(context, &namespace, id, &velero_name).await?
         }
         None => None,
     };
@@ -213,34 +265,22 @@ async fn reconcile_step(
     ) || nar_decision::velero_restore_was_made(Some(&status));
     let verdict =
         if velero_restore.is_none() && !created && nar.metadata.deletion_timestamp.is_none() {
-            verdict(&context, &nar).await?
+            verdict(context, nar).await?
         } else {
             Ok(RestoreSpec::default())
         };
     let queue_position = velero_restore
         .as_ref()
-        .and_then(|vr| published_position(&context, &nar, vr));
-    let observation = NarObservation {
-        nar: &nar,
-        velero_restore: velero_restore.as_ref(),
+        .and_then(|vr| published_position(context, nar, vr));
+    Ok(NarObserved {
+        velero_restore,
         verdict,
         queue_position,
-        oadp_namespace: &context.oadp_namespace,
         fresh_uuid: uuid::Uuid::new_v4(),
         now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::now(),
         ),
-    };
-    let step = nar_decision::decide(&observation);
-    tracing::debug!(nar = %key(&nar), ?step, "reconcile step");
-    let notice = super::outcome_notices::restore_notice(&nar, &step);
-    let action = apply(&context, &api, &nar, step).await?;
-    if notice.is_some() {
-        super::events::publish_notice(&context.client, &super::events::reference(&nar), notice)
-            .await;
-    }
-    context.succeeded(&key(&nar));
-    Ok(action)
+    })
 }
 
 fn follower(namespace: &str, name: &str) -> Follower {
@@ -299,8 +339,6 @@ async fn find_velero_restore(
         })
         .await
 }
-
-const SOON: Duration = Duration::from_millis(20);
 
 async fn apply(
     context: &Context,

@@ -5,7 +5,6 @@
 //! between any two steps never yields two Velero Restores; a Restore that vanished after it was
 //! made is never recreated (a restore is an action, not a state to keep): as upstream, the NAR
 //! stays, BackingOff with Accepted=False `VeleroRestoreNotFound`, until the tenant deletes it.
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -13,12 +12,13 @@ use uuid::Uuid;
 
 use super::status::{self, set_condition};
 use crate::api::nonadmin::conditions::{reasons, types};
-use crate::api::nonadmin::labels::{self, finalizers};
+use crate::api::nonadmin::labels::finalizers;
 use crate::api::nonadmin::{
     NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus, QueueInfo, RelatedVeleroRestore,
 };
 use crate::api::velero::{Restore, RestorePhase, RestoreSpec};
 use crate::policy::nacuuid::nacuuid;
+use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 
 /// Message of the Accepted condition when the spec is valid.
 pub const ACCEPTED_MESSAGE: &str = "restore accepted";
@@ -122,24 +122,12 @@ pub fn velero_restore_for(
 ) -> Restore {
     let mut restore = Restore::new(nacuuid, spec);
     restore.metadata.namespace = Some(oadp_namespace.to_string());
-    let mut l = BTreeMap::new();
-    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
-    l.insert(
-        labels::MANAGED_BY.to_string(),
-        labels::MANAGED_BY_VALUE.to_string(),
-    );
-    l.insert(labels::NAR_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
-    restore.metadata.labels = Some(l);
-    let mut a = BTreeMap::new();
-    a.insert(
-        labels::NAR_ORIGIN_NAME_ANNOTATION.to_string(),
-        nar.metadata.name.clone().unwrap_or_default(),
-    );
-    a.insert(
-        labels::NAR_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
-        nar.metadata.namespace.clone().unwrap_or_default(),
-    );
-    restore.metadata.annotations = Some(a);
+    restore.metadata.labels = Some(origin_labels(OriginKind::NonAdminRestore, nacuuid));
+    restore.metadata.annotations = Some(origin_annotations(
+        OriginKind::NonAdminRestore,
+        nar.metadata.namespace.as_deref().unwrap_or_default(),
+        nar.metadata.name.as_deref().unwrap_or_default(),
+    ));
     restore
 }
 
@@ -340,6 +328,7 @@ fn decide_api_delete(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::api::nonadmin::labels;
     use serde_json::json;
 
     fn time() -> Time {

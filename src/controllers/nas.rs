@@ -3,31 +3,23 @@
 //! and the NABs of the tenant namespace, asks [`nas_decision::decide`] for the next step, and
 //! applies it. The template is routed to the shared backup pool as a NAB's spec is.
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
 
+use super::driver::{self, Applied, Reconciler, SOON};
+use super::events::Notice;
 use super::nas_decision::{self, NasObservation, NasStep};
-use super::{Context, ControllerError, events, health, writes};
+use super::{Context, ControllerError, writes};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminBackupSpec, NonAdminSchedule};
 use crate::api::velero::{Backup, BackupSpec, Schedule};
 
 /// This controller's name in metrics.
 pub const CONTROLLER_NAME: &str = "nonadminschedule";
-
-fn key(nas: &NonAdminSchedule) -> String {
-    format!(
-        "nas/{}/{}",
-        nas.metadata.namespace.as_deref().unwrap_or_default(),
-        nas.metadata.name.as_deref().unwrap_or_default()
-    )
-}
 
 /// The NAS a Velero Schedule or scheduled Backup belongs to, from its origin annotations.
 fn origin_ref(meta: &kube::core::ObjectMeta) -> Option<ObjectRef<NonAdminSchedule>> {
@@ -46,28 +38,12 @@ pub async fn run(context: Arc<Context>) {
     // Only NAC's own Velero objects matter, so the watches are scoped by label.
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    Controller::new(all, watcher::Config::default())
+    let controller = Controller::new(all, watcher::Config::default())
         .watches(schedules, ours.clone(), |s: Schedule| {
             origin_ref(&s.metadata)
         })
-        .watches(backups, ours, |b: Backup| origin_ref(&b.metadata))
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "nonadminschedule reconcile error");
-            }
-        })
-        .await;
-}
-
-fn error_policy(
-    nas: Arc<NonAdminSchedule>,
-    error: &ControllerError,
-    context: Arc<Context>,
-) -> Action {
-    let wait = context.backoff(&key(&nas));
-    tracing::warn!(nas = %key(&nas), error = %error, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
+        .watches(backups, ours, |b: Backup| origin_ref(&b.metadata));
+    driver::run(controller, NasReconciler, context).await;
 }
 
 /// The policy's verdict on the template, validated, built and routed to the shared backup
@@ -89,26 +65,113 @@ async fn verdict(
     super::nab::routed_to_pool(context, &as_nab, built).await
 }
 
-/// One reconcile: observe, decide, apply (counted in the metrics).
+/// One reconcile of `nas` (through the [`driver`]).
 pub async fn reconcile(
     nas: Arc<NonAdminSchedule>,
     context: Arc<Context>,
 ) -> Result<Action, ControllerError> {
-    let result = reconcile_once(&nas, &context).await;
-    health::record(CONTROLLER_NAME, result.as_ref().err());
-    result
+    driver::reconcile(&NasReconciler, nas, context).await
 }
 
-async fn reconcile_once(
-    nas: &NonAdminSchedule,
+/// NonAdminSchedules, run by the [`driver`]: observes the NAS's Velero Schedule, the backups it
+/// made, the tenant's NABs and the verdict on its template; [`nas_decision::decide`] decides.
+pub struct NasReconciler;
+
+/// What a NAS's decision looks at besides the NAS.
+pub struct NasObserved {
+    velero_schedule: Option<Schedule>,
+    velero_backups: Vec<Backup>,
+    nabs: Vec<NonAdminBackup>,
+    verdict: Result<BackupSpec, String>,
+    storage_wait: Option<String>,
+    namespace_uid: Option<String>,
+    fresh_uuid: uuid::Uuid,
+    now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+}
+
+impl Reconciler for NasReconciler {
+    type Object = NonAdminSchedule;
+    type Observed = NasObserved;
+    type Step = NasStep;
+    const KIND: &'static str = CONTROLLER_NAME;
+
+    fn api(&self, client: kube::Client, namespace: Option<&str>) -> Api<NonAdminSchedule> {
+        Api::namespaced(client, namespace.unwrap_or_default())
+    }
+
+    async fn observe(
+        &self,
+        context: &Context,
+        nas: &NonAdminSchedule,
+    ) -> Result<NasObserved, ControllerError> {
+        observe(context, nas).await
+    }
+
+    fn decide(&self, context: &Context, nas: &NonAdminSchedule, observed: &NasObserved) -> NasStep {
+        nas_decision::decide(&NasObservation {
+            nas,
+            velero_schedule: observed.velero_schedule.as_ref(),
+            velero_backups: &observed.velero_backups,
+            nabs: &observed.nabs,
+            verdict: observed.verdict.clone(),
+            oadp_namespace: &context.oadp_namespace,
+            fresh_uuid: observed.fresh_uuid,
+            now: observed.now.clone(),
+            storage_wait: observed.storage_wait.clone(),
+            namespace_uid: observed.namespace_uid.as_deref(),
+        })
+    }
+
+    fn step_name(step: &NasStep) -> &'static str {
+        match step {
+            NasStep::WriteStatus(_) => "WriteStatus",
+            NasStep::AddFinalizer => "AddFinalizer",
+            NasStep::RemoveFinalizer => "RemoveFinalizer",
+            NasStep::CreateVeleroSchedule(_) => "CreateVeleroSchedule",
+            NasStep::UpdateVeleroSchedule(_) => "UpdateVeleroSchedule",
+            NasStep::DeleteVeleroSchedule(_) => "DeleteVeleroSchedule",
+            NasStep::LabelVeleroBackup { .. } => "LabelVeleroBackup",
+            NasStep::CreateChildNab(_) => "CreateChildNab",
+            NasStep::WriteChildStatus(_) => "WriteChildStatus",
+            NasStep::DeleteChildNab(_) => "DeleteChildNab",
+            NasStep::AwaitChange => "AwaitChange",
+            NasStep::RequeueAfter(_) => "RequeueAfter",
+        }
+    }
+
+    fn notice(
+        &self,
+        nas: &NonAdminSchedule,
+        observed: &NasObserved,
+        step: &NasStep,
+    ) -> Option<Notice<'static>> {
+        nas_decision::notice(nas, observed.velero_schedule.as_ref(), step)
+    }
+
+    async fn apply(
+        &self,
+        context: &Context,
+        api: &Api<NonAdminSchedule>,
+        nas: &NonAdminSchedule,
+        step: NasStep,
+    ) -> Result<Applied, ControllerError> {
+        let namespace = nas.metadata.namespace.as_deref().unwrap_or_default();
+        let nab_api: Api<NonAdminBackup> = Api::namespaced(context.client.clone(), namespace);
+        let (action, took_effect) = apply(context, api, &nab_api, nas, step).await?;
+        Ok(Applied {
+            action,
+            took_effect,
+        })
+    }
+}
+
+/// Reads what the decision on `nas` needs: its Velero Schedule, the Velero Backups it made and
+/// (only when there are some) the tenant's NABs and namespace UID, and the template's verdict.
+async fn observe(
     context: &Context,
-) -> Result<Action, ControllerError> {
+    nas: &NonAdminSchedule,
+) -> Result<NasObserved, ControllerError> {
     let namespace = nas.metadata.namespace.clone().unwrap_or_default();
-    let name = nas.metadata.name.clone().unwrap_or_default();
-    let api: Api<NonAdminSchedule> = Api::namespaced(context.client.clone(), &namespace);
-    let Some(nas) = api.get_opt(&name).await? else {
-        return Ok(Action::await_change());
-    };
     let nacuuid = nas
         .status
         .as_ref()
@@ -137,7 +200,7 @@ async fn reconcile_once(
         None => (None, Vec::new(), Vec::new()),
     };
     let (verdict, storage_wait) = if nas.metadata.deletion_timestamp.is_none() {
-        verdict(context, &nas).await?
+        verdict(context, nas).await?
     } else {
         (Ok(BackupSpec::default()), None)
     };
@@ -147,32 +210,19 @@ async fn reconcile_once(
     } else {
         context.namespace_uid(&namespace).await?
     };
-    let observation = NasObservation {
-        nas: &nas,
-        velero_schedule: velero_schedule.as_ref(),
-        velero_backups: &velero_backups,
-        nabs: &nabs,
+    Ok(NasObserved {
+        velero_schedule,
+        velero_backups,
+        nabs,
         verdict,
-        oadp_namespace: &context.oadp_namespace,
+        storage_wait,
+        namespace_uid,
         fresh_uuid: uuid::Uuid::new_v4(),
         now: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::now(),
         ),
-        storage_wait,
-        namespace_uid: namespace_uid.as_deref(),
-    };
-    let step = nas_decision::decide(&observation);
-    tracing::debug!(nas = %key(&nas), ?step, "reconcile step");
-    let notice = nas_decision::notice(&nas, velero_schedule.as_ref(), &step);
-    let (action, took_effect) = apply(context, &api, &nab_api, &nas, step).await?;
-    if took_effect {
-        events::publish_notice(&context.client, &events::reference(&nas), notice).await;
-    }
-    context.succeeded(&key(&nas));
-    Ok(action)
+    })
 }
-
-const SOON: Duration = Duration::from_millis(20);
 
 /// Applies `step`; also says whether it took effect (a create that found the object already
 /// there did not, so its Event is not published twice).

@@ -21,6 +21,8 @@ use crate::api::nonadmin::{
 };
 use crate::api::velero::{Backup, BackupSpec, Schedule, ScheduleSpec};
 use crate::policy::nacuuid::nacuuid;
+use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
+use crate::policy::schedule::{next_run, validate_cron};
 
 /// Annotation on a scheduled Velero Backup once its child NAB was made (it is not made again
 /// when the tenant deletes it).
@@ -139,30 +141,6 @@ fn nacuuid_of(status: &NonAdminScheduleStatus) -> Option<String> {
         .filter(|u| !u.is_empty())
 }
 
-fn to_chrono(t: &Time) -> Option<chrono::DateTime<chrono::Utc>> {
-    chrono::DateTime::from_timestamp(t.0.as_second(), t.0.subsec_nanosecond().max(0) as u32)
-}
-
-fn from_chrono(t: chrono::DateTime<chrono::Utc>) -> Option<Time> {
-    k8s_openapi::jiff::Timestamp::new(t.timestamp(), t.timestamp_subsec_nanos() as i32)
-        .ok()
-        .map(Time)
-}
-
-/// The cron's next run strictly after `after`.
-pub fn next_run(cron: &str, after: &Time) -> Option<Time> {
-    let cron = cron.parse::<croner::Cron>().ok()?;
-    let next = cron.find_next_occurrence(&to_chrono(after)?, false).ok()?;
-    from_chrono(next)
-}
-
-/// Checks the cron expression.
-pub fn validate_cron(cron: &str) -> Result<(), String> {
-    cron.parse::<croner::Cron>()
-        .map(|_| ())
-        .map_err(|e| format!("spec.schedule: invalid cron expression {cron:?}: {e}"))
-}
-
 /// The Velero Schedule NAC creates for `nas` under `nacuuid`.
 pub fn velero_schedule_for(
     nas: &NonAdminSchedule,
@@ -172,14 +150,7 @@ pub fn velero_schedule_for(
 ) -> Schedule {
     let mut schedule = Schedule::new(nacuuid, desired_spec(nas, template));
     schedule.metadata.namespace = Some(oadp_namespace.to_string());
-    let mut l = BTreeMap::new();
-    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
-    l.insert(
-        labels::MANAGED_BY.to_string(),
-        labels::MANAGED_BY_VALUE.to_string(),
-    );
-    l.insert(labels::NAS_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
-    schedule.metadata.labels = Some(l);
+    schedule.metadata.labels = Some(origin_labels(OriginKind::NonAdminSchedule, nacuuid));
     schedule.metadata.annotations = Some(nas_annotations(nas));
     schedule
 }
@@ -195,16 +166,11 @@ fn desired_spec(nas: &NonAdminSchedule, template: BackupSpec) -> ScheduleSpec {
 }
 
 fn nas_annotations(nas: &NonAdminSchedule) -> BTreeMap<String, String> {
-    let mut a = BTreeMap::new();
-    a.insert(
-        labels::NAS_ORIGIN_NAME_ANNOTATION.to_string(),
-        nas.metadata.name.clone().unwrap_or_default(),
-    );
-    a.insert(
-        labels::NAS_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
-        nas.metadata.namespace.clone().unwrap_or_default(),
-    );
-    a
+    origin_annotations(
+        OriginKind::NonAdminSchedule,
+        nas.metadata.namespace.as_deref().unwrap_or_default(),
+        nas.metadata.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Longest object name (a DNS-1123 subdomain).
@@ -291,14 +257,8 @@ fn child_status(child_id: &str, vb_name: &str, oadp_namespace: &str) -> NonAdmin
 }
 
 fn backup_labels(nacuuid: &str, child_id: &str) -> BTreeMap<String, String> {
-    let mut l = BTreeMap::new();
-    l.insert(labels::OADP.to_string(), labels::OADP_VALUE.to_string());
-    l.insert(
-        labels::MANAGED_BY.to_string(),
-        labels::MANAGED_BY_VALUE.to_string(),
-    );
-    l.insert(labels::NAS_ORIGIN_NACUUID.to_string(), nacuuid.to_string());
-    l.insert(labels::NAB_ORIGIN_NACUUID.to_string(), child_id.to_string());
+    let mut l = origin_labels(OriginKind::NonAdminSchedule, nacuuid);
+    l.extend(origin_labels(OriginKind::NonAdminBackup, child_id));
     l
 }
 
@@ -314,14 +274,11 @@ fn backup_annotations(
             uid.to_string(),
         );
     }
-    a.insert(
-        labels::NAB_ORIGIN_NAME_ANNOTATION.to_string(),
-        child.to_string(),
-    );
-    a.insert(
-        labels::NAB_ORIGIN_NAMESPACE_ANNOTATION.to_string(),
-        nas.metadata.namespace.clone().unwrap_or_default(),
-    );
+    a.extend(origin_annotations(
+        OriginKind::NonAdminBackup,
+        nas.metadata.namespace.as_deref().unwrap_or_default(),
+        child,
+    ));
     a
 }
 
@@ -579,7 +536,9 @@ pub fn decide(obs: &NasObservation<'_>) -> NasStep {
         return decide_delete(obs, status, current.as_ref());
     }
 
-    let verdict = validate_cron(&nas.spec.schedule).and(obs.verdict.clone());
+    let verdict = validate_cron(&nas.spec.schedule)
+        .map_err(|violation| violation.to_string())
+        .and(obs.verdict.clone());
     let Some(id) = nacuuid_of(&status) else {
         if status.phase.is_none() {
             status.phase = Some(NonAdminPhase::New);
@@ -1447,7 +1406,7 @@ mod tests {
     }
 
     #[test]
-    fn child_names_drop_the_nacuuid_and_cron_helpers_work() {
+    fn child_names_drop_the_nacuuid() {
         let n = nas(json!({}), json!(null), false);
         assert_eq!(
             child_name(&n, ID, &format!("{ID}-20270101000000")),
@@ -1471,9 +1430,6 @@ mod tests {
         );
         assert_ne!(child_a[..240], child_b[..240]);
         assert_eq!(child_a, child_name(&a, ID, &format!("{ID}-20270101000000")));
-        assert!(validate_cron("0 * * * *").is_ok());
-        assert!(validate_cron("nope").is_err());
-        assert_eq!(next_run("nope", &time(0)), None);
         let mut b = vb("x", 1, "Completed");
         b.metadata.uid = Some("not-a-uuid".into());
         assert_eq!(child_nacuuid(&n, ID, &b), None);

@@ -28,7 +28,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams, PostParams};
 
-use super::bucket_decision::{location_name, uid_matches};
+use super::bucket_decision::location_name;
 use super::{Context, ControllerError};
 use crate::api::nonadmin::labels;
 use crate::api::nonadmin::{
@@ -38,6 +38,7 @@ use crate::api::nonadmin::{
 };
 use crate::api::velero::{Backup, BackupPhase, BackupStorageLocation};
 use crate::policy::origin::origin_of_kind;
+use crate::policy::pool::uid_matches;
 use crate::policy::{Origin, OriginKind};
 
 /// Where a Velero Backup is stored, as far as the sync is concerned.
@@ -516,6 +517,10 @@ pub async fn run(context: Arc<Context>, fixed: Option<Duration>) {
         // Each pass waits a period first: at start-up the reconcilers settle before the sync
         // looks for missing NonAdminBackups.
         tokio::time::sleep(every).await;
+        // Stopping: no pass starts; a running one holds the shutdown until its writes are done.
+        let Some(_writing) = context.shutdown.begin() else {
+            return;
+        };
         match sync_once(&context).await {
             Ok(created) if !created.is_empty() => {
                 tracing::info!(

@@ -246,4 +246,53 @@ impl Gateway {
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
         self.0.service.wait_synced(timeout).await
     }
+
+    /// Serves [`Gateway::router`] on `listener` (with the peers' addresses) until `shutdown`
+    /// starts, then stops as a pod should: it stops accepting connections, ends every event
+    /// stream and GraphQL subscription with a `shutdown` reason (so clients reconnect, to
+    /// another replica), answers `?wait=true` requests with the object as it is, lets the open
+    /// requests finish and the WebSockets' close frames go out — within what is left of the
+    /// grace period. Returns whether all of it finished in time (false: what was still open
+    /// is cut off when the process exits).
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: crate::shutdown::Shutdown,
+    ) -> std::io::Result<bool> {
+        use std::future::IntoFuture;
+        /// Kept from the grace period for the process to exit after the gateway has stopped.
+        const RESERVE: Duration = Duration::from_secs(1);
+        let service = self
+            .router()
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let streams = self.service().shutdown().clone();
+        let stop = shutdown.clone();
+        let serving = axum::serve(listener, service)
+            .with_graceful_shutdown(async move {
+                stop.triggered().await;
+                streams.trigger();
+            })
+            .into_future();
+        let cut_off = async {
+            shutdown.triggered().await;
+            tokio::time::sleep(shutdown.remaining().saturating_sub(RESERVE)).await;
+        };
+        tokio::select! {
+            served = serving => served?,
+            () = cut_off => {
+                tracing::warn!("gateway: requests still open at the end of the grace period are cut off");
+                return Ok(false);
+            }
+        }
+        // Upgraded connections (GraphQL WebSockets) are no longer the HTTP server's.
+        let bound = shutdown.remaining().saturating_sub(RESERVE);
+        let closed = tokio::time::timeout(bound, self.service().shutdown().drained()).await;
+        if closed.is_err() {
+            tracing::warn!(
+                "gateway: WebSockets still open at the end of the grace period are cut off"
+            );
+        }
+        tracing::info!("gateway stopped");
+        Ok(closed.is_ok())
+    }
 }

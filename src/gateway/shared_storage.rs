@@ -8,14 +8,12 @@
 //! authorized like listing NonAdminBackups in the namespace; the reads are in
 //! `service/shared_storage.rs`).
 
-use std::cmp::Reverse;
-
 use serde::Serialize;
 
 use crate::api::nonadmin::{
-    BackupEntry, ENTRY_NAMESPACE_UID_LABEL, TENANT_PROVISIONING_MESSAGE, TenantStorageState,
-    TenantStorageView,
+    BackupEntry, TENANT_PROVISIONING_MESSAGE, TenantStorageState, TenantStorageView,
 };
+use crate::policy::pool::namespace_entry;
 
 /// The state of a namespace's place in the shared backup pool, as its tenants see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
@@ -88,43 +86,6 @@ impl SharedStorage {
     }
 }
 
-/// Whether `entry` is the entry of namespace `namespace` with UID `uid` (`None`: the namespace
-/// does not exist now, so any entry kept for that name).
-fn belongs_to(entry: &BackupEntry, namespace: &str, uid: Option<&str>) -> bool {
-    if entry.spec.namespace != namespace {
-        return false;
-    }
-    let Some(uid) = uid else {
-        return true;
-    };
-    let labelled = entry
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|labels| labels.get(ENTRY_NAMESPACE_UID_LABEL))
-        .is_some_and(|value| value == uid);
-    labelled || entry.spec.namespace_uid == uid
-}
-
-/// The entry of namespace `namespace` (UID `uid`, `None` when the namespace does not exist now)
-/// among `entries`: an entry of the same name but another UID belongs to an earlier namespace
-/// of that name and is never shown to this one. Of several, the newest.
-pub fn namespace_entry<'a>(
-    namespace: &str,
-    uid: Option<&str>,
-    entries: &'a [BackupEntry],
-) -> Option<&'a BackupEntry> {
-    entries
-        .iter()
-        .filter(|entry| belongs_to(entry, namespace, uid))
-        .min_by_key(|entry| {
-            (
-                Reverse(entry.metadata.creation_timestamp.as_ref().map(|t| t.0)),
-                entry.metadata.name.clone(),
-            )
-        })
-}
-
 /// What the tenants of `namespace` see of the pool: not configured without a bucket; else its
 /// entry's tenant view, or Provisioning while NAC has not made the entry yet.
 pub fn shared_storage_of(
@@ -150,6 +111,7 @@ pub fn shared_storage_of(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::api::nonadmin::ENTRY_NAMESPACE_UID_LABEL;
     use serde_json::json;
 
     const UID: &str = "1a2b3c4d-0000-4000-8000-000000000001";

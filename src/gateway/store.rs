@@ -11,29 +11,25 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DynamicObject};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde::Serialize;
-use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
 };
-use crate::api::oadp::{dpa_resource, enabled_non_admin, watch_error_unavailable};
+use crate::api::oadp::{PolicySources, watch_policy_sources};
 use crate::api::velero::{Backup, Restore};
 use crate::gateway::events::{ChangeAction, EventLog};
 use crate::gateway::resources::TenantKind;
 use crate::policy::{EffectivePolicy, NacPolicy};
 use crate::queue::{Entry, QueueIndex, QueueKind};
 
-/// Name of NAC's policy ConfigMap in the OADP namespace (the controllers read the same one).
-pub const POLICY_CONFIG_MAP: &str = "nac-policy";
-/// How often to look again for DataProtectionApplications when their CRD is not served (or
-/// the gateway may not read them); the controllers do the same.
-pub const DPA_RECHECK: Duration = Duration::from_secs(60);
+/// Name of NAC's policy ConfigMap and how often DPAs are looked for again when they cannot be
+/// read: the same for the controllers and the gateway.
+pub use crate::api::oadp::{DPA_RECHECK, POLICY_CONFIG_MAP};
 
 /// An object as the gateway shows it: its JSON without `metadata.managedFields`.
 pub fn present<K: Serialize>(object: &K) -> serde_json::Value {
@@ -579,26 +575,13 @@ async fn feed_queue<K: QueueObject>(caches: Arc<WatchCaches>, api: Api<K>, kind:
     }
 }
 
-/// The DPA's `spec.nonAdmin` and the ConfigMap's data, as last installed.
-type PolicySources = (Option<Value>, Option<BTreeMap<String, String>>);
-
-/// What changed in one of the two policy sources.
-#[derive(Debug)]
-enum PolicyUpdate {
-    /// The ConfigMap's data (None: no ConfigMap).
-    ConfigMap(Option<BTreeMap<String, String>>),
-    /// The enabled DPA's `spec.nonAdmin` (None: no such DPA, or no DPA API).
-    Dpa(Option<Value>),
-}
-
 /// Installs the policy of the DPA's `spec.nonAdmin` and the ConfigMap's data (either absent);
 /// an invalid combination leaves the previous policy and is logged.
-fn install_policy(
-    caches: &WatchCaches,
-    dpa_non_admin: Option<&Value>,
-    config_map_data: Option<&BTreeMap<String, String>>,
-) {
-    match NacPolicy::from_sources(dpa_non_admin, config_map_data) {
+fn install_policy(caches: &WatchCaches, sources: &PolicySources) {
+    match NacPolicy::from_sources(
+        sources.dpa_non_admin.as_ref(),
+        sources.config_map_data.as_ref(),
+    ) {
         Ok(policy) => {
             if let Ok(mut current) = caches.policy.write() {
                 *current = policy;
@@ -611,139 +594,16 @@ fn install_policy(
     }
 }
 
-/// Keeps the admin policy in step with its two sources in the OADP namespace, as the
-/// controllers do: the enabled DataProtectionApplication's `spec.nonAdmin` and NAC's ConfigMap.
-/// The policy counts as synced once both were read, so the gateway never validates without the
-/// DPA's enforcement because the ConfigMap happened to be read first.
+/// Keeps the admin policy in step with its two sources in the OADP namespace, watched as the
+/// controllers watch them ([`watch_policy_sources`]). The policy counts as synced once both
+/// were read, so the gateway never validates without the DPA's enforcement because the
+/// ConfigMap happened to be read first.
 async fn feed_policy(caches: Arc<WatchCaches>, client: kube::Client, oadp_namespace: String) {
-    let (updates, mut received) = mpsc::unbounded_channel();
-    let config_map = feed_policy_config_map(
-        Api::namespaced(client.clone(), &oadp_namespace),
-        updates.clone(),
-    );
-    let dpas = feed_dpas(
-        Api::namespaced_with(client, &oadp_namespace, &dpa_resource()),
-        updates,
-    );
-    let apply = async {
-        let mut config_map: Option<Option<BTreeMap<String, String>>> = None;
-        let mut dpa: Option<Option<Value>> = None;
-        let mut installed: Option<PolicySources> = None;
-        while let Some(update) = received.recv().await {
-            match update {
-                PolicyUpdate::ConfigMap(data) => config_map = Some(data),
-                PolicyUpdate::Dpa(non_admin) => dpa = Some(non_admin),
-            }
-            let (Some(data), Some(non_admin)) = (&config_map, &dpa) else {
-                continue;
-            };
-            let sources = (non_admin.clone(), data.clone());
-            // Unchanged sources are not installed (nor re-reported) again.
-            if installed.as_ref() != Some(&sources) {
-                install_policy(&caches, non_admin.as_ref(), data.as_ref());
-                installed = Some(sources);
-            }
-            caches.policy_synced.store(true, Ordering::Release);
-        }
-    };
-    tokio::join!(config_map, dpas, apply);
-}
-
-async fn feed_policy_config_map(api: Api<ConfigMap>, updates: mpsc::UnboundedSender<PolicyUpdate>) {
-    let config = watcher::Config::default().fields(&format!("metadata.name={POLICY_CONFIG_MAP}"));
-    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-    // A (re)list is buffered until it is complete, so a ConfigMap deleted meanwhile is noticed.
-    let mut listing: Option<Option<BTreeMap<String, String>>> = None;
-    while let Some(event) = stream.next().await {
-        let update = match event {
-            Ok(Event::Init) => {
-                listing = Some(None);
-                continue;
-            }
-            Ok(Event::InitApply(map)) => {
-                listing = Some(Some(map.data.unwrap_or_default()));
-                continue;
-            }
-            Ok(Event::InitDone) => listing.take().flatten(),
-            Ok(Event::Apply(map)) => Some(map.data.unwrap_or_default()),
-            Ok(Event::Delete(_)) => None,
-            Err(e) => {
-                tracing::debug!(error = %e, "watching the NAC policy ConfigMap");
-                continue;
-            }
-        };
-        if updates.send(PolicyUpdate::ConfigMap(update)).is_err() {
-            return;
-        }
-    }
-}
-
-/// Watches the DataProtectionApplications; without a DPA API (no CRD: 404, no RBAC: 403) the
-/// ConfigMap alone decides, which is said once, and the DPAs are looked for again every
-/// [`DPA_RECHECK`], quietly.
-async fn feed_dpas(api: Api<DynamicObject>, updates: mpsc::UnboundedSender<PolicyUpdate>) {
-    let mut said_unavailable = false;
-    loop {
-        let mut stream = watcher::watcher(api.clone(), watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        let mut known: BTreeMap<String, DynamicObject> = BTreeMap::new();
-        let mut listing: Option<BTreeMap<String, DynamicObject>> = None;
-        let unavailable = loop {
-            let Some(event) = stream.next().await else {
-                return;
-            };
-            match event {
-                Ok(Event::Init) => listing = Some(BTreeMap::new()),
-                Ok(Event::InitApply(d)) => {
-                    if let Some(l) = listing.as_mut() {
-                        l.insert(d.metadata.name.clone().unwrap_or_default(), d);
-                    }
-                }
-                Ok(Event::InitDone) => known = listing.take().unwrap_or_default(),
-                Ok(Event::Apply(d)) => {
-                    known.insert(d.metadata.name.clone().unwrap_or_default(), d);
-                }
-                Ok(Event::Delete(d)) => {
-                    known.remove(d.metadata.name.as_deref().unwrap_or_default());
-                }
-                Err(e) => match watch_error_unavailable(&e) {
-                    Some(why) => break why,
-                    None => {
-                        tracing::debug!(error = %e, "watching DataProtectionApplications");
-                        continue;
-                    }
-                },
-            }
-            if listing.is_some() {
-                continue;
-            }
-            if said_unavailable {
-                tracing::info!(
-                    "DataProtectionApplications are readable; their spec.nonAdmin applies"
-                );
-                said_unavailable = false;
-            }
-            if updates
-                .send(PolicyUpdate::Dpa(enabled_non_admin(known.values())))
-                .is_err()
-            {
-                return;
-            }
-        };
-        if !said_unavailable {
-            tracing::info!(
-                reason = unavailable,
-                "no DataProtectionApplication policy; the gateway uses the NAC ConfigMap only"
-            );
-            said_unavailable = true;
-        }
-        if updates.send(PolicyUpdate::Dpa(None)).is_err() {
-            return;
-        }
-        drop(stream);
-        tokio::time::sleep(DPA_RECHECK).await;
-    }
+    watch_policy_sources(client, &oadp_namespace, |sources: &PolicySources| {
+        install_policy(&caches, sources);
+        caches.policy_synced.store(true, Ordering::Release);
+    })
+    .await;
 }
 
 #[cfg(test)]

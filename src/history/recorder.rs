@@ -166,29 +166,28 @@ impl Recorder {
 
     /// Watches and writes until the future is dropped.
     pub async fn run(self) {
+        self.run_until(std::future::pending()).await;
+    }
+
+    /// Watches and writes until `stop` resolves, then stops watching, writes what it has
+    /// buffered (the batch being written included; no reconciliation or sweep starts) and
+    /// returns. While the store is down the writes are retried: bound the wait by dropping the
+    /// future.
+    pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) {
         let inner = Arc::new(self);
-        // Boxed: the joined futures are large, and polling them inline costs stack that the
-        // callers (often nested in the controllers' own joins) may not have in debug builds.
-        tokio::join!(
-            Box::pin(watch_tenant::<NonAdminBackup>(inner.clone())),
-            Box::pin(watch_tenant::<NonAdminRestore>(inner.clone())),
-            Box::pin(watch_tenant::<NonAdminBackupStorageLocation>(inner.clone())),
-            Box::pin(watch_tenant::<NonAdminDownloadRequest>(inner.clone())),
-            Box::pin(watch_velero::<Backup>(
-                inner.clone(),
-                observe::observe_velero_backup
-            )),
-            Box::pin(watch_velero::<Restore>(
-                inner.clone(),
-                observe::observe_velero_restore
-            )),
-            Box::pin(watch_velero::<DeleteBackupRequest>(
-                inner.clone(),
-                observe::observe_delete_request
-            )),
-            Box::pin(watch_namespaces(inner.clone())),
-            Box::pin(write_loop(inner.clone())),
-        );
+        let watching = {
+            let inner = inner.clone();
+            async move {
+                tokio::select! {
+                    () = Box::pin(watch_all(inner.clone())) => {}
+                    () = stop => {}
+                }
+                inner.shared.stopping.store(true, Ordering::SeqCst);
+                inner.shared.wake.notify_one();
+            }
+        };
+        tokio::join!(watching, Box::pin(write_loop(inner)));
+        tracing::info!("history recorder stopped; what it had buffered is written");
     }
 
     fn velero_api<K>(&self) -> Api<K>
@@ -197,6 +196,31 @@ impl Recorder {
     {
         Api::namespaced(self.client.clone(), &self.oadp_namespace)
     }
+}
+
+/// Every watch of the recorder, until dropped.
+async fn watch_all(inner: Arc<Recorder>) {
+    // Boxed: the joined futures are large, and polling them inline costs stack that the
+    // callers (often nested in the controllers' own joins) may not have in debug builds.
+    tokio::join!(
+        Box::pin(watch_tenant::<NonAdminBackup>(inner.clone())),
+        Box::pin(watch_tenant::<NonAdminRestore>(inner.clone())),
+        Box::pin(watch_tenant::<NonAdminBackupStorageLocation>(inner.clone())),
+        Box::pin(watch_tenant::<NonAdminDownloadRequest>(inner.clone())),
+        Box::pin(watch_velero::<Backup>(
+            inner.clone(),
+            observe::observe_velero_backup
+        )),
+        Box::pin(watch_velero::<Restore>(
+            inner.clone(),
+            observe::observe_velero_restore
+        )),
+        Box::pin(watch_velero::<DeleteBackupRequest>(
+            inner.clone(),
+            observe::observe_delete_request
+        )),
+        Box::pin(watch_namespaces(inner.clone())),
+    );
 }
 
 /// Only NAC's own Velero objects carry this label (as the controllers' caches select them).
@@ -750,6 +774,8 @@ struct Shared {
     outage: AtomicBool,
     /// A reconciliation or sweep is running (counted as buffered work).
     reconciling: AtomicBool,
+    /// The watches have stopped: the writer empties the buffer, then returns.
+    stopping: AtomicBool,
 }
 
 /// Locks a mutex even if a panicking holder poisoned it (the data stays consistent enough:
@@ -778,6 +804,7 @@ impl Shared {
             synced: AtomicBool::new(false),
             outage: AtomicBool::new(false),
             reconciling: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
         }
     }
 
@@ -1013,8 +1040,10 @@ async fn write_loop(recorder: Arc<Recorder>) {
     // Know whether the database answers before anything is to be written.
     let _ = recorder.retry("ping", || recorder.store.ping()).await;
     loop {
-        let wanted = lock(&shared.buffer).take_resync();
-        let after_outage = shared.outage.swap(false, Ordering::Relaxed);
+        // Stopping: only what is buffered is written; the next leader reconciles.
+        let stopping = shared.stopping.load(Ordering::SeqCst);
+        let wanted = !stopping && lock(&shared.buffer).take_resync();
+        let after_outage = !stopping && shared.outage.swap(false, Ordering::Relaxed);
         if wanted || after_outage {
             shared.reconciling.store(true, Ordering::Relaxed);
             let outcome = recorder.reconcile(true).await;
@@ -1034,12 +1063,18 @@ async fn write_loop(recorder: Arc<Recorder>) {
             }
         }
         let Some(batch) = recorder.next_batch().await else {
+            if shared.stopping.load(Ordering::SeqCst) && lock(&shared.buffer).len() == 0 {
+                return;
+            }
             continue;
         };
         match batch {
             Batch::Record(observations) => recorder.write(observations).await,
             Batch::Deleted(ids, at) => recorder.mark_deleted(ids, at).await,
             Batch::Attribute(namespaces) => recorder.attribute(namespaces).await,
+            Batch::Sweep if shared.stopping.load(Ordering::SeqCst) => {
+                shared.in_flight.store(0, Ordering::Relaxed);
+            }
             Batch::Sweep => {
                 shared.in_flight.store(0, Ordering::Relaxed);
                 shared.reconciling.store(true, Ordering::Relaxed);
@@ -1138,16 +1173,30 @@ impl Recorder {
     }
 
     /// The next batch, once there is one: immediately when a full batch waits, else after
-    /// letting observations gather for `flush_interval`.
+    /// letting observations gather for `flush_interval`. Stopping: at once, and `None` when
+    /// the buffer is empty.
     async fn next_batch(&self) -> Option<Batch> {
         loop {
+            let stopping = self.shared.stopping.load(Ordering::SeqCst);
             let len = lock(&self.shared.buffer).len();
-            if len >= self.config.batch_size {
+            if len >= self.config.batch_size || (stopping && len > 0) {
                 break;
             }
             if len > 0 {
-                tokio::time::sleep(self.config.flush_interval).await;
+                // A stop cuts the wait short.
+                let until = tokio::time::Instant::now() + self.config.flush_interval;
+                while !self.shared.stopping.load(Ordering::SeqCst)
+                    && tokio::time::Instant::now() < until
+                {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(until) => {}
+                        () = self.shared.wake.notified() => {}
+                    }
+                }
                 break;
+            }
+            if stopping {
+                return None;
             }
             self.shared.wake.notified().await;
         }

@@ -643,6 +643,133 @@ mod tests {
         }
     }
 
+    /// Upstream `TestValidateBackupSpecEnforcedFields` (`internal/common/function/
+    /// function_test.go`), cases "TTL" (enforced `12h`, override `720h`) and "Hooks" (enforced
+    /// resources `[{name: test}]`, override `[{name: another}]`): unset passes, the enforced
+    /// value passes, the override is refused. With the values Go decodes as zero, which
+    /// `ValidateBackupSpec` skips (`!currentField.IsZero()`) and the NAB controller's fill loop
+    /// overwrites (`currentField.IsZero()`): `ttl: 0s` and `hooks: {}` pass and get the
+    /// enforced value. `hooks: {resources: []}` holds a non-nil slice: it is set, differs from
+    /// the enforced hooks (`reflect.DeepEqual`) and is refused.
+    #[test]
+    fn upstream_ttl_and_hooks_cases_with_go_zero_values() {
+        let policy = dpa(json!({"ttl": "12h"}));
+        for tenant in [json!({}), json!({"ttl": "12h"}), json!({"ttl": "12h0m0s"})] {
+            assert_eq!(
+                validate_backup_spec("team-a", &spec(tenant.clone()), &policy),
+                Ok(()),
+                "{tenant}"
+            );
+        }
+        assert_eq!(
+            messages(validate_backup_spec(
+                "team-a",
+                &spec(json!({"ttl": "720h"})),
+                &policy
+            )),
+            ["the administrator has restricted spec.backupSpec.ttl field value to 12h"]
+        );
+        for zero in ["0s", "0h0m0s", "0"] {
+            let tenant = spec(json!({"ttl": zero}));
+            assert_eq!(
+                validate_backup_spec("team-a", &tenant, &policy),
+                Ok(()),
+                "{zero}"
+            );
+            let built = build_velero_backup_spec("team-a", &tenant, &policy, None).unwrap();
+            assert_eq!(built.ttl.unwrap().as_str(), "12h", "{zero}");
+        }
+
+        let enforced = json!({"resources": [{"name": "test"}]});
+        let policy = dpa(json!({"hooks": enforced.clone()}));
+        for tenant in [json!({}), json!({"hooks": enforced.clone()})] {
+            assert_eq!(
+                validate_backup_spec("team-a", &spec(tenant.clone()), &policy),
+                Ok(()),
+                "{tenant}"
+            );
+        }
+        let refused = r#"the administrator has restricted spec.backupSpec.hooks field value to {"resources":[{"name":"test"}]}"#;
+        for overriding in [
+            json!({"resources": [{"name": "another"}]}),
+            json!({"resources": []}),
+        ] {
+            assert_eq!(
+                messages(validate_backup_spec(
+                    "team-a",
+                    &spec(json!({"hooks": overriding.clone()})),
+                    &policy
+                )),
+                [refused],
+                "{overriding}"
+            );
+        }
+        let empty = spec(json!({"hooks": {}}));
+        assert_eq!(validate_backup_spec("team-a", &empty, &policy), Ok(()));
+        let built = build_velero_backup_spec("team-a", &empty, &policy, None).unwrap();
+        assert_eq!(serde_json::to_value(built.hooks).unwrap(), enforced);
+    }
+
+    /// Upstream enforces a DPA field only when `!enforcedField.IsZero()`: `ttl: 0s` (a
+    /// `metav1.Duration` held by value) and `hooks: {}` (a `BackupHooks` struct held by value,
+    /// its `resources` slice nil) are zero, so they enforce nothing: the tenant's own values
+    /// pass and reach the Velero spec, and unset fields stay unset (Velero's defaults).
+    #[test]
+    fn admin_enforcing_zero_ttl_or_empty_hooks_enforces_nothing() {
+        let policy = dpa(json!({"ttl": "0s", "hooks": {}}));
+        assert!(policy.backup.enforced().is_empty());
+        let hooks = json!({"resources": [{"name": "freeze"}]});
+        let tenant = spec(json!({"ttl": "720h", "hooks": hooks.clone()}));
+        assert_eq!(validate_backup_spec("team-a", &tenant, &policy), Ok(()));
+        let built = build_velero_backup_spec("team-a", &tenant, &policy, None).unwrap();
+        assert_eq!(built.ttl.unwrap().as_str(), "720h");
+        assert_eq!(serde_json::to_value(built.hooks).unwrap(), hooks);
+        let built = build_velero_backup_spec("team-a", &spec(json!({})), &policy, None).unwrap();
+        assert_eq!((built.ttl, built.hooks), (None, None));
+        // `hooks: {resources: []}` is not zero (a non-nil slice): it is enforced.
+        let policy = dpa(json!({"hooks": {"resources": []}}));
+        assert_eq!(
+            messages(validate_backup_spec(
+                "team-a",
+                &spec(json!({"hooks": hooks})),
+                &policy
+            )),
+            [
+                r#"the administrator has restricted spec.backupSpec.hooks field value to {"resources":[]}"#
+            ]
+        );
+        let built = build_velero_backup_spec("team-a", &spec(json!({})), &policy, None).unwrap();
+        assert_eq!(
+            serde_json::to_value(built.hooks).unwrap(),
+            json!({"resources": []})
+        );
+    }
+
+    /// Defaults and maxima fill what upstream's fill loop would: a Go zero value is unset. A
+    /// tenant's `ttl: 0s` means Velero's default TTL, which the administrator's maximum exists
+    /// to bound, so it gets the maximum (or the default) like an absent `ttl`.
+    #[test]
+    fn zero_values_get_defaults_and_maxima() {
+        let policy = policy(
+            "rules:\n  - backup:\n      maximum:\n        ttl: 168h\n      defaults:\n        hooks:\n          resources: [{name: freeze}]\n",
+        );
+        let tenant = spec(json!({"ttl": "0s", "hooks": {}}));
+        assert_eq!(validate_backup_spec("team-a", &tenant, &policy), Ok(()));
+        let built = build_velero_backup_spec("team-a", &tenant, &policy, None).unwrap();
+        assert_eq!(built.ttl.unwrap().as_str(), "168h0m0s");
+        assert_eq!(
+            serde_json::to_value(built.hooks).unwrap(),
+            json!({"resources": [{"name": "freeze"}]})
+        );
+        // An empty list of hooks is the tenant's choice: kept.
+        let tenant = spec(json!({"hooks": {"resources": []}}));
+        let built = build_velero_backup_spec("team-a", &tenant, &policy, None).unwrap();
+        assert_eq!(
+            serde_json::to_value(built.hooks).unwrap(),
+            json!({"resources": []})
+        );
+    }
+
     /// An enforced empty list or map is enforced: the controller's fill loop (upstream's
     /// `!enforcedField.IsZero() && currentField.IsZero()`) writes it into the Velero spec of a
     /// tenant who left the field unset.

@@ -94,7 +94,7 @@ use crate::api::velero::{BackupSpec, BackupStorageLocationSpec, RestoreSpec};
 use crate::policy::bsl::POD_IDENTITY_CONFIG_KEYS;
 use crate::policy::endpoints::StorageEndpoints;
 use crate::policy::field_path::FieldPath;
-use crate::policy::rules::{Maximum, SpecRules, as_duration, is_duration_field};
+use crate::policy::rules::{Maximum, SpecRules, as_duration, is_duration_field, is_go_zero};
 use crate::policy::selector::NamespaceSelector;
 
 /// Key of NAC's ConfigMap holding the policy document.
@@ -560,7 +560,7 @@ impl NacPolicy {
                 Some(_) => return Err(invalid(location, "must be an object")),
             };
             let mut leaves = Vec::new();
-            flatten_enforced(kind, enforced, &mut leaves);
+            flatten_enforced(enforced, &mut leaves);
             for (path, value) in leaves {
                 let field_location = format!("{location}.{path}");
                 if let Some(reason) = kind.non_enforceable(&path, &value) {
@@ -759,50 +759,12 @@ fn parse_period(text: &str, location: &str) -> Result<Duration, PolicyConfigErro
 /// The fields of a DPA `enforce*Spec` that are enforced: each top-level field whole (maps and
 /// structs included, as upstream's `reflect.DeepEqual`), skipping Go zero values (upstream's
 /// `IsZero` check, see [`is_go_zero`]).
-fn flatten_enforced(
-    kind: SpecKind,
-    object: &serde_json::Map<String, Value>,
-    leaves: &mut Vec<(FieldPath, Value)>,
-) {
+fn flatten_enforced(object: &serde_json::Map<String, Value>, leaves: &mut Vec<(FieldPath, Value)>) {
     for (key, value) in object {
         let path = FieldPath::from_segments([key.as_str()]);
-        if !is_go_zero(kind, &path, value) {
+        if !is_go_zero(&path, value) {
             leaves.push((path, value.clone()));
         }
-    }
-}
-
-/// Whether `value`, decoded into the Velero Go type of the top-level field `path`, is that
-/// type's zero value (`reflect.Value.IsZero`), which upstream neither enforces nor compares.
-///
-/// As Go decodes JSON: `null`, `""`, `0` and a zero duration are zero; `[]` is a non-nil slice
-/// and `{}` a non-nil map or pointer, so both are set (an enforced `excludedResources: []`
-/// or `orderedResources: {}` is enforced). `false` is set too (Velero's booleans are
-/// pointers), except the plain `bool` `default` of a storage location. A struct held by value
-/// (`metadata`, `hooks`) is zero when each of its fields is: its fields are all slices or
-/// maps, so only `null`s.
-pub(crate) fn is_go_zero(kind: SpecKind, path: &FieldPath, value: &Value) -> bool {
-    let top_level = path.segments().len() == 1;
-    match value {
-        Value::Null => true,
-        Value::String(text) if text.is_empty() => true,
-        Value::Number(number) => number.as_f64() == Some(0.0),
-        Value::Bool(false) => {
-            top_level && kind == SpecKind::BackupStorageLocation && path.top_level() == "default"
-        }
-        Value::Object(fields) if top_level && is_value_struct(kind, path.top_level()) => {
-            fields.values().all(Value::is_null)
-        }
-        _ => is_duration_field(path) && as_duration(value) == Some(Duration::ZERO),
-    }
-}
-
-/// Top-level fields whose Velero Go type is a struct held by value (not a pointer or a map).
-fn is_value_struct(kind: SpecKind, field: &str) -> bool {
-    match kind {
-        SpecKind::Backup => matches!(field, "metadata" | "hooks"),
-        SpecKind::Restore => field == "hooks",
-        SpecKind::BackupStorageLocation => false,
     }
 }
 
@@ -1410,6 +1372,32 @@ rules:
         assert_eq!(keys(&effective.restore), ["hooks", "includedResources"]);
         // A storage location's `default` is a plain bool: false is its zero value.
         assert_eq!(keys(&effective.bsl), ["config"]);
+    }
+
+    /// Upstream enforces a DPA field when `!enforcedField.IsZero()`, on the field's Go type:
+    /// `ttl` and `hooks` are held by value, so `0s` and `{}` enforce nothing; a storage
+    /// location's `backupSyncPeriod` is a `*metav1.Duration` (OADP's
+    /// `EnforceBackupStorageLocationSpec`), so `0s` is a non-nil pointer and is enforced (it
+    /// turns the location's sync off, as Velero documents for 0).
+    #[test]
+    fn dpa_zero_durations_are_enforced_only_behind_pointers() {
+        let dpa = json!({
+            "enforceBackupSpec": {"ttl": "0s", "hooks": {}, "csiSnapshotTimeout": "0m"},
+            "enforceRestoreSpec": {"itemOperationTimeout": "0s", "hooks": {"resources": null}},
+            "enforceBSLSpec": {"backupSyncPeriod": "0s", "validationFrequency": "0s"}
+        });
+        let effective = NacPolicy::from_sources(Some(&dpa), None)
+            .unwrap()
+            .for_namespace(&BTreeMap::new());
+        assert!(effective.backup.enforced().is_empty());
+        assert!(effective.restore.enforced().is_empty());
+        let bsl: Vec<String> = effective
+            .bsl
+            .enforced()
+            .keys()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(bsl, ["backupSyncPeriod", "validationFrequency"]);
     }
 
     #[test]

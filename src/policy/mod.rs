@@ -18,6 +18,10 @@
 //! - [`credentials`]: credential files that would borrow the Velero pod's cloud identity.
 //! - [`endpoints`]: which URLs a tenant storage location may name and which addresses NAC may
 //!   connect to when it downloads from one (the `storageEndpoints` allow-list).
+//! - [`schedule`]: NonAdminSchedule cron expressions (validity, next run).
+//! - [`storage_location`]: whether a NonAdminBackup may use the storage location it names.
+//! - [`pool`]: the shared backup pool's routing (which BackupEntry is a namespace's, where a
+//!   backup without a storage location goes).
 
 pub mod backup;
 pub mod bsl;
@@ -28,9 +32,12 @@ pub mod exclusions;
 pub mod field_path;
 pub mod nacuuid;
 pub mod origin;
+pub mod pool;
 pub mod restore;
 pub mod rules;
+pub mod schedule;
 pub mod selector;
+pub mod storage_location;
 
 pub use backup::{build_velero_backup_spec, validate_backup_spec};
 pub use bsl::{build_velero_bsl_spec, check_bsl_credential, validate_bsl_spec, velero_bsl_prefix};
@@ -40,8 +47,11 @@ pub use config::{
 pub use credentials::{PodIdentityMarker, credential_borrows_pod_identity, pod_identity_markers};
 pub use nacuuid::nacuuid;
 pub use origin::{Origin, OriginKind, origin_annotations, origin_labels, origin_of};
+pub use pool::PoolRoute;
 pub use restore::{build_velero_restore_spec, check_restore_source, validate_restore_spec};
 pub use rules::{Maximum, SpecRules};
+pub use schedule::{next_run, validate_cron};
+pub use storage_location::{location_not_found, usable_location};
 
 /// Why a request was refused, in machine-readable form (the gateway maps it to a problem
 /// type; the message is what people read).

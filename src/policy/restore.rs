@@ -424,6 +424,64 @@ mod tests {
         );
     }
 
+    /// Upstream `TestValidateRestoreSpecEnforcedFields` (`internal/common/function/
+    /// function_test.go`), cases "Hooks" (enforced resources `[{name: computer}]`, override
+    /// `[{name: microwave}]`) and "ItemOperationTimeout" (enforced `30m`, override `1h`):
+    /// unset passes, the enforced value passes, the override is refused. With Go's zero values,
+    /// which `ValidateRestoreSpec` skips and the NAR controller's fill loop overwrites:
+    /// `hooks: {}` and `itemOperationTimeout: 0s` pass and get the enforced value;
+    /// `hooks: {resources: []}` (a non-nil slice) is set and refused.
+    #[test]
+    fn upstream_hooks_and_timeout_cases_with_go_zero_values() {
+        let enforced = json!({"resources": [{"name": "computer"}]});
+        let policy = dpa(json!({"hooks": enforced.clone(), "itemOperationTimeout": "30m"}));
+        for tenant in [
+            json!({"backupName": "b"}),
+            json!({"backupName": "b", "hooks": enforced.clone(), "itemOperationTimeout": "30m"}),
+        ] {
+            assert_eq!(
+                validate_restore_spec("team-a", &spec(tenant.clone()), &policy),
+                Ok(()),
+                "{tenant}"
+            );
+        }
+        let hooks_refused = r#"the administrator has restricted spec.restoreSpec.hooks field value to {"resources":[{"name":"computer"}]}"#;
+        for (tenant, refused) in [
+            (
+                json!({"hooks": {"resources": [{"name": "microwave"}]}}),
+                hooks_refused,
+            ),
+            (json!({"hooks": {"resources": []}}), hooks_refused),
+            (
+                json!({"itemOperationTimeout": "1h"}),
+                "the administrator has restricted spec.restoreSpec.itemOperationTimeout field value to 30m",
+            ),
+        ] {
+            let mut tenant = tenant;
+            tenant["backupName"] = json!("b");
+            assert_eq!(
+                messages(validate_restore_spec(
+                    "team-a",
+                    &spec(tenant.clone()),
+                    &policy
+                )),
+                [refused],
+                "{tenant}"
+            );
+        }
+        let zero = spec(json!({"backupName": "b", "hooks": {}, "itemOperationTimeout": "0s"}));
+        assert_eq!(validate_restore_spec("team-a", &zero, &policy), Ok(()));
+        let built = build_velero_restore_spec("team-a", &zero, "v", &policy).unwrap();
+        assert_eq!(serde_json::to_value(&built.hooks).unwrap(), enforced);
+        assert_eq!(built.item_operation_timeout.unwrap().as_str(), "30m");
+
+        // An administrator's `hooks: {}` or `itemOperationTimeout: 0s` is zero: not enforced.
+        let policy = dpa(json!({"hooks": {}, "itemOperationTimeout": "0s"}));
+        assert!(policy.restore.enforced().is_empty());
+        let own = spec(json!({"backupName": "b", "hooks": {"resources": [{"name": "mine"}]}}));
+        assert_eq!(validate_restore_spec("team-a", &own, &policy), Ok(()));
+    }
+
     /// An enforced empty list is a non-zero value upstream (a non-nil slice): a tenant's
     /// other value is refused, and an unset field gets the empty list.
     #[test]

@@ -13,7 +13,13 @@
 //! - **allow-lists**: the value (each element, for lists) must be listed; an unset field is
 //!   accepted only when the list contains `null`.
 //!
-//! "Unset" is absent, `null` or the empty string, as upstream treats Go zero values.
+//! "Unset" is what upstream's `reflect.Value.IsZero` calls zero once Go has decoded the JSON
+//! into Velero's types ([`is_go_zero`]): absent, `null`, `""`, `0`, a zero duration held by
+//! value (`ttl: 0s`), and a struct held by value whose fields are all unset (`hooks: {}`,
+//! `metadata: {}`). An empty list or map is a non-nil slice or map in Go, so it is set
+//! (`hooks: {resources: []}`), and so is `false` (Velero's booleans are pointers). The same
+//! notion decides which DPA values are enforced, which tenant values are compared with an
+//! enforced one, and which fields get an enforced, default or maximum value.
 //! Values are compared as JSON, durations by their length (`720h` equals `720h0m0s`) and
 //! numbers by value.
 
@@ -153,7 +159,7 @@ impl SpecRules {
         self.enforced
             .iter()
             .filter_map(|(path, enforced)| {
-                let current = path.get(spec).filter(|value| !is_unset(value))?;
+                let current = path.get(spec).filter(|value| !is_go_zero(path, value))?;
                 if values_equal(path, current, enforced) {
                     return None;
                 }
@@ -170,7 +176,7 @@ impl SpecRules {
             .collect()
     }
 
-    /// Fills unset fields: enforced values first, then defaults, then maxima.
+    /// Fills unset fields ([`is_go_zero`]): enforced values first, then defaults, then maxima.
     pub fn fill(&self, spec: &mut Value) {
         let fills = self
             .enforced
@@ -187,7 +193,10 @@ impl SpecRules {
                     .map(|(path, maximum)| (path, maximum.to_json())),
             );
         for (path, value) in fills {
-            if path.get(spec).is_none_or(is_unset) {
+            if path
+                .get(spec)
+                .is_none_or(|current| is_go_zero(path, current))
+            {
                 path.set(spec, value);
             }
         }
@@ -197,7 +206,7 @@ impl SpecRules {
     pub fn limit_violations(&self, spec: &Value, spec_prefix: &str) -> Vec<PolicyViolation> {
         let mut violations = Vec::new();
         for (path, maximum) in &self.maxima {
-            let Some(current) = path.get(spec).filter(|value| !is_unset(value)) else {
+            let Some(current) = path.get(spec).filter(|value| !is_go_zero(path, value)) else {
                 continue;
             };
             let field = format!("{spec_prefix}.{path}");
@@ -232,7 +241,7 @@ impl SpecRules {
                 .map(display_value)
                 .collect::<Vec<_>>()
                 .join(", ");
-            let current = path.get(spec).filter(|value| !is_unset(value));
+            let current = path.get(spec).filter(|value| !is_go_zero(path, value));
             let refused: Vec<&Value> = match current {
                 None if allowed.iter().any(Value::is_null) => Vec::new(),
                 None => {
@@ -274,12 +283,56 @@ impl SpecRules {
     }
 }
 
-/// Absent-equivalent values: `null` and the empty string (Go zero values upstream skips).
+/// Absent-equivalent values whatever the field: `null` and the empty string. See
+/// [`is_go_zero`] for what a field's value counts as when a rule applies to it.
 pub fn is_unset(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::String(text) => text.is_empty(),
         _ => false,
+    }
+}
+
+/// Top-level fields whose Velero Go type is a struct held by value (not a pointer or a map):
+/// `BackupSpec.Metadata`, `BackupSpec.Hooks` and `RestoreSpec.Hooks`.
+const VALUE_STRUCT_FIELDS: &[&str] = &["metadata", "hooks"];
+
+/// Duration fields Velero declares as `*metav1.Duration` (`BackupStorageLocationSpec`): a
+/// zero there is a value (`backupSyncPeriod: 0s` turns the location's sync off). Every other
+/// duration (`ttl`, `csiSnapshotTimeout`, `itemOperationTimeout`, hook timeouts) is held by
+/// value, so zero is unset.
+const POINTER_DURATION_FIELDS: &[&str] = &["backupSyncPeriod", "validationFrequency"];
+
+/// Whether `value` at `path`, decoded into the field's Velero Go type, is that type's zero
+/// value (`reflect.Value.IsZero`): what upstream neither enforces (`enforce*Spec` in the DPA),
+/// nor compares with an enforced value (`ValidateBackupSpec`/`ValidateRestoreSpec` in
+/// `internal/common/function/function.go`), and overwrites with the enforced value (the fill
+/// loops of the NAB and NAR controllers; `getEnforcedBSLSpec` of the NABSL controller).
+///
+/// As Go decodes JSON: `null`, `""`, `0` and a zero duration held by value are zero; `[]` is a
+/// non-nil slice and `{}` a non-nil map or pointer, so both are set (`excludedResources: []`,
+/// `orderedResources: {}`, `uploaderConfig: {}`); `false` is set (Velero's booleans are
+/// pointers) except the plain `bool` `default` of a storage location; a struct held by value
+/// (`metadata`, `hooks`) is zero when each of its fields is, and its fields are all slices or
+/// maps, so only `null`s (`hooks: {}` is zero, `hooks: {resources: []}` is not).
+///
+/// The field name decides: the backup, restore and storage-location specs never use one name
+/// for fields of different Go types.
+pub fn is_go_zero(path: &FieldPath, value: &Value) -> bool {
+    let top_level = path.segments().len() == 1;
+    match value {
+        Value::Null => true,
+        Value::String(text) if text.is_empty() => true,
+        Value::Number(number) => number.as_f64() == Some(0.0),
+        Value::Bool(false) => top_level && path.top_level() == "default",
+        Value::Object(fields) if top_level && VALUE_STRUCT_FIELDS.contains(&path.top_level()) => {
+            fields.values().all(Value::is_null)
+        }
+        _ => {
+            is_duration_field(path)
+                && !POINTER_DURATION_FIELDS.contains(&path.leaf())
+                && as_duration(value) == Some(Duration::ZERO)
+        }
     }
 }
 
@@ -404,6 +457,87 @@ mod tests {
                 "itemOperationTimeout": "1h0m0s",
             })
         );
+    }
+
+    /// What upstream's `reflect.Value.IsZero` says of each value once Go has decoded it into
+    /// Velero's types (`ValidateBackupSpec`'s `!currentField.IsZero()` and the fill loops'
+    /// `currentField.IsZero()` in `migtools/oadp-non-admin`).
+    #[test]
+    fn go_zero_values_follow_the_velero_go_types() {
+        let zero = [
+            ("ttl", json!(null)),
+            ("ttl", json!("")),
+            ("ttl", json!("0s")),
+            ("ttl", json!("0h0m0s")),
+            ("csiSnapshotTimeout", json!("0")),
+            ("hooks", json!({})),
+            ("hooks", json!({"resources": null})),
+            ("metadata", json!({})),
+            ("datamover", json!("")),
+            ("uploaderConfig.parallelFilesUpload", json!(0)),
+            // A storage location's `default` is a plain bool.
+            ("default", json!(false)),
+        ];
+        for (field, value) in zero {
+            assert!(is_go_zero(&path(field), &value), "{field}: {value}");
+        }
+        let set = [
+            ("ttl", json!("1s")),
+            ("hooks", json!({"resources": []})),
+            ("metadata", json!({"labels": {}})),
+            ("excludedResources", json!([])),
+            ("orderedResources", json!({})),
+            ("uploaderConfig", json!({})),
+            ("labelSelector", json!({})),
+            ("snapshotVolumes", json!(false)),
+            // `*metav1.Duration` in the storage location: a zero period turns sync off.
+            ("backupSyncPeriod", json!("0s")),
+            ("validationFrequency", json!("0s")),
+            // Nested, `hooks` is not the value struct of the spec.
+            ("resourcePolicy.hooks", json!({})),
+        ];
+        for (field, value) in set {
+            assert!(!is_go_zero(&path(field), &value), "{field}: {value}");
+        }
+    }
+
+    #[test]
+    fn zero_tenant_values_are_not_differences_and_get_filled() {
+        let mut rules = SpecRules::default();
+        rules.enforce(path("ttl"), json!("12h"));
+        rules.enforce(path("hooks"), json!({"resources": [{"name": "test"}]}));
+        let mut spec = json!({"ttl": "0s", "hooks": {}});
+        assert!(
+            rules
+                .enforced_differences(&spec, "spec.backupSpec")
+                .is_empty()
+        );
+        rules.fill(&mut spec);
+        assert_eq!(
+            spec,
+            json!({"ttl": "12h", "hooks": {"resources": [{"name": "test"}]}})
+        );
+        // An empty list is a value: compared, and not overwritten.
+        let mut spec = json!({"hooks": {"resources": []}});
+        assert_eq!(
+            rules.enforced_differences(&spec, "spec.backupSpec")[0].field,
+            "spec.backupSpec.hooks"
+        );
+        rules.fill(&mut spec);
+        assert_eq!(spec["hooks"], json!({"resources": []}));
+    }
+
+    #[test]
+    fn a_zero_duration_is_unset_for_maxima_and_allow_lists() {
+        let mut rules = SpecRules::default();
+        rules.set_maximum(path("ttl"), Maximum::Duration(Duration::from_secs(3600)));
+        rules.set_allowed(path("csiSnapshotTimeout"), vec![json!("10m")]);
+        let mut spec = json!({"ttl": "0s", "csiSnapshotTimeout": "0s"});
+        rules.fill(&mut spec);
+        assert_eq!(spec["ttl"], json!("1h0m0s"));
+        let violations = rules.limit_violations(&spec, "spec.backupSpec");
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].reason, ViolationReason::Missing);
     }
 
     #[test]

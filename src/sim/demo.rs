@@ -1,5 +1,5 @@
 //! Demo seeding: what `nac demo` installs into a fresh emulated cluster — NAC's and Velero's CRDs,
-//! the tenant RBAC of `deploy/rbac/`, the OADP namespace with Velero's service account and a
+//! the tenant RBAC of `deploy/base/rbac/`, the OADP namespace with Velero's service account and a
 //! default BackupStorageLocation on the local object store, tenant namespaces with their owners'
 //! bindings, a CI service account, and sample workloads to back up; then the shared backup pool,
 //! the admin's DeletionAction pointing to the demo's receiver, and two sample backups of team-a
@@ -54,16 +54,16 @@ pub const DEFAULT_LOCATION: &str = "default";
 /// Its bucket on the local object store.
 pub const DEFAULT_BUCKET: &str = "velero";
 
-/// The tenant ClusterRoles shipped in `deploy/rbac/` (aggregated into admin/edit/view).
-const TENANT_ROLES_YAML: &str = include_str!("../../deploy/rbac/nonadmin-tenant-roles.yaml");
+/// The tenant ClusterRoles shipped in `deploy/base/rbac/` (aggregated into admin/edit/view).
+const TENANT_ROLES_YAML: &str = include_str!("../../deploy/base/rbac/nonadmin-tenant-roles.yaml");
 
-/// The controller's service account and least-privilege RBAC (`deploy/rbac/`).
-const CONTROLLER_RBAC_YAML: &str = include_str!("../../deploy/rbac/controller.yaml");
+/// The controller's service account and least-privilege RBAC (`deploy/base/rbac/`).
+const CONTROLLER_RBAC_YAML: &str = include_str!("../../deploy/base/rbac/controller.yaml");
 /// The service account the NAC controller runs as.
 pub const CONTROLLER_SERVICE_ACCOUNT: &str = "nac-controller";
 
-/// The gateway's service account and read-only RBAC (`deploy/gateway/base/rbac.yaml`).
-const GATEWAY_RBAC_YAML: &str = include_str!("../../deploy/gateway/base/rbac.yaml");
+/// The gateway's service account and read-only RBAC (`deploy/base/rbac/gateway.yaml`).
+const GATEWAY_RBAC_YAML: &str = include_str!("../../deploy/base/rbac/gateway.yaml");
 /// The service account the NAC gateway runs as.
 pub const GATEWAY_SERVICE_ACCOUNT: &str = "nac-gateway";
 
@@ -185,12 +185,17 @@ pub async fn install(admin: &kube::Client) -> Result<(), DemoError> {
     }
     apply_manifests(
         admin,
-        "deploy/rbac/nonadmin-tenant-roles.yaml",
+        "deploy/base/rbac/nonadmin-tenant-roles.yaml",
         TENANT_ROLES_YAML,
     )
     .await?;
-    apply_manifests(admin, "deploy/rbac/controller.yaml", CONTROLLER_RBAC_YAML).await?;
-    apply_manifests(admin, "deploy/gateway/base/rbac.yaml", GATEWAY_RBAC_YAML).await?;
+    apply_manifests(
+        admin,
+        "deploy/base/rbac/controller.yaml",
+        CONTROLLER_RBAC_YAML,
+    )
+    .await?;
+    apply_manifests(admin, "deploy/base/rbac/gateway.yaml", GATEWAY_RBAC_YAML).await?;
     // Velero runs as a service account with cluster-admin, as OADP installs it.
     ensure_namespaced::<ServiceAccount>(
         admin,
@@ -435,7 +440,7 @@ pub async fn install_deletion_action(
 }
 
 /// NAC's policy ConfigMap (`nac-policy`, key `policy.yaml`) in the OADP namespace.
-pub const POLICY_CONFIG_MAP: &str = "nac-policy";
+pub use crate::api::oadp::POLICY_CONFIG_MAP;
 /// Annotation on it naming the storage endpoint the demo listed, so the next start (on
 /// another free port) replaces its own entry and leaves the administrator's alone.
 pub const DEMO_ENDPOINT_ANNOTATION: &str = "nac.openshift.io/demo-storage-endpoint";

@@ -3,8 +3,8 @@
 //! ([`scope_for`]), and what it tells its caller ([`follow`]) — `Ready` with the id of "now",
 //! the changes of its scope with opaque ids (after a resume, what the client missed), `Reset`
 //! when that is no longer known, and an end when the caller loses access or their token stops
-//! being valid. Both transports only translate these items into their own frames, so what
-//! one shows the other shows too.
+//! being valid, or when the gateway stops. Both transports only translate these items into
+//! their own frames, so what one shows the other shows too.
 //!
 //! A stream re-checks access (`watch` on every resource of its scope) every
 //! [`RECHECK_INTERVAL`] and before every change, and the caller's token (TokenReview, through
@@ -62,6 +62,9 @@ pub enum StreamEnd {
     TokenInvalid,
     /// The caller's token could not be re-checked for longer than the token-cache TTL.
     TokenUnverified,
+    /// The gateway is stopping: reconnect (another replica answers), resuming from the last
+    /// event id.
+    ShuttingDown,
 }
 
 impl StreamEnd {
@@ -75,9 +78,17 @@ impl StreamEnd {
             StreamEnd::TokenUnverified => {
                 "the token could not be re-checked; authenticate again, then reopen the stream"
             }
+            StreamEnd::ShuttingDown => {
+                "the gateway is shutting down; reconnect, resuming from the last event id"
+            }
         }
     }
 }
+
+/// How long a client should wait before reconnecting after [`StreamEnd::ShuttingDown`]
+/// (SSE `retry`, GraphQL `retryAfterSeconds`): long enough for the stopping replica to have
+/// left the Service's endpoints.
+pub const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
 /// One item of a stream.
 #[derive(Clone, Debug, PartialEq)]
@@ -283,6 +294,7 @@ async fn pump(
     loop {
         tokio::select! {
             _ = sender.closed() => return,
+            () = service.shutdown().triggered() => return end(StreamEnd::ShuttingDown).await,
             _ = recheck.tick() => {
                 if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
                     return end(why).await;

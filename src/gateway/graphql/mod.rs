@@ -34,6 +34,10 @@
 //!   4429. The connection's token is re-checked (TokenReview through the authenticator's cache)
 //!   at least once per token-cache TTL; when it is no longer valid the connection is closed
 //!   with 4401 (its subscriptions end with `UNAUTHENTICATED` first).
+//! - When the gateway stops (SIGTERM), every subscription ends with an `UNAVAILABLE` error
+//!   (`extensions.reason = shutdown`, `retryAfterSeconds`) and `complete`, then the connection
+//!   is closed with 1012 ("service restart"): reconnect, and subscribe again with
+//!   `resumeAfter`.
 //! - Each request (each operation on a WebSocket) has its own budget of access checks for what
 //!   fans out over namespaces ([`budget_of`]), shared by all its fields and aliases.
 //! - `GET /graphql` otherwise serves a small query console that loads nothing from elsewhere.
@@ -95,6 +99,12 @@ pub type NacSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 pub const CLOSE_UNAUTHORIZED: u16 = 4401;
 /// Close code of a WebSocket that keeps sending operations over its rate limit.
 pub const CLOSE_TOO_MANY_REQUESTS: u16 = 4429;
+/// Close code of a WebSocket closed because the gateway stops (RFC 6455 "Service Restart":
+/// reconnect, another replica answers).
+pub const CLOSE_SERVICE_RESTART: u16 = 1012;
+/// How long a stopping gateway lets its subscriptions' last frames (an `UNAVAILABLE` error with
+/// reason `shutdown`, then `complete`) go out before it closes their socket.
+const SHUTDOWN_CLOSE_DELAY: std::time::Duration = std::time::Duration::from_millis(200);
 /// How long a closing WebSocket still reads (and drops) what the client sends.
 const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 /// Rate-limited operations in a row after which a WebSocket is closed.
@@ -551,6 +561,8 @@ async fn serve_socket(
     (protocol, kind): (GraphQLProtocol, WebSocketProtocols),
     pending: Pending,
 ) {
+    // Counted until closed: a stopping gateway waits for its close frame to go out.
+    let _open = gateway.service().shutdown().begin();
     let (mut sink, incoming) = socket.split();
     let (outgoing, mut to_send) = futures::channel::mpsc::channel::<Message>(32);
     let writer = tokio::spawn(async move {
@@ -648,7 +660,8 @@ async fn serve_socket(
 }
 
 /// Closes the connection with 4401 once its caller's token is no longer valid (checked at
-/// least once per token-cache TTL, through the authenticator's cache).
+/// least once per token-cache TTL, through the authenticator's cache), and with 1012 when the
+/// gateway stops.
 async fn watch_token(
     gateway: Gateway,
     caller: Arc<OnceLock<Caller>>,
@@ -662,9 +675,18 @@ async fn watch_token(
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut confirmed = tokio::time::Instant::now();
     loop {
-        tokio::select! {
+        let stopping = tokio::select! {
             _ = stopped.wait_for(|stop| *stop) => return,
-            _ = every.tick() => {}
+            () = service.shutdown().triggered() => true,
+            _ = every.tick() => false,
+        };
+        if stopping {
+            // The subscriptions end by themselves (their last frames are on their way).
+            tokio::time::sleep(SHUTDOWN_CLOSE_DELAY).await;
+            let reason = "the gateway is shutting down; reconnect";
+            let _ = outgoing.send(close(CLOSE_SERVICE_RESTART, reason)).await;
+            stop.send_replace(true);
+            return;
         }
         let Some(caller) = caller.get() else {
             continue;

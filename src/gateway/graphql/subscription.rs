@@ -108,14 +108,26 @@ fn ended(why: StreamEnd) -> async_graphql::Error {
         StreamEnd::TokenInvalid | StreamEnd::TokenUnverified => {
             (super::errors::UNAUTHENTICATED, "unauthenticated")
         }
+        StreamEnd::ShuttingDown => (super::errors::UNAVAILABLE, "shutdown"),
     };
     let message = match why {
         StreamEnd::Revoked => "access to this subscription was revoked",
+        StreamEnd::ShuttingDown => {
+            "the gateway is shutting down; subscribe again (resumeAfter the last id) to continue"
+        }
         _ => why.text(),
     };
     async_graphql::Error::new(message).extend_with(|_, extensions| {
         extensions.set("code", code);
         extensions.set("reason", reason);
+        if why == StreamEnd::ShuttingDown {
+            extensions.set(
+                "retryAfterSeconds",
+                crate::gateway::events::follow::RECONNECT_AFTER
+                    .as_secs()
+                    .max(1),
+            );
+        }
     })
 }
 
@@ -203,6 +215,18 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(reset.kind, ChangeKind::Reset);
+        let stopping = item_of(StreamItem::End(StreamEnd::ShuttingDown)).unwrap_err();
+        let extensions = stopping.extensions.unwrap();
+        assert_eq!(
+            extensions.get("code"),
+            Some(&async_graphql::Value::from(
+                super::super::errors::UNAVAILABLE
+            ))
+        );
+        assert_eq!(
+            extensions.get("reason"),
+            Some(&async_graphql::Value::from("shutdown"))
+        );
         let token = item_of(StreamItem::End(StreamEnd::TokenInvalid)).unwrap_err();
         assert_eq!(
             token.extensions.unwrap().get("code"),

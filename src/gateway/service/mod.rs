@@ -111,6 +111,8 @@ pub struct GatewayService {
     reader: kube::Client,
     /// Whether the cluster serves OpenShift projects (found by discovery at start).
     openshift_projects: std::sync::atomic::AtomicBool,
+    /// The gateway's stop ([`GatewayService::shutdown`]).
+    shutdown: crate::shutdown::Shutdown,
 }
 
 impl std::fmt::Debug for GatewayService {
@@ -166,7 +168,16 @@ impl GatewayService {
             manifests: crate::gateway::manifests::ManifestState::default(),
             reader,
             openshift_projects: std::sync::atomic::AtomicBool::new(false),
+            shutdown: crate::shutdown::Shutdown::default(),
         }
+    }
+
+    /// The gateway's stop, triggered by [`crate::gateway::Gateway::serve`] when the process
+    /// stops: event streams and subscriptions then end with a `shutdown` reason, waits
+    /// (`?wait=true`) answer with the object as it is, and open WebSocket connections (which
+    /// the HTTP server no longer tracks once upgraded) are counted in it until closed.
+    pub fn shutdown(&self) -> &crate::shutdown::Shutdown {
+        &self.shutdown
     }
 
     /// Finds out with discovery (as the gateway) whether OpenShift projects are served; when

@@ -140,12 +140,10 @@ impl Creatable for NonAdminBackup {
                     .referenced::<NonAdminBackupStorageLocation>(access, location)
                     .is_none()
             {
-                violations.push(PolicyViolation::new(
-                    crate::policy::ViolationReason::Invalid,
-                    "spec.backupSpec.storageLocation",
-                    format!(
-                        "NonAdminBackupStorageLocation not found in the namespace: nonadminbackupstoragelocations.oadp.openshift.io {location:?} not found (NonAdminBackup spec.backupSpec.storageLocation {location:?} is not a NonAdminBackupStorageLocation of namespace {namespace})"
-                    ),
+                // The controller's words; whether the location is approved and available yet
+                // is the controller's to wait for.
+                violations.push(crate::policy::storage_location::location_not_found(
+                    location, namespace,
                 ));
             }
             if self.spec.delete_backup == Some(true) {
@@ -261,14 +259,8 @@ impl Creatable for NonAdminSchedule {
             let namespace = access.namespace();
             let policy = service.data.effective_policy(access);
             let mut violations = Vec::new();
-            if let Err(error) = self.spec.schedule.parse::<croner::Cron>() {
-                violations.push(PolicyViolation::new(
-                    crate::policy::ViolationReason::Invalid,
-                    "spec.schedule",
-                    format!(
-                        "NonAdminSchedule spec.schedule is not a valid cron expression: {error}"
-                    ),
-                ));
+            if let Err(violation) = crate::policy::schedule::validate_cron(&self.spec.schedule) {
+                violations.push(violation);
             }
             let template =
                 validate_backup_spec(namespace, &self.spec.template.backup_spec, &policy)
@@ -747,8 +739,8 @@ impl GatewayService {
         Ok(patched)
     }
 
-    /// Waits until `name` of `K` reaches a terminal phase or `timeout` passes; returns the
-    /// object and whether it is terminal.
+    /// Waits until `name` of `K` reaches a terminal phase or `timeout` passes (or the gateway
+    /// stops); returns the object and whether it is terminal.
     pub async fn wait_terminal<K: Cached + Terminal>(
         &self,
         caller: &Caller,
@@ -775,7 +767,12 @@ impl GatewayService {
                 return Ok((object, false));
             }
             let wake = changes.next_of_object();
-            let _ = tokio::time::timeout(remaining.min(Duration::from_secs(5)), wake).await;
+            tokio::select! {
+                _ = tokio::time::timeout(remaining.min(Duration::from_secs(5)), wake) => {}
+                // A stopping gateway answers as at the timeout: the client waits again,
+                // elsewhere.
+                () = self.shutdown().triggered() => return Ok((object, false)),
+            }
         }
     }
 }

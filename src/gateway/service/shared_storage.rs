@@ -2,7 +2,7 @@
 
 use kube::api::{Api, ListParams};
 
-use crate::api::nonadmin::{BackupBucket, BackupEntry, ENTRY_NAMESPACE_UID_LABEL};
+use crate::api::nonadmin::{BackupBucket, BackupEntry};
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
 use crate::gateway::resources::TenantResource;
@@ -10,9 +10,6 @@ use crate::gateway::service::GatewayService;
 use crate::policy::bsl::PoolBucketRef;
 
 use crate::gateway::shared_storage::*;
-
-/// Longest label value: a namespace UID longer than this is not selectable by label.
-const MAX_LABEL_VALUE: usize = 63;
 
 /// A failed read of the pool: logged (the cause is the administrator's business), answered as
 /// temporary without the API server's text.
@@ -62,10 +59,8 @@ impl GatewayService {
     /// does not exist gets here; the pure part keeps those of that name).
     async fn candidate_entries(&self, uid: Option<&str>) -> Result<Vec<BackupEntry>, GatewayError> {
         let entries: Api<BackupEntry> = Api::all(self.reader().clone());
-        let params = match uid.filter(|uid| uid.len() <= MAX_LABEL_VALUE) {
-            Some(uid) => {
-                ListParams::default().labels(&format!("{ENTRY_NAMESPACE_UID_LABEL}={uid}"))
-            }
+        let params = match uid {
+            Some(uid) => ListParams::default().labels(&crate::policy::pool::entry_selector(uid)),
             None => ListParams::default(),
         };
         match entries.list(&params).await {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::cluster::{list_objects, served_resources};
 use super::engine::{Inner, SimError, as_json, timestamp};
+use super::operations;
 use super::options::Outcome;
 use super::validation::{
     BackupValidationContext, BslState, DEFAULT_BACKUP_STORAGE_LOCATION, choose_storage_location,
@@ -271,7 +272,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let mut log = LogWriter::new(format!("backup={}/{name}", inner.options.namespace));
     log.log(started, "info", "Setting up backup temp file", &[]);
     log.log(started, "info", "Starting backup", &[]);
-    let items = collect(&inner, &backup.spec, &namespace_objects, &mut log).await?;
+    let mut items = collect(&inner, &backup.spec, &namespace_objects, &mut log).await?;
     let total = items.len() as i64;
     inner
         .patch(
@@ -342,34 +343,82 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             ),
         ));
     }
+    // The CSI plugin's DataUploads (snapshotMoveData): asynchronous operations still running
+    // when the items are written.
+    let operations = if operations::moves_data(&backup.spec) {
+        operations::backup_operations(
+            &as_json(&backup),
+            &inner.options.namespace,
+            &mut items,
+            inner.clock.now(),
+        )
+    } else {
+        Vec::new()
+    };
+    for operation in &operations {
+        let text = |pointer: &str| {
+            operation
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let pvc = format!(
+            "{}/{}",
+            text("/spec/resourceIdentifier/Namespace"),
+            text("/spec/resourceIdentifier/Name")
+        );
+        log.log(
+            inner.clock.now(),
+            "info",
+            "DataUpload is submitted successfully.",
+            &[
+                ("Backup", name),
+                ("Operation ID", &text("/spec/operationID")),
+                ("Source PVC", &pvc),
+            ],
+        );
+    }
     let tarball = write_backup_tarball(&items).map_err(|e| SimError::Other(e.to_string()))?;
     let list =
         serde_json::to_vec(&resource_list(&items)).map_err(|e| SimError::Other(e.to_string()))?;
-    // runBackup ends in Finalizing, or FinalizingPartiallyFailed when errors were logged; the
-    // finalizer controller then sets the terminal phase.
-    let finalizing = if item_errors.is_empty() {
-        "Finalizing"
-    } else {
-        "FinalizingPartiallyFailed"
-    };
-    inner
-        .patch(&backups, name, json!({"status": {"phase": finalizing}}))
-        .await?;
+    // runBackup ends in WaitingForPluginOperations while operations run, else Finalizing;
+    // partially failed when errors were logged. The operations controller, then the finalizer
+    // controller, take it on.
+    let waiting = !operations.is_empty();
+    let after_run = operations::phase_after_run(!item_errors.is_empty(), waiting);
+    let mut status = json!({"phase": after_run});
+    if waiting {
+        status["backupItemOperationsAttempted"] = json!(operations.len());
+        status["errors"] = json!(item_errors.len());
+        status["warnings"] = json!(0);
+    }
+    if !waiting {
+        inner
+            .patch(&backups, name, json!({"status": status}))
+            .await?;
+    }
     store
         .put(&layout.backup_contents_key(name), Bytes::from(tarball))
         .await?;
     // Every other file `persistBackup` uploads: no pod volume backups, native or CSI
-    // snapshots, item operations or volumes in a simulated backup, so each is an empty list.
+    // snapshots or volumes in a simulated backup, so each is an empty list; the item
+    // operations are the DataUploads, if any.
     let empty = Bytes::from(gzip(b"[]\n"));
     for key in [
         layout.pod_volume_backups_key(name),
         layout.backup_volume_snapshots_key(name),
-        layout.backup_item_operations_key(name),
         layout.csi_volume_snapshot_classes_key(name),
         layout.backup_volume_info_key(name),
     ] {
         store.put(&key, empty.clone()).await?;
     }
+    store
+        .put(
+            &layout.backup_item_operations_key(name),
+            Bytes::from(gzip(&serde_json::to_vec(&operations).unwrap_or_default())),
+        )
+        .await?;
     store
         .put(
             &layout.backup_resource_list_key(name),
@@ -389,6 +438,19 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             Bytes::from(gzip(&results)),
         )
         .await?;
+    if waiting {
+        // persistBackup uploads the backup as it stands, waiting; only then is the Backup
+        // patched (as the backup controller does once runBackup returns), and the operations
+        // controller (`advance_backup_operations` in the engine) finishes it.
+        let metadata = stored_backup_metadata(as_json(&backups.get(name).await?), &status)?;
+        store
+            .put(&layout.backup_metadata_key(name), Bytes::from(metadata))
+            .await?;
+        inner
+            .patch(&backups, name, json!({"status": status}))
+            .await?;
+        return Ok(());
+    }
     let phase = if item_errors.is_empty() {
         "Completed"
     } else {
@@ -399,9 +461,24 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         "progress": {"totalItems": total, "itemsBackedUp": total}
     });
     // velero-backup.json carries the backup as it ends, so a sync elsewhere recreates it whole.
-    let mut metadata = as_json(&backups.get(name).await?);
-    merge(&mut metadata["status"], &final_status);
-    if let Some(m) = metadata.get_mut("metadata").and_then(Value::as_object_mut) {
+    let metadata = stored_backup_metadata(as_json(&backups.get(name).await?), &final_status)?;
+    store
+        .put(&layout.backup_metadata_key(name), Bytes::from(metadata))
+        .await?;
+    inner
+        .patch(&backups, name, json!({"status": final_status}))
+        .await?;
+    Ok(())
+}
+
+/// `velero-backup.json`: the Backup as read, with `status` overlaid by `status_patch`, without
+/// the server-managed metadata a sync elsewhere must not carry over.
+pub(super) fn stored_backup_metadata(
+    mut backup: Value,
+    status_patch: &Value,
+) -> Result<Vec<u8>, SimError> {
+    merge(&mut backup["status"], status_patch);
+    if let Some(m) = backup.get_mut("metadata").and_then(Value::as_object_mut) {
         for f in [
             "uid",
             "resourceVersion",
@@ -412,14 +489,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             m.remove(f);
         }
     }
-    let metadata = serde_json::to_vec(&metadata).map_err(|e| SimError::Other(e.to_string()))?;
-    store
-        .put(&layout.backup_metadata_key(name), Bytes::from(metadata))
-        .await?;
-    inner
-        .patch(&backups, name, json!({"status": final_status}))
-        .await?;
-    Ok(())
+    serde_json::to_vec(&backup).map_err(|e| SimError::Other(e.to_string()))
 }
 
 fn merge(target: &mut Value, patch: &Value) {

@@ -75,6 +75,8 @@ pub(super) struct Inner {
     last_validation: Mutex<HashMap<String, DateTime<Utc>>>,
     last_sync: Mutex<HashMap<String, DateTime<Utc>>>,
     last_gc: Mutex<HashMap<String, DateTime<Utc>>>,
+    /// When each waiting backup's or restore's operations were last looked at.
+    last_operations_poll: Mutex<HashMap<String, DateTime<Utc>>>,
     wake: Notify,
     failures: Failures,
     /// Every namespace, kept by a watch (the queue expands `includedNamespaces: ["*"]`).
@@ -125,11 +127,17 @@ impl Inner {
         location: &BackupStorageLocation,
     ) -> Result<BackupStore, SimError> {
         let credentials = self.credentials(location).await?;
-        Ok(BackupStore::for_location(
+        let aws = super::storage::AwsEnvironment {
+            region: self.options.aws_region.clone(),
+            s3_endpoint: self.options.aws_s3_endpoint.clone(),
+        };
+        Ok(BackupStore::for_location_in(
             &location.spec,
             credentials.as_deref(),
             &self.options.local_root,
-        )?)
+            &aws,
+        )
+        .await?)
     }
 
     async fn credentials(
@@ -279,6 +287,7 @@ mod step {
     pub const RESTORES: &str = "restores";
     pub const DELETE_REQUESTS: &str = "delete-requests";
     pub const DOWNLOAD_REQUESTS: &str = "download-requests";
+    pub const OPERATIONS: &str = "plugin-operations";
 }
 
 impl VeleroSimulator {
@@ -297,6 +306,7 @@ impl VeleroSimulator {
                 last_validation: Mutex::new(HashMap::new()),
                 last_sync: Mutex::new(HashMap::new()),
                 last_gc: Mutex::new(HashMap::new()),
+                last_operations_poll: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
                 failures: Failures::default(),
                 namespaces,
@@ -451,6 +461,7 @@ impl VeleroSimulator {
             (step::EXPIRY, self.collect_expired().await),
             (step::QUEUE, self.advance_backup_queue().await),
             (step::RESTORES, self.start_restores().await),
+            (step::OPERATIONS, self.advance_operations().await),
             (step::DELETE_REQUESTS, self.process_delete_requests().await),
             (
                 step::DOWNLOAD_REQUESTS,
@@ -529,6 +540,8 @@ impl VeleroSimulator {
         }
         let verdict = match inner.store_for(location).await {
             Ok(store) => store.check_available().await.map_err(|e| e.to_string()),
+            // The store's own words (the plugin's, for `aws`), as Velero reports them.
+            Err(SimError::Storage(e)) => Err(e.to_string()),
             Err(e) => Err(e.to_string()),
         };
         let status = match verdict {
@@ -930,6 +943,285 @@ impl VeleroSimulator {
             });
         }
         Ok(())
+    }
+
+    /// Velero's backup and restore operations controllers
+    /// (`pkg/controller/backup_operations_controller.go`, `restore_operations_controller.go`)
+    /// and, once no operation runs, the finalizer controllers: every
+    /// `item_operation_poll_interval` each waiting backup or restore has its operations'
+    /// progress looked at (see [`super::operations`]).
+    async fn advance_operations(&self) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        let every = inner.options.item_operation_poll_interval;
+        for b in inner.backups().list(&ListParams::default()).await?.items {
+            let waiting = matches!(
+                backup_phase(&b),
+                Some(
+                    BackupPhase::WaitingForPluginOperations
+                        | BackupPhase::WaitingForPluginOperationsPartiallyFailed
+                )
+            );
+            let key = format!("backup/{}", name_of(&b.metadata));
+            if waiting && Self::due(&inner.last_operations_poll, &key, now, every) {
+                let work = self.advance_backup_operations(&b, now);
+                inner
+                    .isolated(step::OPERATIONS, "Backup", &b.metadata, work)
+                    .await;
+            }
+        }
+        for r in inner.restores().list(&ListParams::default()).await?.items {
+            let waiting = matches!(
+                restore_phase(&r),
+                Some(
+                    RestorePhase::WaitingForPluginOperations
+                        | RestorePhase::WaitingForPluginOperationsPartiallyFailed
+                )
+            );
+            let key = format!("restore/{}", name_of(&r.metadata));
+            if waiting && Self::due(&inner.last_operations_poll, &key, now, every) {
+                let work = self.advance_restore_operations(&r, now);
+                inner
+                    .isolated(step::OPERATIONS, "Restore", &r.metadata, work)
+                    .await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The operations stored under `key`, advanced to `now`.
+    async fn load_operations(
+        &self,
+        store: &BackupStore,
+        key: &str,
+        now: DateTime<Utc>,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<(Vec<Value>, super::operations::Progress), SimError> {
+        let mut operations: Vec<Value> = match store.get(key).await? {
+            Some(bytes) => {
+                let json = crate::manifest::tarball::gunzip(&bytes)
+                    .map_err(|e| SimError::Other(format!("reading {key}: {e}")))?;
+                serde_json::from_slice(&json)
+                    .map_err(|e| SimError::Other(format!("reading {key}: {e}")))?
+            }
+            // Uploaded before the phase was patched: missing means the storage lost it.
+            None => {
+                return Err(SimError::Other(format!(
+                    "no item operations stored at {key}"
+                )));
+            }
+        };
+        let progress = super::operations::advance(
+            &mut operations,
+            now,
+            self.inner.options.item_operation_duration,
+            timeout,
+        );
+        Ok((operations, progress))
+    }
+
+    fn operations_bytes(operations: &[Value]) -> bytes::Bytes {
+        bytes::Bytes::from(crate::manifest::tarball::gzip(
+            &serde_json::to_vec(operations).unwrap_or_default(),
+        ))
+    }
+
+    /// One round of the backup operations controller over `backup`, then the finalizer's.
+    async fn advance_backup_operations(
+        &self,
+        backup: &Backup,
+        now: DateTime<Utc>,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let api = inner.backups();
+        let name = name_of(&backup.metadata);
+        let status = backup.status.clone().unwrap_or_default();
+        let current = backup_phase(backup)
+            .map(|p| p.as_str().to_owned())
+            .unwrap_or_default();
+        let errors = status.errors.unwrap_or_default();
+        // "Cannot check progress on Backup operations because backup storage location ... ;
+        // marking backup PartiallyFailed".
+        let location_name = backup.spec.storage_location.clone().unwrap_or_default();
+        let location = inner.location(&location_name).await?;
+        let Some(location) = location.filter(|l| {
+            l.spec.access_mode
+                != Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
+        }) else {
+            return inner
+                .patch(
+                    &api,
+                    &name,
+                    json!({"status": {"phase": "PartiallyFailed", "errors": errors + 1}}),
+                )
+                .await;
+        };
+        let store = inner.store_for(&location).await?;
+        let key = store.layout().backup_item_operations_key(&name);
+        let timeout = backup
+            .spec
+            .item_operation_timeout
+            .as_ref()
+            .and_then(|d| d.parse().ok());
+        let (operations, progress) = self.load_operations(&store, &key, now, timeout).await?;
+        let mut patch = serde_json::Map::new();
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        if status.backup_item_operations_completed.unwrap_or_default() != count(progress.completed)
+        {
+            patch.insert(
+                "backupItemOperationsCompleted".into(),
+                json!(progress.completed),
+            );
+        }
+        if status.backup_item_operations_failed.unwrap_or_default() != count(progress.failed) {
+            patch.insert("backupItemOperationsFailed".into(), json!(progress.failed));
+        }
+        if progress.new_failures > 0 {
+            patch.insert(
+                "errors".into(),
+                json!(errors + count(progress.new_failures)),
+            );
+            patch.insert(
+                "phase".into(),
+                json!(super::operations::WAITING_PARTIALLY_FAILED),
+            );
+        }
+        if progress.changed {
+            store.put(&key, Self::operations_bytes(&operations)).await?;
+        }
+        if progress.in_progress {
+            if !patch.is_empty() {
+                inner
+                    .patch(&api, &name, json!({"status": Value::Object(patch)}))
+                    .await?;
+            }
+            return Ok(());
+        }
+        let finalizing =
+            super::operations::phase_after_operations(&current, progress.new_failures > 0);
+        patch.insert("phase".into(), json!(finalizing));
+        inner
+            .patch(&api, &name, json!({"status": Value::Object(patch)}))
+            .await?;
+        // The finalizer controller: the terminal phase, recorded in velero-backup.json too.
+        let terminal = if finalizing == "Finalizing" {
+            "Completed"
+        } else {
+            "PartiallyFailed"
+        };
+        let final_status =
+            json!({"phase": terminal, "completionTimestamp": timestamp(inner.clock.now())});
+        let metadata =
+            backup_run::stored_backup_metadata(as_json(&api.get(&name).await?), &final_status)?;
+        store
+            .put(
+                &store.layout().backup_metadata_key(&name),
+                bytes::Bytes::from(metadata),
+            )
+            .await?;
+        inner
+            .patch(&api, &name, json!({"status": final_status}))
+            .await
+    }
+
+    /// One round of the restore operations controller over `restore`, then the finalizer's.
+    async fn advance_restore_operations(
+        &self,
+        restore: &Restore,
+        now: DateTime<Utc>,
+    ) -> Result<(), SimError> {
+        let inner = &self.inner;
+        let api = inner.restores();
+        let name = name_of(&restore.metadata);
+        let status = restore.status.clone().unwrap_or_default();
+        let current = restore_phase(restore)
+            .map(|p| p.as_str().to_owned())
+            .unwrap_or_default();
+        let errors = status.errors.unwrap_or_default();
+        // "Cannot check progress on Restore operations because backup info is unavailable" or
+        // the location is read-only: PartiallyFailed.
+        let backup_name = restore.spec.backup_name.clone().unwrap_or_default();
+        let backup = inner.backups().get_opt(&backup_name).await?;
+        let location = match &backup {
+            Some(backup) => {
+                inner
+                    .location(&backup.spec.storage_location.clone().unwrap_or_default())
+                    .await?
+            }
+            None => None,
+        };
+        let Some(location) = location.filter(|l| {
+            l.spec.access_mode
+                != Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
+        }) else {
+            return inner
+                .patch(
+                    &api,
+                    &name,
+                    json!({"status": {"phase": "PartiallyFailed", "errors": errors + 1}}),
+                )
+                .await;
+        };
+        let store = inner.store_for(&location).await?;
+        let key = store.layout().restore_item_operations_key(&name);
+        let timeout = restore
+            .spec
+            .item_operation_timeout
+            .as_ref()
+            .and_then(|d| d.parse().ok());
+        let (operations, progress) = self.load_operations(&store, &key, now, timeout).await?;
+        let mut patch = serde_json::Map::new();
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        if status.restore_item_operations_completed.unwrap_or_default() != count(progress.completed)
+        {
+            patch.insert(
+                "restoreItemOperationsCompleted".into(),
+                json!(progress.completed),
+            );
+        }
+        if status.restore_item_operations_failed.unwrap_or_default() != count(progress.failed) {
+            patch.insert("restoreItemOperationsFailed".into(), json!(progress.failed));
+        }
+        if progress.new_failures > 0 {
+            patch.insert(
+                "errors".into(),
+                json!(errors + count(progress.new_failures)),
+            );
+            patch.insert(
+                "phase".into(),
+                json!(super::operations::WAITING_PARTIALLY_FAILED),
+            );
+        }
+        if progress.changed {
+            store.put(&key, Self::operations_bytes(&operations)).await?;
+        }
+        if progress.in_progress {
+            if !patch.is_empty() {
+                inner
+                    .patch(&api, &name, json!({"status": Value::Object(patch)}))
+                    .await?;
+            }
+            return Ok(());
+        }
+        let finalizing =
+            super::operations::phase_after_operations(&current, progress.new_failures > 0);
+        patch.insert("phase".into(), json!(finalizing));
+        inner
+            .patch(&api, &name, json!({"status": Value::Object(patch)}))
+            .await?;
+        // The restore finalizer controller: the terminal phase.
+        let terminal = if finalizing == "Finalizing" {
+            "Completed"
+        } else {
+            "PartiallyFailed"
+        };
+        inner
+            .patch(
+                &api,
+                &name,
+                json!({"status": {"phase": terminal, "completionTimestamp": timestamp(inner.clock.now())}}),
+            )
+            .await
     }
 
     async fn start_restores(&self) -> Result<(), SimError> {

@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod engine;
 pub mod failures;
 pub mod layout;
+pub mod operations;
 pub mod options;
 pub mod queue;
 pub mod restore_run;

@@ -80,6 +80,18 @@ pub struct SimulatorOptions {
     /// How often expired backups are garbage-collected (Velero's `--garbage-collection-frequency`,
     /// default 1 hour).
     pub gc_interval: Duration,
+    /// The Velero server's `AWS_REGION`, which the AWS plugin's SDK uses to look up the region
+    /// of a bucket whose location names neither `region` nor `s3Url` (none by default, so that
+    /// lookup fails as it does on a server without one).
+    pub aws_region: Option<String>,
+    /// Where that lookup reaches S3 (`None`: AWS itself); tests point it at a local server.
+    pub aws_s3_endpoint: Option<url::Url>,
+    /// How long a simulated asynchronous item operation (a CSI snapshot's data upload or
+    /// download) runs before it completes.
+    pub item_operation_duration: Duration,
+    /// How often the operations controllers look at backups and restores waiting for plugin
+    /// operations (Velero: every 10 seconds).
+    pub item_operation_poll_interval: Duration,
 }
 
 impl SimulatorOptions {
@@ -99,6 +111,10 @@ impl SimulatorOptions {
             default_outcome: Outcome::Succeed,
             download_ttl: Duration::from_secs(600),
             gc_interval: Duration::from_secs(60 * 60),
+            aws_region: None,
+            aws_s3_endpoint: None,
+            item_operation_duration: Duration::from_secs(5),
+            item_operation_poll_interval: Duration::from_secs(10),
         }
     }
 }

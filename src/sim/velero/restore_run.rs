@@ -13,6 +13,7 @@ use serde_json::json;
 use super::backup_run::{LogWriter, results_json};
 use super::cluster::{ServedResource, dynamic_api, served_resources};
 use super::engine::{Inner, SimError, timestamp};
+use super::operations;
 use super::options::Outcome;
 use super::validation::validate_restore;
 use crate::api::velero::labels::STORAGE_LOCATION;
@@ -161,6 +162,9 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let mut errors: Scoped = Vec::new();
     let mut warnings: Scoped = Vec::new();
     let mut restored_list: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // The CSI plugin's DataDownloads for PVCs whose data the backup moved.
+    let restore_json = super::engine::as_json(&restore);
+    let mut operations = Vec::new();
     let mut last_report = Instant::now();
     let delay = match outcome {
         Outcome::Slow => inner.options.item_delay * 10,
@@ -191,6 +195,29 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                     ("name", item.name.as_str()),
                     ("action", action_name(decision.action)),
                 ];
+                if decision.action == RestoreAction::Create
+                    && operations::restores_moved_data(&backup.spec, restore.spec.restore_pvs, item)
+                {
+                    let operation = operations::restore_operation(
+                        &restore_json,
+                        &inner.options.namespace,
+                        item,
+                        target_namespace.as_deref(),
+                        inner.clock.now(),
+                    );
+                    let id = operation
+                        .pointer("/spec/operationID")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    log.log(
+                        inner.clock.now(),
+                        "info",
+                        "DataDownload is submitted successfully.",
+                        &[("Operation ID", &id), ("restore", name)],
+                    );
+                    operations.push(operation);
+                }
                 match decision.action {
                     RestoreAction::Create | RestoreAction::Update => {
                         let key = format!("{}/{}", item.api_version(), item.kind);
@@ -232,16 +259,18 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             "simulated restore error (sim.velero.nac.openshift.io/outcome=partially-fail)".into(),
         ));
     }
-    // runValidatedRestore ends in Finalizing, or FinalizingPartiallyFailed when there were
-    // errors; the finalizer controller then sets the terminal phase.
-    let finalizing = if errors.is_empty() && outcome != Outcome::Fail {
-        "Finalizing"
-    } else {
-        "FinalizingPartiallyFailed"
-    };
-    if outcome != Outcome::Fail {
+    // runValidatedRestore ends in WaitingForPluginOperations while operations run, else
+    // Finalizing; partially failed when there were errors. The operations controller, then the
+    // finalizer controller, take it on.
+    let waiting = !operations.is_empty() && outcome != Outcome::Fail;
+    let mut status = json!({"phase": operations::phase_after_run(!errors.is_empty(), waiting)});
+    if waiting {
+        status["restoreItemOperationsAttempted"] = json!(operations.len());
+        status["errors"] = json!(errors.len());
+        status["warnings"] = json!(warnings.len());
+    } else if outcome != Outcome::Fail {
         inner
-            .patch(&restores, name, json!({"status": {"phase": finalizing}}))
+            .patch(&restores, name, json!({"status": status}))
             .await?;
     }
     let completed = inner.clock.now();
@@ -257,10 +286,14 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             Bytes::from(gzip(&results)),
         )
         .await?;
-    // The restore's item operations and volume information (none in a simulated restore).
+    // The restore's item operations (its DataDownloads, if any) and volume information (none
+    // in a simulated restore).
     let empty = Bytes::from(gzip(b"[]\n"));
     store
-        .put(&layout.restore_item_operations_key(name), empty.clone())
+        .put(
+            &layout.restore_item_operations_key(name),
+            Bytes::from(gzip(&serde_json::to_vec(&operations).unwrap_or_default())),
+        )
         .await?;
     store
         .put(&layout.restore_volume_info_key(name), empty)
@@ -272,6 +305,15 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             Bytes::from(gzip(&list)),
         )
         .await?;
+    if waiting {
+        // Patched once everything is uploaded, as the restore controller does after
+        // runValidatedRestore; the operations controller (`advance_restore_operations` in the
+        // engine) finishes it.
+        inner
+            .patch(&restores, name, json!({"status": status}))
+            .await?;
+        return Ok(());
+    }
     let status = if outcome == Outcome::Fail {
         json!({"phase": "Failed", "failureReason": "simulated failure (sim.velero.nac.openshift.io/outcome=fail)",
                "completionTimestamp": timestamp(completed), "errors": errors.len() + 1, "warnings": warnings.len()})

@@ -3,7 +3,9 @@
 //! [`BackupStore::for_location`] reads a BSL spec the way Velero does (bucket and prefix with
 //! surrounding slashes trimmed, no `/` inside the bucket) and the way Velero's AWS plugin reads
 //! its `config` (`s3Url`, `region`, `s3ForcePathStyle`, `profile`, `insecureSkipTLSVerify`,
-//! `publicUrl`, unknown keys rejected) and credentials (an AWS shared-credentials file). The
+//! `publicUrl`, unknown keys rejected; without `region` the bucket's region is looked up, or
+//! with `s3Url` taken from the server's or the profile's) and credentials (an AWS
+//! shared-credentials file); the plugin's errors read as Velero reports them. The
 //! simulator's own provider, [`LOCAL_PROVIDER`], keeps the bucket as a directory under a root
 //! and needs no setup at all. Keys are always relative to the location's prefix and can never
 //! leave it.
@@ -77,9 +79,13 @@ pub enum StorageError {
     /// Bucket or prefix unusable.
     #[error("{0}")]
     InvalidLocation(String),
-    /// Provider config that Velero's plugin would refuse.
+    /// Provider config that Velero's plugin would refuse (the simulator's words).
     #[error("{0}")]
     InvalidConfig(String),
+    /// An error Velero's AWS plugin returns, in its words, as Velero reports it after the
+    /// plugin's gRPC call (`rpc error: code = Unknown desc = ...`).
+    #[error("rpc error: code = Unknown desc = {0}")]
+    Plugin(String),
     /// Missing or unusable credentials.
     #[error("{0}")]
     Credentials(String),
@@ -153,10 +159,51 @@ impl BackupStore {
     /// where the local provider keeps its buckets; a bucket's directory is created here.
     /// Building an S3 store makes no request: reachability is [`BackupStore::check_available`]'s
     /// job, as it is Velero's BSL validation's.
+    ///
+    /// An `aws` location naming neither `region` nor `s3Url` needs its bucket's region looked
+    /// up, which takes a request: this constructor does it as a Velero server without an AWS
+    /// region in its environment would (the lookup fails, see
+    /// [`BackupStore::for_location_in`]).
     pub fn for_location(
         spec: &BackupStorageLocationSpec,
         credentials: Option<&str>,
         local_root: &Path,
+    ) -> Result<Self, StorageError> {
+        Self::build(
+            spec,
+            credentials,
+            local_root,
+            &AwsEnvironment::default(),
+            None,
+        )
+    }
+
+    /// As [`BackupStore::for_location`], in the AWS environment `aws` of the Velero server:
+    /// an `aws` location naming neither `region` nor `s3Url` has its bucket's region looked up
+    /// first, as the AWS plugin's `Init` does (`GetBucketRegion`).
+    pub async fn for_location_in(
+        spec: &BackupStorageLocationSpec,
+        credentials: Option<&str>,
+        local_root: &Path,
+        aws: &AwsEnvironment,
+    ) -> Result<Self, StorageError> {
+        let mut looked_up = None;
+        if AWS_PROVIDERS.contains(&spec.provider.as_str()) {
+            let settings = S3Settings::from_config(&spec.config.clone().unwrap_or_default())?;
+            if settings.region.is_empty() && settings.s3_url.is_none() {
+                let bucket = check_bucket(&spec.object_storage.bucket)?;
+                looked_up = Some(get_bucket_region(&bucket, settings.force_path_style, aws).await?);
+            }
+        }
+        Self::build(spec, credentials, local_root, aws, looked_up)
+    }
+
+    fn build(
+        spec: &BackupStorageLocationSpec,
+        credentials: Option<&str>,
+        local_root: &Path,
+        aws: &AwsEnvironment,
+        looked_up_region: Option<String>,
     ) -> Result<Self, StorageError> {
         let provider = spec.provider.as_str();
         if provider.is_empty() {
@@ -197,7 +244,12 @@ impl BackupStore {
         }
 
         let config = spec.config.clone().unwrap_or_default();
-        let settings = S3Settings::from_config(&config)?;
+        let mut settings = S3Settings::from_config(&config)?;
+        if settings.region.is_empty() && settings.s3_url.is_none() {
+            // The plugin's Init looks the bucket's region up before anything else; without an
+            // AWS region of its own the SDK cannot even send that request.
+            settings.region = looked_up_region.ok_or_else(|| missing_region("HeadBucket"))?;
+        }
         let credentials = credentials.ok_or_else(|| {
             StorageError::Credentials(
                 "no AWS credentials: the location has no credential Secret (spec.credential) \
@@ -206,6 +258,17 @@ impl BackupStore {
             )
         })?;
         let keys = parse_shared_credentials(credentials, &settings.profile)?;
+        if settings.region.is_empty() {
+            // With s3Url and no region the plugin hands the SDK an empty region: the SDK takes
+            // the server's AWS_REGION, else the profile's `region` (the credentials file is also
+            // its config file); with neither, every request fails (velero#9963).
+            settings.region = aws
+                .region
+                .clone()
+                .filter(|region| !region.is_empty())
+                .or_else(|| keys.region.clone())
+                .ok_or_else(|| missing_region("ListObjectsV2"))?;
+        }
         let ca_certificates = match &spec.object_storage.ca_cert {
             Some(encoded) => parse_ca_bundle(encoded)?,
             None => Vec::new(),
@@ -473,6 +536,99 @@ fn xml_element<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     Some(&text[start..start + length]).filter(|value| !value.is_empty())
 }
 
+/// What the Velero server's own AWS environment gives the AWS plugin's SDK: the region it picks
+/// up (`AWS_REGION`), and where S3 itself answers (AWS, unless a test points it elsewhere).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AwsEnvironment {
+    /// The server's `AWS_REGION`; `None` when it has none.
+    pub region: Option<String>,
+    /// S3's endpoint for the bucket-region lookup, the bucket appended as a path; `None` for
+    /// AWS (`https://<bucket>.s3.<region>.amazonaws.com`).
+    pub s3_endpoint: Option<url::Url>,
+}
+
+/// How the AWS SDK refuses a request when it has no region (its endpoint rules' first check).
+fn missing_region(operation: &str) -> StorageError {
+    StorageError::Plugin(format!(
+        "operation error S3: {operation}, failed to resolve service endpoint, endpoint rule \
+         error, A region must be set when sending requests to S3."
+    ))
+}
+
+/// The plugin's `GetBucketRegion` (the SDK's `manager.GetBucketRegion`): an anonymous
+/// `HEAD /<bucket>` in the server's region, answered by the `X-Amz-Bucket-Region` header
+/// whatever the status (S3 sends it with a 301 or 403 too); without it, "bucket not found" on
+/// a 404, "unable to determine bucket's region" on a success, else the SDK's HTTP error.
+pub async fn get_bucket_region(
+    bucket: &str,
+    path_style: bool,
+    aws: &AwsEnvironment,
+) -> Result<String, StorageError> {
+    let Some(region) = aws.region.as_deref().filter(|region| !region.is_empty()) else {
+        return Err(missing_region("HeadBucket"));
+    };
+    let url = match &aws.s3_endpoint {
+        Some(endpoint) => format!("{}/{bucket}", endpoint.as_str().trim_end_matches('/')),
+        None if path_style => format!("https://s3.{region}.amazonaws.com/{bucket}"),
+        None => format!("https://{bucket}.s3.{region}.amazonaws.com/"),
+    };
+    let request_error = |detail: String| {
+        StorageError::Plugin(format!(
+            "operation error S3: HeadBucket, https response error StatusCode: 0, RequestID: , \
+             HostID: , request send failed, Head {url:?}: {detail}"
+        ))
+    };
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|error: http::uri::InvalidUri| request_error(error.to_string()))?;
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_native_roots(Arc::new(rustls::crypto::ring::default_provider()))
+        .map_err(|error| request_error(error.to_string()))?
+        .https_or_http()
+        .enable_http1()
+        .build();
+    let client: hyper_util::client::legacy::Client<_, http_body_util::Empty<Bytes>> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(connector);
+    let request = http::Request::head(uri)
+        .body(http_body_util::Empty::new())
+        .map_err(|error| request_error(error.to_string()))?;
+    let response = tokio::time::timeout(Duration::from_secs(15), client.request(request))
+        .await
+        .map_err(|_| request_error("timeout".to_owned()))?
+        .map_err(|error| request_error(error.to_string()))?;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let found = header("x-amz-bucket-region");
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    let status = response.status();
+    if status == http::StatusCode::NOT_FOUND {
+        return Err(StorageError::Plugin("bucket not found".to_owned()));
+    }
+    if status.is_success() {
+        return Err(StorageError::Plugin(
+            "unable to determine bucket's region".to_owned(),
+        ));
+    }
+    let reason = status.canonical_reason().unwrap_or("Unknown");
+    Err(StorageError::Plugin(format!(
+        "operation error S3: HeadBucket, https response error StatusCode: {}, RequestID: {}, \
+         HostID: {}, api error {}: {reason}",
+        status.as_u16(),
+        header("x-amz-request-id"),
+        header("x-amz-id-2"),
+        reason.replace(' ', ""),
+    )))
+}
+
 /// The AWS plugin's config as the simulator uses it.
 #[derive(Debug, Clone, PartialEq)]
 struct S3Settings {
@@ -492,7 +648,7 @@ impl S3Settings {
             .filter(|key| !AWS_CONFIG_KEYS.contains(key))
             .collect();
         if !invalid.is_empty() {
-            return Err(StorageError::InvalidConfig(format!(
+            return Err(StorageError::Plugin(format!(
                 "config has invalid keys [{}]; valid keys are [{}]",
                 invalid.join(" "),
                 AWS_CONFIG_KEYS.join(" ")
@@ -502,15 +658,6 @@ impl S3Settings {
         let s3_url = parse_s3_url(value("s3Url"))?;
         let public_url = parse_s3_url(value("publicUrl"))?;
         let region = value("region").to_owned();
-        if region.is_empty() {
-            // Without s3Url Velero asks AWS for the bucket's region; with one, the AWS SDK
-            // refuses to sign without a region. Either way the simulator needs it spelled out.
-            return Err(StorageError::InvalidConfig(
-                "config key \"region\" is required (the simulator does not look up a \
-                 bucket's region)"
-                    .to_owned(),
-            ));
-        }
         let profile = match value("profile") {
             "" => "default".to_owned(),
             profile => profile.to_owned(),
@@ -532,6 +679,8 @@ struct AwsKeys {
     access_key_id: String,
     secret_access_key: String,
     session_token: Option<String>,
+    /// The profile's `region`, which the SDK reads from the file used as its config file.
+    region: Option<String>,
 }
 
 impl std::fmt::Debug for AwsKeys {
@@ -585,6 +734,7 @@ fn parse_shared_credentials(text: &str, profile: &str) -> Result<AwsKeys, Storag
         secret_access_key: field("aws_secret_access_key")
             .ok_or_else(|| missing("aws_secret_access_key"))?,
         session_token: field("aws_session_token"),
+        region: field("region"),
     })
 }
 
@@ -594,8 +744,9 @@ fn parse_go_bool(config: &BTreeMap<String, String>, key: &str) -> Result<bool, S
         None | Some("") => Ok(false),
         Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(true),
         Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(false),
-        Some(_) => Err(StorageError::InvalidConfig(format!(
-            "could not parse {key} (expected bool)"
+        // `errors.Wrapf(err, "could not parse %s (expected bool)")` over strconv's error.
+        Some(value) => Err(StorageError::Plugin(format!(
+            "could not parse {key} (expected bool): strconv.ParseBool: parsing {value:?}: invalid syntax"
         ))),
     }
 }
@@ -605,8 +756,9 @@ fn parse_s3_url(value: &str) -> Result<Option<url::Url>, StorageError> {
         return Ok(None);
     }
     let invalid = || {
-        StorageError::InvalidConfig(format!(
-            "Invalid s3 url {value}, URL must be valid and start with http:// or https://"
+        StorageError::Plugin(format!(
+            "Invalid s3 url {value}, URL must be valid according to \
+             https://golang.org/pkg/net/url/#Parse and start with http:// or https://"
         ))
     };
     let url = url::Url::parse(value).map_err(|_| invalid())?;
@@ -1096,24 +1248,54 @@ mod tests {
         let error = build(&[("region", "x"), ("bogus", "1"), ("alsoBogus", "2")]).unwrap_err();
         assert!(
             error.to_string().starts_with(
-                "config has invalid keys [alsoBogus bogus]; valid keys are [region s3Url"
+                "rpc error: code = Unknown desc = config has invalid keys [alsoBogus bogus]; \
+                 valid keys are [region s3Url"
             ),
             "{error}"
         );
         let error = build(&[("region", "x"), ("s3ForcePathStyle", "yes")]).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "could not parse s3ForcePathStyle (expected bool)"
+            "rpc error: code = Unknown desc = could not parse s3ForcePathStyle (expected bool): \
+             strconv.ParseBool: parsing \"yes\": invalid syntax"
         );
         let error = build(&[("region", "x"), ("s3Url", "ftp://minio")]).unwrap_err();
-        assert!(
-            error.to_string().starts_with("Invalid s3 url ftp://minio"),
-            "{error}"
+        assert_eq!(
+            error.to_string(),
+            "rpc error: code = Unknown desc = Invalid s3 url ftp://minio, URL must be valid \
+             according to https://golang.org/pkg/net/url/#Parse and start with http:// or https://"
         );
+        // s3Url without a region anywhere: every request fails as in velero#9963.
         let error = build(&[("s3Url", "http://minio:9000")]).unwrap_err();
-        assert!(
-            error.to_string().contains("\"region\" is required"),
-            "{error}"
+        assert_eq!(
+            error.to_string(),
+            "rpc error: code = Unknown desc = operation error S3: ListObjectsV2, failed to \
+             resolve service endpoint, endpoint rule error, A region must be set when sending \
+             requests to S3."
+        );
+        // Neither region nor s3Url: the bucket's region cannot even be asked for without an
+        // AWS region of the server's own.
+        let error = build(&[]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "rpc error: code = Unknown desc = operation error S3: HeadBucket, failed to resolve \
+             service endpoint, endpoint rule error, A region must be set when sending requests \
+             to S3."
+        );
+        // The profile's region serves a location with s3Url and no region.
+        let with_region =
+            "[default]\naws_access_key_id=AK\naws_secret_access_key=SK\nregion = eu-central-1\n";
+        let store = BackupStore::for_location(
+            &s3_spec(&[("s3Url", "http://minio:9000"), ("s3ForcePathStyle", "true")]),
+            Some(with_region),
+            root.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            store.backend(),
+            &StoreBackend::S3 {
+                bucket_endpoint: "http://minio:9000/velero".into()
+            }
         );
         let error = build(&[("region", "x"), ("profile", "nobody")]).unwrap_err();
         assert!(matches!(error, StorageError::Credentials(_)), "{error}");
@@ -1246,5 +1428,121 @@ mod tests {
         signer
             .verify("velero", "p/backups/b/b-logs.gz", url.query().unwrap(), now)
             .unwrap();
+    }
+
+    /// A stand-in for S3's `HEAD /<bucket>`: `region-*` buckets answer with their region
+    /// (`moved-*` with a 301, as S3 does for another region), `gone` with a 404, `open` with a
+    /// bare 200, anything else with a 403.
+    async fn bucket_region_server() -> url::Url {
+        use axum::extract::Path as UrlPath;
+        use axum::http::{HeaderMap, StatusCode};
+        async fn head(UrlPath(bucket): UrlPath<String>) -> (StatusCode, HeaderMap) {
+            let mut headers = HeaderMap::new();
+            if let Some(region) = bucket.strip_prefix("region-") {
+                headers.insert("x-amz-bucket-region", region.parse().unwrap());
+                return (StatusCode::OK, headers);
+            }
+            if let Some(region) = bucket.strip_prefix("moved-") {
+                headers.insert("x-amz-bucket-region", region.parse().unwrap());
+                return (StatusCode::MOVED_PERMANENTLY, headers);
+            }
+            headers.insert("x-amz-request-id", "REQ1".parse().unwrap());
+            headers.insert("x-amz-id-2", "HOST1".parse().unwrap());
+            let status = match bucket.as_str() {
+                "gone" => StatusCode::NOT_FOUND,
+                "open" => StatusCode::OK,
+                _ => StatusCode::FORBIDDEN,
+            };
+            (status, headers)
+        }
+        let app = axum::Router::new().route("/{bucket}", axum::routing::head(head));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url::Url::parse(&format!("http://{address}")).unwrap()
+    }
+
+    /// velero-plugin-for-aws `helpers.go` `GetBucketRegion` over the SDK's
+    /// `manager.GetBucketRegion`, as `object_store.go`'s `Init` calls it when a location names
+    /// neither `region` nor `s3Url`.
+    #[tokio::test]
+    async fn bucket_region_is_looked_up_like_the_plugin() {
+        install_crypto();
+        let endpoint = bucket_region_server().await;
+        let aws = AwsEnvironment {
+            region: Some("us-east-1".into()),
+            s3_endpoint: Some(endpoint),
+        };
+        assert_eq!(
+            get_bucket_region("region-eu-west-3", false, &aws)
+                .await
+                .unwrap(),
+            "eu-west-3"
+        );
+        assert_eq!(
+            get_bucket_region("moved-ap-south-1", true, &aws)
+                .await
+                .unwrap(),
+            "ap-south-1"
+        );
+        let message = |result: Result<String, StorageError>| result.unwrap_err().to_string();
+        assert_eq!(
+            message(get_bucket_region("gone", false, &aws).await),
+            "rpc error: code = Unknown desc = bucket not found"
+        );
+        assert_eq!(
+            message(get_bucket_region("open", false, &aws).await),
+            "rpc error: code = Unknown desc = unable to determine bucket's region"
+        );
+        assert_eq!(
+            message(get_bucket_region("secret", false, &aws).await),
+            "rpc error: code = Unknown desc = operation error S3: HeadBucket, https response \
+             error StatusCode: 403, RequestID: REQ1, HostID: HOST1, api error Forbidden: Forbidden"
+        );
+        let no_region = AwsEnvironment {
+            region: None,
+            ..aws.clone()
+        };
+        assert!(
+            message(get_bucket_region("region-eu-west-3", false, &no_region).await)
+                .ends_with("HeadBucket, failed to resolve service endpoint, endpoint rule error, A region must be set when sending requests to S3.")
+        );
+
+        // The store of a location naming neither: AWS in the looked-up region.
+        let root = tempfile::tempdir().unwrap();
+        let mut spec = s3_spec(&[]);
+        spec.object_storage.bucket = "region-eu-west-3".into();
+        let store = BackupStore::for_location_in(&spec, Some(CREDENTIALS), root.path(), &aws)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.backend(),
+            &StoreBackend::S3 {
+                bucket_endpoint: "https://region-eu-west-3.s3.eu-west-3.amazonaws.com".into()
+            }
+        );
+        spec.object_storage.bucket = "gone".into();
+        let error = BackupStore::for_location_in(&spec, Some(CREDENTIALS), root.path(), &aws)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "rpc error: code = Unknown desc = bucket not found"
+        );
+        // With s3Url the plugin looks nothing up: the server's region is the SDK's.
+        let store = BackupStore::for_location_in(
+            &s3_spec(&[("s3Url", "http://minio:9000"), ("s3ForcePathStyle", "true")]),
+            Some(CREDENTIALS),
+            root.path(),
+            &aws,
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            store.backend(),
+            &StoreBackend::S3 {
+                bucket_endpoint: "http://minio:9000/velero".into()
+            }
+        );
     }
 }

@@ -406,6 +406,91 @@ fn volume_snapshot_location_problems(
 // Restores
 // ---------------------------------------------------------------------------------------------
 
+/// The message of `hook.ValidateContainer` for an init container missing a field.
+pub const INVALID_INIT_CONTAINER: &str =
+    "invalid InitContainer in restore hook, it doesn't have Command, Name or Image field";
+
+/// `validateAndComplete`'s hook checks: `hook.GetRestoreHooksFromSpec` stops at the first
+/// resource hook whose `labelSelector` apimachinery cannot convert (and then no init container
+/// is looked at); otherwise every init container of every post hook goes through
+/// `hook.ValidateContainer` (decodes as a Container, with a command, a name and an image).
+pub fn restore_hook_problems(spec: &RestoreSpec) -> Vec<String> {
+    let resources = spec
+        .hooks
+        .as_ref()
+        .and_then(|hooks| hooks.resources.as_deref())
+        .unwrap_or_default();
+    for resource in resources {
+        if let Some(selector) = &resource.label_selector
+            && let Err(error) = crate::sim::apiserver::selectors::label_selector_from_k8s(selector)
+        {
+            return vec![error.to_string()];
+        }
+    }
+    resources
+        .iter()
+        .flat_map(|resource| resource.post_hooks.as_deref().unwrap_or_default())
+        .filter_map(|hook| hook.init.as_ref())
+        .flat_map(|init| init.init_containers.as_deref().unwrap_or_default())
+        .filter_map(init_container_problem)
+        .collect()
+}
+
+/// `hook.ValidateContainer` over one raw init container: `json.Unmarshal` into a
+/// `corev1.Container` (its type errors as Go words them), then the three required fields.
+fn init_container_problem(raw: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    fn json_type(value: &Value) -> &'static str {
+        match value {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+    let container = match raw {
+        Value::Object(container) => container,
+        // Unmarshalling null into a struct leaves it empty.
+        Value::Null => return Some(INVALID_INIT_CONTAINER.to_owned()),
+        other => {
+            return Some(format!(
+                "json: cannot unmarshal {} into Go value of type v1.Container",
+                json_type(other)
+            ));
+        }
+    };
+    let field_type_error = |field: &str, value: &Value, go_type: &str| {
+        format!(
+            "json: cannot unmarshal {} into Go struct field Container.{field} of type {go_type}",
+            json_type(value)
+        )
+    };
+    let filled = |field: &str| -> Result<bool, String> {
+        match container.get(field) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::String(text)) => Ok(!text.is_empty()),
+            Some(other) => Err(field_type_error(field, other, "string")),
+        }
+    };
+    let name = filled("name");
+    let image = filled("image");
+    let command = match container.get("command") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Array(items)) => match items.iter().find(|item| !item.is_string()) {
+            Some(item) => Err(field_type_error("command", item, "string")),
+            None => Ok(!items.is_empty()),
+        },
+        Some(other) => Err(field_type_error("command", other, "[]string")),
+    };
+    match (name, image, command) {
+        (Err(error), _, _) | (_, Err(error), _) | (_, _, Err(error)) => Some(error),
+        (Ok(true), Ok(true), Ok(true)) => None,
+        _ => Some(INVALID_INIT_CONTAINER.to_owned()),
+    }
+}
+
 /// The outcome of restore validation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RestoreValidation {
@@ -497,6 +582,8 @@ pub fn validate_restore(
         );
         return outcome;
     }
+
+    errors.extend(restore_hook_problems(spec));
 
     if let Some(policy) = &spec.existing_resource_policy
         && !policy.as_str().is_empty()
@@ -1101,5 +1188,135 @@ mod tests {
             ..Default::default()
         };
         assert!(run(&fine, &backups, &locations).errors.is_empty());
+    }
+
+    /// Velero `pkg/util/collections/includes_excludes_test.go`
+    /// `TestValidateNamespaceIncludesExcludes` (`ValidateNamespaceIncludesExcludes`).
+    #[test]
+    fn velero_test_validate_namespace_includes_excludes() {
+        let owned = |values: &[&str]| values.iter().map(|v| (*v).to_owned()).collect::<Vec<_>>();
+        let cases: &[(&str, &[&str], &[&str], bool)] = &[
+            ("empty slice doesn't return error", &[], &[], false),
+            ("asterisk by itself is valid", &["*"], &[], false),
+            (
+                "alphanumeric names with optional dash inside are valid",
+                &["foobar", "bar-321", "foo123bar"],
+                &["123bar", "barfoo", "foo-321", "bar123foo"],
+                false,
+            ),
+            (
+                "not starting or ending with an alphanumeric character is invalid",
+                &["-123foo"],
+                &["foo321-", "foo321-"],
+                true,
+            ),
+            (
+                "special characters in name is invalid",
+                &["foo?", "foo.bar", "bar_321"],
+                &["$foo", "foo>bar", "bar=321"],
+                true,
+            ),
+            ("empty includes (everything) is valid", &[], &[], false),
+            (
+                "empty string includes is valid (includes nothing)",
+                &[""],
+                &[],
+                false,
+            ),
+            (
+                "empty string excludes is valid (excludes nothing)",
+                &[],
+                &[""],
+                false,
+            ),
+            (
+                "include everything using asterisk is valid",
+                &["*"],
+                &[],
+                false,
+            ),
+            (
+                "excludes can contain wildcard",
+                &["foo", "bar"],
+                &["nginx-ingress-*", "*-bar", "*-ingress-*"],
+                false,
+            ),
+            (
+                "includes can contain wildcard",
+                &["*-foo", "kube-*", "*kube*"],
+                &["bar"],
+                false,
+            ),
+            (
+                "include everything not allowed with other includes",
+                &["*", "foo"],
+                &[],
+                true,
+            ),
+            ("exclude everything not allowed", &["foo"], &["*"], true),
+            (
+                "excludes cannot contain items in includes",
+                &["foo", "bar"],
+                &["bar"],
+                true,
+            ),
+        ];
+        for (name, includes, excludes, want_error) in cases {
+            let problems = namespace_includes_excludes_problems(&owned(includes), &owned(excludes));
+            assert_eq!(!problems.is_empty(), *want_error, "{name}: {problems:?}");
+        }
+    }
+
+    fn restore_with_hooks(hooks: serde_json::Value) -> RestoreSpec {
+        serde_json::from_value(serde_json::json!({"backupName": "b1", "hooks": hooks})).unwrap()
+    }
+
+    /// `validateAndComplete`'s restore hook checks (`hook.GetRestoreHooksFromSpec`,
+    /// `hook.ValidateContainer`; the message as Velero's `TestHandleRestoreHooks` expects it).
+    #[test]
+    fn restore_hook_init_containers_are_validated() {
+        let backups = [backup("b1", Some("Completed"), None, 1)];
+        let locations = [location("default", true, Some("Available"))];
+        let init = |containers: serde_json::Value| {
+            restore_with_hooks(serde_json::json!({"resources": [{"name": "h1",
+                "postHooks": [{"init": {"initContainers": containers}}]}]}))
+        };
+        let valid = init(serde_json::json!([
+            {"name": "restore-init-container-1", "image": "nginx", "command": ["a", "b", "c"]}
+        ]));
+        assert!(run(&valid, &backups, &locations).errors.is_empty());
+        let missing = init(serde_json::json!([
+            {"name": "no-command", "image": "nginx"},
+            {"image": "nginx", "command": ["a"]},
+            {"name": "ok", "image": "nginx", "command": ["a"]},
+            {"name": "typed", "image": 5, "command": ["a"]}
+        ]));
+        assert_eq!(
+            run(&missing, &backups, &locations).errors,
+            vec![
+                INVALID_INIT_CONTAINER.to_owned(),
+                INVALID_INIT_CONTAINER.to_owned(),
+                "json: cannot unmarshal number into Go struct field Container.image of type string"
+                    .to_owned(),
+            ]
+        );
+        // A label selector apimachinery refuses stops the hook parsing: no container is looked at.
+        let bad_selector = restore_with_hooks(serde_json::json!({"resources": [
+            {"name": "h1", "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Equals", "values": ["x"]}]},
+             "postHooks": [{"init": {"initContainers": [{"name": "x"}]}}]}
+        ]}));
+        assert_eq!(
+            run(&bad_selector, &backups, &locations).errors,
+            vec!["\"Equals\" is not a valid label selector operator"]
+        );
+        // Hooks are checked after the source: no backup or schedule, only that message.
+        let mut no_source = missing.clone();
+        no_source.backup_name = None;
+        assert_eq!(
+            run(&no_source, &backups, &locations).errors,
+            vec![
+                "Either a backup or schedule must be specified as a source for the restore, but not both"
+            ]
+        );
     }
 }

@@ -74,11 +74,12 @@ archive="$out/nac-$tag.oci.tar"
 
 echo "==> static nac binary (cargo rustc --release, -C target-feature=+crt-static on the binary)"
 start=$(date +%s)
-# `cargo rustc` passes the flag to the binary's compilation only: the nac library and every
-# dependency are the very artifacts `cargo build --release` and `cargo bench` make (CI builds
-# them for the benchmarks just before: only the binary is compiled and linked here), build scripts
-# and proc-macros stay dynamic, and the binary links glibc (and all else) statically. Cargo keeps
-# this binary and the dynamic one apart: target/release/nac is whichever was built last.
+# `cargo rustc` passes the flag to the binary's compilation only: the nac library and the
+# dependencies are the very artifacts `cargo build --release` makes, and the dependencies mostly
+# those `cargo bench` made before in CI (the library is compiled once more: the benchmarks' build
+# has the dev-dependencies' features); build scripts and proc-macros stay dynamic, and the binary
+# links glibc (and all else) statically. Cargo keeps this binary and the dynamic one apart:
+# target/release/nac is whichever was built last.
 cargo rustc --locked --quiet --release --bin nac -- -C target-feature=+crt-static
 binary="$CARGO_TARGET_DIR/release/nac"
 echo "  $binary: $(du -h --apparent-size "$binary" | cut -f1), $(( $(date +%s) - start )) s"

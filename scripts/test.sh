@@ -141,9 +141,10 @@ echo "==> backup manifest benchmark (quick)"
 cargo bench --bench manifest -- --quick
 
 # The container image as CI's machines can build it (no daemon, no registry): the static binary
-# (release; it reuses the benchmarks' release build above, only the binary is compiled and linked
-# again), `buildah bud -f Containerfile.prebuilt` into an OCI archive under target/image/, then `nac --version`, `nac crds`, `nac gateway --help`, SQLite, DNS and TLS run
-# inside it as its non-root user; prints its size. Installs buildah (apt) when missing.
+# (release: the benchmarks' release build above gives most dependencies, the nac library is
+# compiled again, ~7 min on 2 cores), `buildah bud -f Containerfile.prebuilt` into an OCI archive
+# under target/image/, then `nac --version`, `nac crds`, `nac gateway --help`, SQLite, DNS and TLS
+# run inside it as its non-root user; prints its size. Installs buildah (apt) when missing.
 echo "==> container image (scripts/build-image.sh)"
 image_start=$(date +%s)
 ./scripts/build-image.sh

@@ -593,7 +593,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     out
 }
 
-async fn metrics_show_the_queue_length_and_readiness_follows_leadership(cluster: TestCluster) {
+async fn metrics_show_the_queue_length_leadership_and_readiness(cluster: TestCluster) {
     let e = env(cluster, false).await;
     let ctx = context(&e);
     {
@@ -621,18 +621,34 @@ async fn metrics_show_the_queue_length_and_readiness_follows_leadership(cluster:
     assert!(text.contains("nac_approval_backlog 0"), "{text}");
 
     let ready = Arc::new(AtomicBool::new(false));
+    let lease_reads = Arc::new(nac::controllers::leader::LeaseReads::default());
     let router = health::router(health::Health {
         context: ctx.clone(),
         ready: ready.clone(),
+        lease_reads: lease_reads.clone(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });
     assert!(http_get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
+    // Neither leading nor in touch with the Lease: not ready.
     assert!(http_get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
+    // A standby that reads the Lease is ready to take over.
+    lease_reads.record(std::time::Duration::from_secs(15));
+    let standby = http_get(addr, "/readyz").await;
+    assert!(standby.starts_with("HTTP/1.1 200"), "{standby}");
+    assert!(standby.contains("standing by"), "{standby}");
+    assert!(
+        http_get(addr, "/metrics")
+            .await
+            .contains("nac_controller_leading 0")
+    );
     ready.store(true, Ordering::SeqCst);
-    assert!(http_get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
+    let leader = http_get(addr, "/readyz").await;
+    assert!(leader.starts_with("HTTP/1.1 200"), "{leader}");
+    assert!(leader.contains("leading"), "{leader}");
     let metrics = http_get(addr, "/metrics").await;
+    assert!(metrics.contains("nac_controller_leading 1"), "{metrics}");
     assert!(
         metrics.contains("nac_queue_length{kind=\"Backup\"} 2"),
         "{metrics}"
@@ -748,5 +764,5 @@ on_both_servers!(
     sync_never_gives_a_recreated_namespace_its_predecessors_backups,
     gc_deletes_orphans_and_never_touches_unlabelled_objects,
     two_contenders_one_leads_and_the_other_takes_over_after_expiry,
-    metrics_show_the_queue_length_and_readiness_follows_leadership,
+    metrics_show_the_queue_length_leadership_and_readiness,
 );

@@ -121,3 +121,26 @@ fn checked_in_crds_match_the_code() {
         problems.join("\n  ")
     );
 }
+
+/// `nac crds | head -1`: the reader goes away after one line; `nac` exits 0 without a panic.
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nac"))
+        .args(["crds", "--velero"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The pipe's read end is closed here, with most of the output unread.
+    assert_eq!(first, "---\n");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

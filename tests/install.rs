@@ -232,9 +232,26 @@ fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-/// A plain HTTP/1.1 GET on loopback (status, body), or `None` when nothing answers.
-fn http_get(addr: SocketAddr, path: &str, token: Option<&str>) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+/// How a started container is reached: plain HTTP, or HTTPS verified against the service CA
+/// for the Service's DNS name (as OpenShift's router and Prometheus verify it).
+#[derive(Clone)]
+enum Transport {
+    Http,
+    Https {
+        config: std::sync::Arc<rustls::ClientConfig>,
+        server_name: String,
+        ca_file: PathBuf,
+    },
+}
+
+/// An HTTP/1.1 GET over `transport` (status, body), or `None` when nothing answers.
+fn get_over(
+    transport: &Transport,
+    addr: SocketAddr,
+    path: &str,
+    token: Option<&str>,
+) -> Option<(u16, String)> {
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .ok()?;
@@ -242,9 +259,30 @@ fn http_get(addr: SocketAddr, path: &str, token: Option<&str>) -> Option<(u16, S
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
     let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).ok()?;
+    match transport {
+        Transport::Http => {
+            let mut stream = stream;
+            stream.write_all(request.as_bytes()).ok()?;
+            stream.read_to_end(&mut raw).ok()?;
+        }
+        Transport::Https {
+            config,
+            server_name,
+            ..
+        } => {
+            let name = rustls::pki_types::ServerName::try_from(server_name.clone()).ok()?;
+            let connection = rustls::ClientConnection::new(config.clone(), name).ok()?;
+            let mut tls = rustls::StreamOwned::new(connection, stream);
+            tls.write_all(request.as_bytes()).ok()?;
+            // The server may close without close_notify after a `Connection: close` answer.
+            match tls.read_to_end(&mut raw) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !raw.is_empty() => {}
+                Err(_) => return None,
+            }
+        }
+    }
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = String::from_utf8_lossy(&raw[..split]).to_string();
     let status: u16 = head.split_whitespace().nth(1)?.parse().ok()?;
@@ -583,6 +621,23 @@ fn check_rendered(overlay: &str, objects: &[Value]) {
         for kind in ["ServiceMonitor", "PrometheusRule"] {
             assert!(of_kind(objects, kind).next().is_some(), "openshift: {kind}");
         }
+        // HTTPS to the gateway with the service-serving certificate: the router re-encrypts,
+        // the probes and Prometheus speak HTTPS.
+        assert_eq!(route["spec"]["tls"]["termination"], "reencrypt");
+        let service = find(objects, "Service", "nac-gateway");
+        assert_eq!(
+            service["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"],
+            "nac-gateway-serving-cert"
+        );
+        for var in ["NAC_TLS_CERT_FILE", "NAC_TLS_KEY_FILE"] {
+            assert!(env.contains(&var), "the gateway needs {var} on OpenShift");
+        }
+        let monitor = find(objects, "ServiceMonitor", "nac-gateway");
+        assert_eq!(monitor["spec"]["endpoints"][0]["scheme"], "https");
+        assert_eq!(
+            monitor["spec"]["endpoints"][0]["tlsConfig"]["serverName"],
+            "nac-gateway.openshift-adp.svc"
+        );
     } else {
         for kind in ["ServiceMonitor", "PrometheusRule", "Route", "OAuthClient"] {
             assert!(
@@ -872,12 +927,37 @@ struct Started {
     addr: SocketAddr,
     /// The readiness probe's path.
     ready: String,
+    /// HTTP, or HTTPS with the service-serving certificate.
+    transport: Transport,
 }
 
 impl Started {
+    /// A GET on this container's port, over its transport.
+    fn get(&self, path: &str, token: Option<&str>) -> Option<(u16, String)> {
+        get_over(&self.transport, self.addr, path, token)
+    }
+
+    /// Its URL, for clients (`nac backup …`).
+    fn url(&self) -> String {
+        match &self.transport {
+            Transport::Http => format!("http://{}", self.addr),
+            Transport::Https { .. } => format!("https://localhost:{}", self.addr.port()),
+        }
+    }
+
     /// The readiness probe's answer (status), `None` when nothing answers.
     fn readiness(&self) -> Option<u16> {
-        http_get(self.addr, &self.ready, None).map(|(status, _)| status)
+        self.get(&self.ready, None).map(|(status, _)| status)
+    }
+
+    /// A controller replica's `nac_controller_leading` (1 on the leader, 0 on a standby).
+    fn leading(&self) -> Option<u8> {
+        let (_, text) = self.get("/metrics", None)?;
+        text.lines()
+            .find_map(|line| line.strip_prefix("nac_controller_leading "))?
+            .trim()
+            .parse()
+            .ok()
     }
 }
 
@@ -890,6 +970,8 @@ struct Install<'a> {
     work: PathBuf,
     object_store: PathBuf,
     database_url: String,
+    /// The service CA this test plays (OpenShift's issues service-serving certificates).
+    service_ca: std::sync::OnceLock<(PathBuf, rcgen::Issuer<'static, rcgen::KeyPair>)>,
 }
 
 impl Install<'_> {
@@ -1242,6 +1324,13 @@ impl Install<'_> {
         let ready = container["readinessProbe"]["httpGet"]["path"]
             .as_str()
             .unwrap();
+        let transport = match container["readinessProbe"]["httpGet"]["scheme"].as_str() {
+            Some("HTTPS") => {
+                assert_eq!(container["livenessProbe"]["httpGet"]["scheme"], "HTTPS");
+                self.service_ca_client(&format!("{name}.{namespace}.svc"))
+            }
+            _ => Transport::Http,
+        };
         eventually(&format!("{pod_name} to answer its liveness probe"), || {
             if let Some((_, child, _)) = processes
                 .children
@@ -1253,12 +1342,13 @@ impl Install<'_> {
                     .unwrap_or_default();
                 panic!("{pod_name} exited ({status}):\n{err}");
             }
-            let (live_status, _) = http_get(local, live, None)?;
+            let (live_status, _) = get_over(&transport, local, live, None)?;
             (live_status == 200).then_some(())
         });
         Started {
             addr: local,
             ready: ready.to_string(),
+            transport,
         }
     }
 
@@ -1322,9 +1412,94 @@ impl Install<'_> {
         let mut c = Command::new(env!("CARGO_BIN_EXE_nac"));
         c.args(args)
             .env_remove("KUBECONFIG")
-            .env("NAC_SERVER", format!("http://{}", gateway.addr))
+            .env("NAC_SERVER", gateway.url())
             .env("NAC_TOKEN", self.plane.token("alice"));
+        if let Transport::Https { ca_file, .. } = &gateway.transport {
+            c.arg("--certificate-authority").arg(ca_file);
+        }
         run(c, None)
+    }
+
+    /// What OpenShift's service CA operator does for a Service annotated
+    /// `service.beta.openshift.io/serving-cert-secret-name`: a `kubernetes.io/tls` Secret of
+    /// that name with a certificate for `<service>.<namespace>.svc` (and `.cluster.local`),
+    /// signed by the service CA. The real control plane has no such operator; this test is it.
+    fn issue_service_serving_certificates(&self, objects: &[Value]) {
+        for service in of_kind(objects, "Service") {
+            let Some(secret) = service["metadata"]["annotations"]
+                ["service.beta.openshift.io/serving-cert-secret-name"]
+                .as_str()
+            else {
+                continue;
+            };
+            let (name, namespace) = (
+                service["metadata"]["name"].as_str().unwrap(),
+                service["metadata"]["namespace"].as_str().unwrap(),
+            );
+            let ca = self.service_ca();
+            let key = rcgen::KeyPair::generate().unwrap();
+            let params = rcgen::CertificateParams::new(vec![
+                format!("{name}.{namespace}.svc"),
+                format!("{name}.{namespace}.svc.cluster.local"),
+                "localhost".to_string(),
+            ])
+            .unwrap();
+            let cert = params.signed_by(&key, &ca.1).unwrap();
+            let dir = self.work.join(format!("serving-cert-{name}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("tls.crt"), cert.pem()).unwrap();
+            std::fs::write(dir.join("tls.key"), key.serialize_pem()).unwrap();
+            self.admin
+                .run(&[
+                    "-n",
+                    namespace,
+                    "create",
+                    "secret",
+                    "tls",
+                    secret,
+                    &format!("--cert={}", dir.join("tls.crt").display()),
+                    &format!("--key={}", dir.join("tls.key").display()),
+                ])
+                .ok();
+        }
+    }
+
+    /// The service CA (its PEM file, and the issuer of serving certificates), made once.
+    fn service_ca(&self) -> &(PathBuf, rcgen::Issuer<'static, rcgen::KeyPair>) {
+        self.service_ca.get_or_init(|| {
+            let key = rcgen::KeyPair::generate().unwrap();
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            let cert = params.self_signed(&key).unwrap();
+            let file = self.work.join("service-ca.crt");
+            std::fs::write(&file, cert.pem()).unwrap();
+            (file, rcgen::Issuer::new(params, key))
+        })
+    }
+
+    /// HTTPS trusting only the service CA, verifying `server_name`.
+    fn service_ca_client(&self, server_name: &str) -> Transport {
+        let (ca_file, _) = self.service_ca();
+        let mut roots = rustls::RootCertStore::empty();
+        let pem = std::fs::read(ca_file).unwrap();
+        for cert in
+            <rustls::pki_types::CertificateDer as rustls::pki_types::pem::PemObject>::pem_slice_iter(
+                &pem,
+            )
+        {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Transport::Https {
+            config: std::sync::Arc::new(config),
+            server_name: server_name.to_string(),
+            ca_file: ca_file.clone(),
+        }
     }
 
     /// Waits until NonAdminBackup `ns/name`'s Velero backup has Completed.
@@ -1342,17 +1517,20 @@ impl Install<'_> {
     }
 }
 
-/// Waits until exactly one controller replica is ready (the leader; the others answer 503 as hot
-/// standbys) and every gateway replica is (caches loaded).
+/// Waits until every controller replica is ready (the leader, and the others as hot standbys
+/// that read the Lease: a 2-replica Deployment shows 2/2), exactly one of them reporting that it
+/// leads, and every gateway replica is ready (caches loaded).
 fn wait_ready(controllers: &[Started], gateways: &[Started]) {
-    eventually("one controller replica to lead", || {
-        let answers: Vec<u16> = controllers
+    eventually("every controller replica ready, one leading", || {
+        let ready = controllers.iter().all(|c| c.readiness() == Some(200));
+        let leading: Vec<u8> = controllers
             .iter()
-            .map(Started::readiness)
+            .map(Started::leading)
             .collect::<Option<_>>()?;
-        let leading = answers.iter().filter(|s| **s == 200).count();
-        let standing_by = answers.iter().filter(|s| **s == 503).count();
-        (leading == 1 && standing_by == controllers.len() - 1).then_some(())
+        (ready
+            && leading.iter().filter(|l| **l == 1).count() == 1
+            && leading.iter().filter(|l| **l == 0).count() == controllers.len() - 1)
+            .then_some(())
     });
     eventually("every gateway replica to be ready", || {
         gateways
@@ -1437,6 +1615,7 @@ fn install_case(overlay: &'static str) {
         work: work.path().to_path_buf(),
         object_store,
         database_url,
+        service_ca: std::sync::OnceLock::new(),
     };
     let lap = |what: &str| {
         eprintln!(
@@ -1452,6 +1631,7 @@ fn install_case(overlay: &'static str) {
     lap("overlay applied (dry run, then for real)");
     let objects = render(&install.admin, &install.dir());
     check_rendered(overlay, &objects);
+    install.issue_service_serving_certificates(&objects);
 
     // 3. Velero, the controller and the gateway as their Deployments start them.
     let tenant = "tenant-a";
@@ -1519,8 +1699,7 @@ fn install_case(overlay: &'static str) {
     );
     // The history the leader recorded in Postgres, read by the gateway from the same store.
     eventually("the gateway to serve backup-1's history", || {
-        let (status, body) = http_get(
-            gateway.addr,
+        let (status, body) = gateway.get(
             &format!("/api/v1/namespaces/{tenant}/history"),
             Some(install.plane.token("alice")),
         )?;
@@ -1532,28 +1711,28 @@ fn install_case(overlay: &'static str) {
     // paging key of `nac-gateway-session`), and the console's session settings say whether
     // OpenShift sign-in is configured.
     let token = install.plane.token("alice");
-    let (status, first) = http_get(
-        gateways[0].addr,
-        &format!("/api/v1/namespaces/{tenant}/backups?limit=1"),
-        Some(token),
-    )
-    .unwrap();
+    let (status, first) = gateways[0]
+        .get(
+            &format!("/api/v1/namespaces/{tenant}/backups?limit=1"),
+            Some(token),
+        )
+        .unwrap();
     assert_eq!(status, 200, "{first}");
     let first: Value = serde_json::from_str(&first).unwrap();
     assert_eq!(first["items"][0]["metadata"]["name"], "backup-1");
     let next = first["metadata"]["continue"].as_str().unwrap();
     let last = gateways.last().unwrap();
-    let (status, second) = http_get(
-        last.addr,
-        &format!("/api/v1/namespaces/{tenant}/backups?limit=1&continue={next}"),
-        Some(token),
-    )
-    .unwrap();
+    let (status, second) = last
+        .get(
+            &format!("/api/v1/namespaces/{tenant}/backups?limit=1&continue={next}"),
+            Some(token),
+        )
+        .unwrap();
     assert_eq!(status, 200, "the next page from another replica: {second}");
     let second: Value = serde_json::from_str(&second).unwrap();
     assert_eq!(second["items"][0]["metadata"]["name"], "backup-2");
     for replica in &gateways {
-        let (status, settings) = http_get(replica.addr, "/api/v1/session/config", None).unwrap();
+        let (status, settings) = replica.get("/api/v1/session/config", None).unwrap();
         assert_eq!(status, 200);
         let settings: Value = serde_json::from_str(&settings).unwrap();
         assert_eq!(settings["oauth"], overlay == "openshift", "{settings}");
@@ -1563,7 +1742,7 @@ fn install_case(overlay: &'static str) {
     // Every nac_* metric the alerts and the dashboard use is exported.
     let mut exported = BTreeSet::new();
     for replica in controllers.iter().chain(&gateways) {
-        let (status, text) = http_get(replica.addr, "/metrics", None).unwrap();
+        let (status, text) = replica.get("/metrics", None).unwrap();
         assert_eq!(status, 200);
         exported.extend(exported_metrics(&text));
     }

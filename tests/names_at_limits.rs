@@ -435,8 +435,9 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
     let other = cluster.unique_name("team-b", None);
     cluster.tenant_namespace("bob", &other).await;
     // One simulated hour per real second: an hourly cron fires about once a second, and a
-    // 40h TTL expires a run forty seconds after it completes (room for a loaded machine to
-    // build its manifest first).
+    // 90h TTL expires a run ninety seconds after it completes. The manifest must be built and
+    // read before that: on a loaded machine building it took more than 40 s, the run expired
+    // first and its manifest was (rightly) never served.
     let stack = nac_stack::start(cluster, |o| o.time_scale = 3600.0).await;
     let token = cluster.user_token("alice");
     let alice = cluster.client(&token);
@@ -448,7 +449,7 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
         ns,
         json!({"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminSchedule",
                "metadata": {"name": names.schedule},
-               "spec": {"schedule": "0 * * * *", "template": {"backupSpec": {"ttl": "40h"}}}}),
+               "spec": {"schedule": "0 * * * *", "template": {"backupSpec": {"ttl": "90h"}}}}),
     )
     .await;
     let schedule = wait_for::<NonAdminSchedule>(&alice, ns, &names.schedule, 90, |v| {
@@ -496,7 +497,7 @@ async fn scheduled_backups(cluster: &TestCluster, names: Names) {
         .await
         .unwrap();
     let schedule_nacuuid = s(&schedule, "/status/veleroSchedule/nacuuid").to_string();
-    eventually("every scheduled run to expire", 180, || async {
+    eventually("every scheduled run to expire", 300, || async {
         let backups = api::<Backup>(&admin, OADP_NAMESPACE)
             .list(&ListParams::default())
             .await

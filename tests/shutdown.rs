@@ -18,13 +18,13 @@
 //!   Lease.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/nac_process.rs"]
+mod nac_process;
 mod support;
 #[path = "support/ws.rs"]
 mod ws;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -33,114 +33,12 @@ use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::Backup;
 use nac::sim::apiserver::faults::{FaultPlan, FaultRule};
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
+use nac_process::{Nac, kubeconfig};
 use serde_json::json;
 use support::cluster::{Server, TestCluster, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use ws::{Frame, Ws};
-
-/// A running `nac` process: killed when dropped; its stderr (the log) kept in a file.
-struct Nac {
-    child: Child,
-    log: PathBuf,
-    name: String,
-}
-
-impl Nac {
-    fn start(name: &str, dir: &Path, args: &[&str], env: &[(&str, String)]) -> Nac {
-        let log = dir.join(format!("{name}.log"));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_nac"));
-        command
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .env_remove("NAC_SHUTDOWN_GRACE_PERIOD")
-            .env("NAC_LOG", "info,nac=info")
-            .env(
-                "NAC_DATABASE_URL",
-                nac::history::sqlite_url_for(&dir.join(format!("{name}.db"))),
-            )
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        Nac {
-            child: command.spawn().unwrap(),
-            log,
-            name: name.to_string(),
-        }
-    }
-
-    /// The first line of standard output (the command's "running" line); standard output is
-    /// drained afterwards.
-    fn first_line(&mut self) -> String {
-        let stdout = self.child.stdout.take().unwrap();
-        let mut reader = BufReader::new(stdout);
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        std::thread::spawn(move || for _ in reader.lines() {});
-        line
-    }
-
-    fn sigterm(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success(), "kill -TERM {}", self.child.id());
-    }
-
-    /// Waits up to `limit` for the process to exit; its exit code and how long that took.
-    async fn exited(&mut self, limit: Duration) -> (Option<i32>, Duration) {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return (status.code(), start.elapsed());
-            }
-            assert!(
-                start.elapsed() < limit,
-                "{} did not exit within {limit:?}; its log:\n{}",
-                self.name,
-                self.log_text()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Nac {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A kubeconfig for `token` on the case's server: the real server's own, or the emulator
-/// served on a loopback socket by this test (the task serving it is returned, to keep).
-async fn kubeconfig(
-    cluster: &TestCluster,
-    dir: &Path,
-    name: &str,
-    token: &str,
-) -> (PathBuf, Option<tokio::task::JoinHandle<()>>) {
-    if let Some(path) = cluster.kubeconfig(name, token) {
-        return (path, None);
-    }
-    let router = cluster.emulator_server().unwrap().router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    let path = dir.join(format!("kubeconfig-{name}"));
-    let text = nac::sim::apiserver::kubeconfig::render(&url, None, name, token, OADP_NAMESPACE);
-    std::fs::write(&path, text).unwrap();
-    (path, Some(task))
-}
 
 fn leases(cluster: &TestCluster) -> Api<Lease> {
     Api::namespaced(cluster.admin(), OADP_NAMESPACE)
@@ -161,7 +59,8 @@ async fn holder(cluster: &TestCluster) -> Option<String> {
         })
 }
 
-fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> Nac {
+/// A controller replica and the address of its `/healthz`, `/readyz` and `/metrics`.
+fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> (Nac, String) {
     let mut nac = Nac::start(
         identity,
         dir,
@@ -173,12 +72,31 @@ fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> Nac {
             OADP_NAMESPACE,
             "--shutdown-grace-period",
             "10s",
+            "--metrics-listen",
+            "127.0.0.1:0",
         ],
         &[("POD_NAME", identity.to_string())],
     );
-    let line = nac.first_line();
-    assert!(line.contains("nac controller running"), "{line}");
-    nac
+    let lines = nac.first_lines(2);
+    assert!(lines[1].contains("nac controller running"), "{lines:?}");
+    let health = lines[0]
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no health address in {lines:?}"))
+        .to_string();
+    (nac, health)
+}
+
+/// `/readyz`'s status and body, and the `nac_controller_leading` value, of a replica.
+async fn readiness_of(health: &str) -> (u16, String, String) {
+    let (status, body) = support::http_get(&format!("http://{health}/readyz")).await;
+    let (_, metrics) = support::http_get(&format!("http://{health}/metrics")).await;
+    let leading = String::from_utf8_lossy(&metrics)
+        .lines()
+        .find_map(|line| line.strip_prefix("nac_controller_leading "))
+        .unwrap_or("absent")
+        .to_string();
+    (status, String::from_utf8_lossy(&body).into_owned(), leading)
 }
 
 async fn controller_releases_its_lease_on_sigterm(cluster: TestCluster) {
@@ -190,15 +108,22 @@ async fn controller_releases_its_lease_on_sigterm(cluster: TestCluster) {
     let suffix = cluster.unique_name("x", None);
     let (a_name, b_name) = (format!("replica-a-{suffix}"), format!("replica-b-{suffix}"));
 
-    let mut a = controller_replica(dir.path(), &config, &a_name);
+    let (mut a, a_health) = controller_replica(dir.path(), &config, &a_name);
     eventually("replica a to lead", 30, || async {
         (holder(&cluster).await.as_deref() == Some(a_name.as_str())).then_some(())
     })
     .await;
-    let mut b = controller_replica(dir.path(), &config, &b_name);
+    let (mut b, b_health) = controller_replica(dir.path(), &config, &b_name);
     // b contends (every 2 s) while a leads.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(holder(&cluster).await.as_deref(), Some(a_name.as_str()));
+    // Both replicas are Ready (a 2-replica Deployment shows 2/2); the gauge tells the leader.
+    let (status, body, leading) = readiness_of(&a_health).await;
+    assert_eq!((status, leading.as_str()), (200, "1"), "{body}");
+    assert!(body.contains("leading"), "{body}");
+    let (status, body, leading) = readiness_of(&b_health).await;
+    assert_eq!((status, leading.as_str()), (200, "0"), "{body}");
+    assert!(body.contains("standing by"), "{body}");
     let before = leases(&cluster).get("nac-controller").await.unwrap();
     let transitions = before.spec.unwrap().lease_transitions.unwrap_or(0);
 
@@ -237,6 +162,11 @@ async fn controller_releases_its_lease_on_sigterm(cluster: TestCluster) {
         takeover < Duration::from_secs(5),
         "takeover took {takeover:?}: the Lease was not released"
     );
+    eventually("replica b to report that it leads", 10, || async {
+        let (status, _, leading) = readiness_of(&b_health).await;
+        (status == 200 && leading == "1").then_some(())
+    })
+    .await;
     let lease = leases(&cluster).get("nac-controller").await.unwrap();
     let spec = lease.spec.unwrap();
     assert_eq!(spec.lease_duration_seconds, Some(15));
@@ -272,7 +202,7 @@ async fn a_write_in_flight_finishes_before_the_controller_exits() {
         .sa_token(OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT)
         .await;
     let (config, _serving) = kubeconfig(&cluster, dir.path(), "controller", &token).await;
-    let mut controller = controller_replica(dir.path(), &config, "replica-w");
+    let (mut controller, _health) = controller_replica(dir.path(), &config, "replica-w");
     eventually("the controller to lead", 30, || async {
         (holder(&cluster).await.as_deref() == Some("replica-w")).then_some(())
     })

@@ -107,6 +107,42 @@ pub struct ControllerArgs {
     pub shutdown: ShutdownOptions,
 }
 
+/// The gateway's own HTTPS: a PEM certificate chain and key (OpenShift's service-serving
+/// certificate Secret mounted as files, cert-manager's, or any pair). Both or neither.
+#[derive(Debug, Args, Clone)]
+pub struct TlsOptions {
+    /// Serve HTTPS with this PEM certificate chain (leaf first); re-read when the file changes,
+    /// so a rotated certificate is served without a restart.
+    #[arg(
+        long,
+        env = "NAC_TLS_CERT_FILE",
+        value_name = "FILE",
+        requires = "tls_key_file"
+    )]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The PEM private key of --tls-cert-file.
+    #[arg(
+        long,
+        env = "NAC_TLS_KEY_FILE",
+        value_name = "FILE",
+        requires = "tls_cert_file"
+    )]
+    pub tls_key_file: Option<PathBuf>,
+}
+
+impl TlsOptions {
+    /// The files to serve HTTPS with, when given.
+    pub fn serving_files(&self) -> Option<crate::gateway::tls::ServingFiles> {
+        match (&self.tls_cert_file, &self.tls_key_file) {
+            (Some(cert), Some(key)) => Some(crate::gateway::tls::ServingFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// How a long-running command stops, shared by `nac controller`, `nac gateway`, `nac serve`
 /// and `nac demo`.
 #[derive(Debug, Args, Clone)]
@@ -254,12 +290,14 @@ pub struct GatewayArgs {
     /// in-cluster service account). It only reads and reviews; writes use the callers' tokens.
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
-    /// Address to serve HTTP on.
+    /// Address to serve HTTP on (HTTPS with --tls-cert-file and --tls-key-file).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// The OADP namespace, where Velero and NAC's admin-side objects live.
     #[arg(long, default_value = "openshift-adp")]
     pub oadp_namespace: String,
+    #[command(flatten)]
+    pub tls: TlsOptions,
     #[command(flatten)]
     pub gateway: GatewayOptions,
     #[command(flatten)]
@@ -392,6 +430,17 @@ pub struct DemoArgs {
 }
 
 /// Entry point of the binary.
+/// Writes `text` to standard output. A reader that went away (`nac crds | head`) is not an
+/// error: the output is simply not wanted any more (the default `print!` would panic).
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();

@@ -242,7 +242,9 @@ fn put_list(spec: &mut Value, key: &str, values: &[String]) {
 }
 
 fn print(objects: &[Value], output: Output) {
-    print!("{}", pipeline::render(objects, output));
+    if let Err(e) = super::write_stdout(&pipeline::render(objects, output)) {
+        eprintln!("error: cannot write to standard output: {e}");
+    }
 }
 
 /// Reports a finished (or timed-out) job on stderr and returns its exit code.

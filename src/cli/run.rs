@@ -61,6 +61,8 @@ pub enum CliError {
     NoDataDir,
     #[error("gateway: {0}")]
     Gateway(String),
+    #[error("cannot write to standard output: {0}")]
+    Stdout(std::io::Error),
     #[error("invalid --backup-deletion-grace-period {value:?}: {reason}")]
     GracePeriod { value: String, reason: String },
     #[error("{0}")]
@@ -97,8 +99,7 @@ pub(super) async fn run(command: Command) -> Result<(), CliError> {
 }
 
 fn crds_command(args: &CrdsArgs) -> Result<(), CliError> {
-    print!("{}", crds::all_crds_yaml(args.velero)?);
-    Ok(())
+    super::write_stdout(&crds::all_crds_yaml(args.velero)?).map_err(CliError::Stdout)
 }
 
 /// Parses `NAME[:GROUP,...]`.
@@ -571,7 +572,13 @@ fn history_jobs(
     }
 }
 
-/// Binds `addr`, starts the gateway's caches and serves it until `shutdown` has stopped it;
+/// What the gateway serves on.
+enum GatewayListener {
+    Http(tokio::net::TcpListener),
+    Https(crate::gateway::tls::TlsListener),
+}
+
+/// Binds `addr` (HTTPS with `tls`), starts the gateway's caches and serves it until `shutdown` has stopped it;
 /// returns the bound address and the serving task (true when it stopped cleanly). With
 /// `ready_within`, returns only once the caches have synced (or that long has passed): the demo
 /// prints its banner then, so the first command a user copies from it is not answered 503.
@@ -580,7 +587,7 @@ async fn start_gateway(
     users: SharedUserClients,
     history: crate::history::SharedHistory,
     config: GatewayConfig,
-    addr: SocketAddr,
+    (addr, tls): (SocketAddr, Option<crate::gateway::tls::ServingFiles>),
     ready_within: Option<Duration>,
     shutdown: Shutdown,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<bool>), CliError> {
@@ -593,11 +600,31 @@ async fn start_gateway(
     let bound = listener
         .local_addr()
         .map_err(|source| CliError::Listen { addr, source })?;
+    // A certificate that cannot be used stops start-up, before anything is served.
+    let listener = match tls {
+        Some(files) => {
+            let certificate = crate::gateway::tls::ReloadingCertificate::new(files)
+                .map_err(|e| CliError::Gateway(e.to_string()))?;
+            GatewayListener::Https(
+                crate::gateway::tls::TlsListener::new(
+                    listener,
+                    Arc::new(certificate),
+                    crate::gateway::tls::RELOAD_CHECK_PERIOD,
+                )
+                .map_err(|e| CliError::Gateway(e.to_string()))?,
+            )
+        }
+        None => GatewayListener::Http(listener),
+    };
     gateway.start();
     let serving = {
         let gateway = gateway.clone();
         tokio::spawn(async move {
-            match gateway.serve(listener, shutdown).await {
+            let served = match listener {
+                GatewayListener::Http(plain) => gateway.serve(plain, shutdown).await,
+                GatewayListener::Https(tls) => gateway.serve(tls, shutdown).await,
+            };
+            match served {
                 Ok(clean) => clean,
                 Err(e) => {
                     tracing::error!(error = %e, "gateway stopped");
@@ -636,13 +663,18 @@ async fn gateway_command(args: GatewayArgs) -> Result<(), CliError> {
         users,
         open_history(&args.history, None).await?,
         gateway_config(&args.gateway, &args.oadp_namespace)?,
-        args.listen,
+        (args.listen, args.tls.serving_files()),
         None,
         shutdown.clone(),
     )
     .await?;
     shutdown.on_signals().map_err(CliError::Signals)?;
-    println!("nac gateway on http://{bound} (API documentation at http://{bound}/docs)");
+    let scheme = if args.tls.serving_files().is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    println!("nac gateway on {scheme}://{bound} (API documentation at {scheme}://{bound}/docs)");
     let served = gateway_stopped(serving).await;
     stopped_cleanly(None, Some(served))
 }
@@ -664,7 +696,7 @@ async fn serve_command(args: ServeArgs) -> Result<(), CliError> {
         users,
         history.clone(),
         gateway_config(&args.gateway, &args.oadp_namespace)?,
-        args.listen,
+        (args.listen, None),
         None,
         shutdown.clone(),
     )
@@ -753,6 +785,7 @@ async fn serve_controller_health(
     let router = crate::controllers::health::router(crate::controllers::health::Health {
         context: context.clone(),
         ready: crate::controllers::leader::leading_flag(),
+        lease_reads: crate::controllers::leader::lease_reads(),
     });
     tokio::spawn(async move { axum::serve(listener, router).await });
     Ok(bound)
@@ -1144,7 +1177,7 @@ async fn demo_command(args: DemoArgs) -> Result<(), CliError> {
             session: session_config(&args.session)?,
             ..GatewayConfig::default()
         },
-        args.gateway_listen,
+        (args.gateway_listen, None),
         Some(Duration::from_secs(120)),
         shutdown.clone(),
     )

@@ -1,5 +1,7 @@
-//! Health and metrics over HTTP: `/healthz` (the process answers), `/readyz` (this replica leads
-//! and its caches are synced) and `/metrics` in the Prometheus text format (queue length per
+//! Health and metrics over HTTP: `/healthz` (the process answers), `/readyz` (this replica
+//! leads, or stands by having read the Lease within its duration — as controller-runtime, a
+//! healthy standby is Ready, so a 2-replica Deployment shows 2/2; which replica leads is the
+//! `nac_controller_leading` gauge) and `/metrics` in the Prometheus text format (queue length per
 //! kind, reconciles and errors by controller and bounded category, approval backlog).
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +14,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use kube::api::{Api, ListParams};
 
+use super::leader::LeaseReads;
 use super::{Context, ControllerError};
 use crate::api::nonadmin::{
     NonAdminBackupStorageLocationRequest, NonAdminBackupStorageLocationRequestPhase,
@@ -172,6 +175,30 @@ pub struct Health {
     pub context: Arc<Context>,
     /// Set while this replica holds the lease and its controllers run.
     pub ready: Arc<AtomicBool>,
+    /// This replica's reads of the Lease (a standby that reads it is ready to take over).
+    pub lease_reads: Arc<LeaseReads>,
+}
+
+/// What `/readyz` answers (pure decision over the election's state).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// This replica holds the Lease and runs the controllers.
+    Leading,
+    /// Another replica leads; this one read the Lease recently and takes over when it is
+    /// released or expires.
+    StandingBy,
+    /// Neither leading nor able to read the Lease (the API server is unreachable, or the
+    /// election has not started yet).
+    Unready,
+}
+
+/// Ready when leading, or when the last read of the Lease is still fresh.
+pub fn readiness(leading: bool, lease_read_fresh: bool) -> Readiness {
+    match (leading, lease_read_fresh) {
+        (true, _) => Readiness::Leading,
+        (false, true) => Readiness::StandingBy,
+        (false, false) => Readiness::Unready,
+    }
 }
 
 /// The router serving `/healthz`, `/readyz` and `/metrics`.
@@ -184,17 +211,31 @@ pub fn router(health: Health) -> Router {
 }
 
 async fn readyz(State(h): State<Health>) -> impl IntoResponse {
-    if h.ready.load(Ordering::Relaxed) {
-        (StatusCode::OK, "ready")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not leading")
+    let leading = h.ready.load(Ordering::Relaxed);
+    match readiness(leading, h.lease_reads.fresh().is_some()) {
+        Readiness::Leading => (StatusCode::OK, "ready: leading"),
+        Readiness::StandingBy => (StatusCode::OK, "ready: standing by (another replica leads)"),
+        Readiness::Unready => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: not leading, and the Lease has not been read within its duration",
+        ),
     }
 }
 
 async fn metrics(State(h): State<Health>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        metrics_text(&h.context).await,
+    let mut text = metrics_text(&h.context).await;
+    text.push_str(&leading_gauge(h.ready.load(Ordering::Relaxed)));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+}
+
+/// `nac_controller_leading`: 1 on the replica holding the Lease, 0 on a standby (the
+/// `NACControllerNotLeading` alert sums it over the replicas).
+pub fn leading_gauge(leading: bool) -> String {
+    format!(
+        "# HELP nac_controller_leading Whether this controller replica holds the Lease (1) or stands by (0).\n\
+         # TYPE nac_controller_leading gauge\n\
+         nac_controller_leading {}\n",
+        u8::from(leading)
     )
 }
 
@@ -202,6 +243,7 @@ async fn metrics(State(h): State<Health>) -> impl IntoResponse {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn renders_counters_with_bounded_categories() {
@@ -216,6 +258,32 @@ mod tests {
         );
         assert!(text.contains("nac_approval_backlog 3"));
         assert!(!text.contains("x\"y"));
+    }
+
+    #[test]
+    fn a_standby_that_reads_the_lease_is_ready() {
+        assert_eq!(readiness(true, false), Readiness::Leading);
+        assert_eq!(readiness(true, true), Readiness::Leading);
+        assert_eq!(readiness(false, true), Readiness::StandingBy);
+        assert_eq!(readiness(false, false), Readiness::Unready);
+    }
+
+    #[test]
+    fn lease_reads_go_stale_after_their_duration() {
+        let reads = LeaseReads::default();
+        assert_eq!(reads.fresh(), None, "never read");
+        reads.record(Duration::from_secs(15));
+        assert!(reads.fresh().is_some());
+        reads.record(Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(reads.fresh(), None, "older than its duration");
+    }
+
+    #[test]
+    fn the_leading_gauge_is_one_only_on_the_leader() {
+        assert!(leading_gauge(true).ends_with("nac_controller_leading 1\n"));
+        assert!(leading_gauge(false).ends_with("nac_controller_leading 0\n"));
+        assert!(leading_gauge(false).contains("# TYPE nac_controller_leading gauge\n"));
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! lease to expire.
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock};
-use std::time::Duration;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -181,6 +181,7 @@ impl Elector {
     /// A conflict (someone wrote in between) is "not leading", never an error.
     pub async fn try_acquire_or_renew(&self) -> Result<bool, ControllerError> {
         let current = self.api.get_opt(&self.config.lease_name).await?;
+        LEASE_READ.record(self.config.lease_duration);
         let action = decide(current.as_ref(), &self.config, Timestamp::now());
         let spec = match action {
             LeaseAction::Wait => return Ok(false),
@@ -373,6 +374,39 @@ static LEADING: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool
 /// `/readyz`).
 pub fn leading_flag() -> Arc<AtomicBool> {
     LEADING.clone()
+}
+
+/// When this replica last read the Lease, and how long such a read stays fresh (the lease
+/// duration): a standby replica that reads it is healthy and ready to take over; one that has
+/// not read it for a whole lease duration cannot reach the API server.
+#[derive(Debug, Default)]
+pub struct LeaseReads {
+    last: Mutex<Option<(Instant, Duration)>>,
+}
+
+impl LeaseReads {
+    /// Records a successful read of the Lease, fresh for `fresh_for`.
+    pub fn record(&self, fresh_for: Duration) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some((Instant::now(), fresh_for));
+        }
+    }
+
+    /// Whether the last read is recent enough to vouch for this replica: `Some(age)` of the last
+    /// read when it is still fresh, `None` when there was none or it is stale.
+    pub fn fresh(&self) -> Option<Duration> {
+        let last = *self.last.lock().ok()?;
+        let (at, fresh_for) = last?;
+        let age = at.elapsed();
+        (age <= fresh_for).then_some(age)
+    }
+}
+
+static LEASE_READ: LazyLock<Arc<LeaseReads>> = LazyLock::new(|| Arc::new(LeaseReads::default()));
+
+/// The process-wide record of this replica's reads of the Lease (read by `/readyz`).
+pub fn lease_reads() -> Arc<LeaseReads> {
+    LEASE_READ.clone()
 }
 
 /// This replica's identity: `$POD_NAME` (set from the Downward API in the Deployment), else the

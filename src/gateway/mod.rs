@@ -53,6 +53,7 @@ pub mod shared_storage;
 pub mod storage_scope;
 pub mod store;
 pub mod tenancy;
+pub mod tls;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -254,11 +255,17 @@ impl Gateway {
     /// requests finish and the WebSockets' close frames go out — within what is left of the
     /// grace period. Returns whether all of it finished in time (false: what was still open
     /// is cut off when the process exits).
-    pub async fn serve(
+    ///
+    /// `listener` is a plain TCP listener or a [`tls::TlsListener`] (HTTPS).
+    pub async fn serve<L>(
         &self,
-        listener: tokio::net::TcpListener,
+        listener: L,
         shutdown: crate::shutdown::Shutdown,
-    ) -> std::io::Result<bool> {
+    ) -> std::io::Result<bool>
+    where
+        L: axum::serve::Listener<Addr = std::net::SocketAddr>,
+    {
+        use axum::serve::ListenerExt;
         use std::future::IntoFuture;
         /// Kept from the grace period for the process to exit after the gateway has stopped.
         const RESERVE: Duration = Duration::from_secs(1);
@@ -267,7 +274,9 @@ impl Gateway {
             .into_make_service_with_connect_info::<std::net::SocketAddr>();
         let streams = self.service().shutdown().clone();
         let stop = shutdown.clone();
-        let serving = axum::serve(listener, service)
+        // `tap_io` (doing nothing) is what gives any listener's peer address to the handlers
+        // as `ConnectInfo<SocketAddr>`, TLS or not.
+        let serving = axum::serve(listener.tap_io(|_| ()), service)
             .with_graceful_shutdown(async move {
                 stop.triggered().await;
                 streams.trigger();

@@ -1,0 +1,125 @@
+//! A `nac` command run as its own process (as a pod runs it), and kubeconfigs for it on either
+//! server.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nac::sim::demo::OADP_NAMESPACE;
+
+use crate::support::cluster::TestCluster;
+
+/// A running `nac` process: killed when dropped; its stderr (the log) kept in a file.
+pub struct Nac {
+    child: Child,
+    log: PathBuf,
+    name: String,
+}
+
+impl Nac {
+    pub fn start(name: &str, dir: &Path, args: &[&str], env: &[(&str, String)]) -> Nac {
+        let log = dir.join(format!("{name}.log"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nac"));
+        command
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .env_remove("NAC_SHUTDOWN_GRACE_PERIOD")
+            .env("NAC_LOG", "info,nac=info")
+            .env(
+                "NAC_DATABASE_URL",
+                nac::history::sqlite_url_for(&dir.join(format!("{name}.db"))),
+            )
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Nac {
+            child: command.spawn().unwrap(),
+            log,
+            name: name.to_string(),
+        }
+    }
+
+    /// The first line of standard output (the command's "running" line); standard output is
+    /// drained afterwards.
+    pub fn first_line(&mut self) -> String {
+        self.first_lines(1).remove(0)
+    }
+
+    /// The first `n` lines of standard output; standard output is drained afterwards.
+    pub fn first_lines(&mut self, n: usize) -> Vec<String> {
+        let stdout = self.child.stdout.take().unwrap();
+        let mut reader = BufReader::new(stdout);
+        let lines = (0..n)
+            .map(|_| {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                line
+            })
+            .collect();
+        std::thread::spawn(move || for _ in reader.lines() {});
+        lines
+    }
+
+    pub fn sigterm(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -TERM {}", self.child.id());
+    }
+
+    /// Waits up to `limit` for the process to exit; its exit code and how long that took.
+    pub async fn exited(&mut self, limit: Duration) -> (Option<i32>, Duration) {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code(), start.elapsed());
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{} did not exit within {limit:?}; its log:\n{}",
+                self.name,
+                self.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Nac {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A kubeconfig for `token` on the case's server: the real server's own, or the emulator
+/// served on a loopback socket by this test (the task serving it is returned, to keep).
+pub async fn kubeconfig(
+    cluster: &TestCluster,
+    dir: &Path,
+    name: &str,
+    token: &str,
+) -> (PathBuf, Option<tokio::task::JoinHandle<()>>) {
+    if let Some(path) = cluster.kubeconfig(name, token) {
+        return (path, None);
+    }
+    let router = cluster.emulator_server().unwrap().router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let path = dir.join(format!("kubeconfig-{name}"));
+    let text = nac::sim::apiserver::kubeconfig::render(&url, None, name, token, OADP_NAMESPACE);
+    std::fs::write(&path, text).unwrap();
+    (path, Some(task))
+}

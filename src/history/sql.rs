@@ -13,6 +13,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::migrate::{MigrateError, Migrator};
@@ -41,6 +44,11 @@ pub const MAX_PAGE_SIZE: u32 = 500;
 pub const MAX_TEXT_FILTER: usize = 200;
 /// Most durations [`SqlCore::recent_durations`] returns.
 pub const MAX_RECENT_DURATIONS: u32 = 1_000;
+/// How often a process waiting for another's migration tries its lock file again.
+const MIGRATE_LOCK_POLL: Duration = Duration::from_millis(25);
+/// How long a process waits for another's migration before giving up: far longer than any
+/// migration of an embedded store takes, so only a stuck holder makes it fail.
+const MIGRATE_LOCK_WAIT: Duration = Duration::from_secs(600);
 
 /// Phases after which an operation no longer changes: the same set as
 /// [`estimate::is_finished_phase`] (a unit test keeps them in step).
@@ -348,6 +356,9 @@ pub struct SqlCore {
     /// The password of the URL, scrubbed from every error message.
     secret: Option<String>,
     migrator: &'static Migrator,
+    /// The file [`SqlCore::migrate`] locks so that one process at a time migrates (SQLite
+    /// files; see [`SqlCore::with_migrate_lock`]).
+    migrate_lock: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for SqlCore {
@@ -395,7 +406,18 @@ impl SqlCore {
             target,
             secret,
             migrator,
+            migrate_lock: None,
         })
+    }
+
+    /// Makes [`SqlCore::migrate`] hold an exclusive lock on `path` (created when missing,
+    /// left in place) while it migrates. sqlx's migrator locks nothing on SQLite, so processes
+    /// starting together on one file each saw a migration pending and all but one failed
+    /// applying it ("table … already exists"). Postgres needs none: sqlx holds an advisory
+    /// lock there from before it creates its bookkeeping table.
+    pub fn with_migrate_lock(mut self, path: PathBuf) -> Self {
+        self.migrate_lock = Some(path);
+        self
     }
 
     /// Which database this is.
@@ -429,8 +451,25 @@ impl SqlCore {
     }
 
     /// Applies pending migrations; applied ones are skipped, so running it again is a no-op.
+    /// Safe when several processes (or stores in one process) migrate one database at once:
+    /// they take turns, and each one after the first finds nothing left to apply.
     pub async fn migrate(&self) -> Result<(), HistoryError> {
-        self.migrator.run(&self.pool).await.map_err(|e| match e {
+        // Released when dropped, after the migrator is done.
+        let _turn = match &self.migrate_lock {
+            Some(path) => Some(self.lock_for_migration(path).await?),
+            None => None,
+        };
+        let mut conn = self.pool.acquire().await.map_err(|e| self.fail(e))?;
+        // What `Migrator::run` does on the connection it acquires; `run` itself cannot take
+        // `&mut AnyConnection` in a `Send` future ("implementation of `Acquire` is not
+        // general enough"), and sqlx points at `run_direct` for exactly that.
+        let result = self.migrator.run_direct(None, &mut *conn, false).await;
+        if result.is_err() {
+            // sqlx releases its Postgres advisory lock (a session lock) only on success: back
+            // in the pool, this connection would keep it and every later migrate would hang.
+            conn.close_on_drop();
+        }
+        result.map_err(|e| match e {
             MigrateError::Execute(inner) if is_unavailable(&inner, self.backend) => {
                 self.fail(inner)
             }
@@ -439,6 +478,50 @@ impl SqlCore {
                 self.secret.as_deref(),
             )),
         })
+    }
+
+    /// Waits (polling, so a cancelled caller leaves no thread blocked) for the exclusive lock
+    /// on `path` and returns the open file that holds it. The lock is the kernel's
+    /// (`flock`): a process that dies holding it releases it.
+    async fn lock_for_migration(&self, path: &Path) -> Result<File, HistoryError> {
+        let file = open_lock_file(path).map_err(|e| {
+            HistoryError::Migration(format!(
+                "{}: cannot open the migration lock file {}: {e}",
+                self.target,
+                path.display()
+            ))
+        })?;
+        let deadline = Instant::now() + MIGRATE_LOCK_WAIT;
+        let mut logged = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(TryLockError::WouldBlock) => {}
+                Err(TryLockError::Error(e)) => {
+                    return Err(HistoryError::Migration(format!(
+                        "{}: cannot lock the migration lock file {}: {e}",
+                        self.target,
+                        path.display()
+                    )));
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(HistoryError::Migration(format!(
+                    "{}: another process has been migrating for more than {} s (it holds {})",
+                    self.target,
+                    MIGRATE_LOCK_WAIT.as_secs(),
+                    path.display()
+                )));
+            }
+            if !logged {
+                tracing::info!(
+                    lock = %path.display(),
+                    "waiting for another process to finish migrating the history store"
+                );
+                logged = true;
+            }
+            tokio::time::sleep(MIGRATE_LOCK_POLL).await;
+        }
     }
 
     /// Records a batch in one transaction: multi-row upserts of the operations (merge rules in
@@ -1673,6 +1756,20 @@ pub fn escape_like(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// Opens (creating it when missing) the file a migration lock is taken on. flock needs no
+/// write access, so a file another user created is opened read-only.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    match OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(path),
+        other => other,
+    }
 }
 
 /// Whether an error means the database cannot be reached right now (retrying may succeed).

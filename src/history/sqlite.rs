@@ -1,8 +1,9 @@
 //! The SQLite history store (embedded default): a file next to NAC (its directory is
 //! created), WAL journal so reads never wait for the recorder, migrations from
-//! `migrations/sqlite`, and every operation from [`SqlCore`].
+//! `migrations/sqlite` (processes sharing the file take turns on `<file>.migrate.lock`), and
+//! every operation from [`SqlCore`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sqlx::Executor;
@@ -28,10 +29,12 @@ pub struct SqliteHistoryStore {
 impl SqliteHistoryStore {
     /// Opens `sqlite://path` (`sqlite:///abs/path`, `sqlite://relative`, `sqlite:path`; see
     /// [`super::sqlite_url_for`]), creating the file and its directory when missing (a URL
-    /// without a `mode` opens read-write-create; an explicit `mode=ro`/`rw` is kept). Every connection runs with journal_mode=WAL, busy_timeout=5000 (writers
-    /// wait for each other instead of failing), synchronous=NORMAL (safe with WAL) and
-    /// foreign_keys=ON. An in-memory database (`sqlite::memory:`) keeps one connection, since
-    /// each connection would otherwise see its own empty database. Does not migrate.
+    /// without a `mode` opens read-write-create; an explicit `mode=ro`/`rw` is kept). Every
+    /// connection runs with journal_mode=WAL, busy_timeout=5000 (writers wait for each other
+    /// instead of failing), synchronous=NORMAL (safe with WAL) and foreign_keys=ON. An
+    /// in-memory database (`sqlite::memory:`) keeps one connection, since each connection
+    /// would otherwise see its own empty database. Does not migrate; migrating a file takes
+    /// `<file>.migrate.lock` (created next to it) so processes sharing the file take turns.
     pub async fn connect(url: &str) -> Result<Self, HistoryError> {
         if Backend::from_url(url)? != Backend::Sqlite {
             return Err(HistoryError::UnsupportedUrl(super::redact_url(url)));
@@ -71,8 +74,17 @@ impl SqliteHistoryStore {
                 .idle_timeout(None)
                 .max_lifetime(None);
         }
+        let lock = path
+            .as_deref()
+            .filter(|_| !read_only(url))
+            .map(migrate_lock_of);
         let url = creating_file(url, in_memory);
-        let core = SqlCore::connect(&url, Backend::Sqlite, options, &MIGRATOR).await?;
+        let mut core = SqlCore::connect(&url, Backend::Sqlite, options, &MIGRATOR).await?;
+        // Processes sharing the file take turns migrating (an in-memory database has one
+        // process; a read-only one cannot apply anything).
+        if let Some(lock) = lock {
+            core = core.with_migrate_lock(lock);
+        }
         Ok(Self { core })
     }
 
@@ -98,8 +110,22 @@ fn creating_file(url: &str, in_memory: bool) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Whether a SQLite URL opens its file read-only (`mode=ro`).
+fn read_only(url: &str) -> bool {
+    url.split_once('?')
+        .is_some_and(|(_, query)| query.split('&').any(|pair| pair == "mode=ro"))
+}
+
+/// The lock file migrating processes take turns on: `<database>.migrate.lock`, next to the
+/// database (SQLite's own locks are per transaction, and sqlx's migrator spans several).
+fn migrate_lock_of(database: &Path) -> PathBuf {
+    let mut name = database.as_os_str().to_owned();
+    name.push(".migrate.lock");
+    PathBuf::from(name)
+}
+
 /// The file a SQLite URL names (None for an in-memory database), and whether it is in memory.
-fn file_of(url: &str) -> (Option<std::path::PathBuf>, bool) {
+fn file_of(url: &str) -> (Option<PathBuf>, bool) {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
@@ -110,7 +136,7 @@ fn file_of(url: &str) -> (Option<std::path::PathBuf>, bool) {
     if in_memory {
         (None, true)
     } else {
-        (Some(std::path::PathBuf::from(path)), false)
+        (Some(PathBuf::from(path)), false)
     }
 }
 
@@ -129,6 +155,21 @@ mod tests {
         );
         assert!(file_of("sqlite::memory:").1);
         assert!(file_of("sqlite://x.db?mode=memory&cache=shared").1);
+    }
+
+    #[test]
+    fn the_migration_lock_sits_next_to_the_database() {
+        assert_eq!(
+            migrate_lock_of(Path::new("/var/lib/nac/history.db")),
+            Path::new("/var/lib/nac/history.db.migrate.lock")
+        );
+        assert_eq!(
+            migrate_lock_of(Path::new("history.db")),
+            Path::new("history.db.migrate.lock")
+        );
+        assert!(read_only("sqlite:///x.db?cache=shared&mode=ro"));
+        assert!(!read_only("sqlite:///x.db?mode=rwc"));
+        assert!(!read_only("sqlite:///mode=ro.db"));
     }
 
     #[test]

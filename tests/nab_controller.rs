@@ -710,6 +710,61 @@ async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestClu
     assert_eq!(velero_backups(&e.admin).await.len(), 1);
 }
 
+/// Seed 004 (act on the most recent status) without a read per reconcile: the driver decides on
+/// the cached copy, and writes to the NAB carry the resourceVersion read. Every copy the NAB
+/// went through on its way to Created, handed to a reconcile afterwards (a cache that fell
+/// behind), changes nothing: no second Velero Backup, no other NACUUID, no error.
+async fn a_decision_on_a_stale_copy_writes_nothing_and_makes_nothing(cluster: TestCluster) {
+    let e = env(cluster, false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    nabs(&e.alice, "team-a")
+        .create(&PostParams::default(), &nab("stale", json!({})))
+        .await
+        .unwrap();
+    let fresh_context = || {
+        Arc::new(Context::new(
+            e.cluster.client_as(&token, Component::Controller),
+            OADP_NAMESPACE,
+        ))
+    };
+    let mut copies = Vec::new();
+    loop {
+        assert!(copies.len() < 60, "did not converge");
+        let current = nabs(&e.admin, "team-a").get("stale").await.unwrap();
+        copies.push(current.clone());
+        let v = serde_json::to_value(&current).unwrap();
+        if s(&v, "/status/phase") == "Created"
+            && s(&v, "/status/veleroBackup/status/phase") == "Completed"
+        {
+            break;
+        }
+        nac::controllers::nab::reconcile(Arc::new(current), fresh_context())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let settled = nabs(&e.admin, "team-a").get("stale").await.unwrap();
+    let settled_v = serde_json::to_value(&settled).unwrap();
+    let nacuuid = s(&settled_v, "/status/veleroBackup/nacuuid").to_string();
+    assert!(!nacuuid.is_empty());
+    assert!(copies.len() >= 4, "{} copies", copies.len());
+    for (i, stale) in copies.iter().enumerate() {
+        nac::controllers::nab::reconcile(Arc::new(stale.clone()), fresh_context())
+            .await
+            .unwrap_or_else(|err| panic!("copy {i}: {err}"));
+        let now =
+            serde_json::to_value(nabs(&e.admin, "team-a").get("stale").await.unwrap()).unwrap();
+        assert_eq!(s(&now, "/status/veleroBackup/nacuuid"), nacuuid, "copy {i}");
+        assert_eq!(s(&now, "/status/phase"), "Created", "copy {i}");
+        assert_eq!(velero_backups(&e.admin).await.len(), 1, "copy {i}");
+    }
+    println!(
+        "[{}] {} stale copies reconciled: one Velero Backup, NACUUID {nacuuid} kept",
+        e.cluster.server,
+        copies.len()
+    );
+}
+
 /// The one reconciler driver: a reconcile is one span carrying the kind, namespace, name and the
 /// step taken, and is counted in the controller metrics under its kind.
 async fn each_reconcile_is_one_span_with_kind_namespace_name_and_step(cluster: TestCluster) {
@@ -886,6 +941,7 @@ on_both_servers!(
     a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off,
     an_expired_velero_backup_leaves_its_nab_backing_off,
     a_crash_between_any_two_steps_yields_one_velero_backup,
+    a_decision_on_a_stale_copy_writes_nothing_and_makes_nothing,
     each_reconcile_is_one_span_with_kind_namespace_name_and_step,
     an_enforced_empty_list_is_enforced_and_an_empty_excluded_namespaces_is_refused,
 );

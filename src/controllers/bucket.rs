@@ -74,12 +74,16 @@ impl Default for PoolConfig {
 
 /// Where a NonAdminBackup in `namespace` without a storage location goes.
 pub async fn pool_route(context: &Context, namespace: &str) -> Result<PoolRoute, ControllerError> {
-    let buckets: Api<BackupBucket> = Api::all(context.client.clone());
-    let configured = !buckets
-        .list_metadata(&ListParams::default().limit(1))
-        .await?
-        .items
-        .is_empty();
+    let configured = if context.cluster.buckets.is_installed() {
+        !context.cluster.buckets.matching(|_| true).is_empty()
+    } else {
+        let buckets: Api<BackupBucket> = Api::all(context.client.clone());
+        !buckets
+            .list_metadata(&ListParams::default().limit(1))
+            .await?
+            .items
+            .is_empty()
+    };
     if !configured {
         return Ok(PoolRoute::NotConfigured);
     }

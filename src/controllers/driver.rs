@@ -1,13 +1,16 @@
 //! The one reconciler driver: every controller is a [`Reconciler`] (observe → decide → apply)
-//! and this module runs it — the fresh read, the per-object jittered backoff, the metrics, the
+//! and this module runs it — the read of the object (the watch cache's copy, and a fresh read
+//! only before a step that is not guarded by the resourceVersion), the per-object jittered
+//! backoff, the metrics, the
 //! Event of a step that took effect, and a tracing span per reconcile carrying the kind,
 //! namespace, name and the step taken. A reader learns this shape once; each controller file
 //! holds only what it observes and how it applies a step, and its `*_decision` module what it
 //! decides.
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kube::Resource;
@@ -21,6 +24,17 @@ use super::{Context, ControllerError, health};
 
 /// Requeue delay after a step that changed something: the next reconcile sees its effect.
 pub const SOON: Duration = Duration::from_millis(20);
+
+/// Requeue delay after a write to the object itself (status, finalizers): the watch event of
+/// that write reconciles it sooner, from a cache that has it (a reconcile 20 ms later would often
+/// still see the copy before the write, and its write would only conflict). This is the safety
+/// net should no event come.
+pub const AFTER_OWN_WRITE: Duration = Duration::from_secs(2);
+
+/// How long a copy this replica wrote over is skipped ([`Superseded`]): longer than a watch
+/// takes to deliver the write even while it re-lists under load, short enough that a write the
+/// server took as a no-op holds nothing up for long.
+pub const SUPERSEDED_FOR: Duration = Duration::from_secs(10);
 
 /// What applying a step did.
 #[derive(Debug)]
@@ -50,9 +64,14 @@ impl Applied {
     }
 }
 
-/// One kind of object NAC reconciles. The driver reads the object fresh (a watch cache may be
-/// behind our own last write, and seed 004 asks every decision to start from the most recent
-/// status), then calls, in order: [`observe`](Reconciler::observe) (the I/O that gathers what
+/// One kind of object NAC reconciles. Seed 004 asks every decision to act on the most recent
+/// status, and a watch cache may be behind our own last write. The driver meets it without a
+/// read per reconcile: it decides on the cached copy, and a step that writes the object itself
+/// (status, finalizers) carries the resourceVersion read, so a stale copy makes the write fail
+/// with a conflict and the object is reconciled again from the newer copy. Only a step with
+/// effects elsewhere ([`Reconciler::needs_fresh_read`]: creating or deleting Velero objects,
+/// deleting the object) is decided again on a fresh read first, when the fresh copy differs
+/// from the cached one. It calls, in order: [`observe`](Reconciler::observe) (the I/O that gathers what
 /// the decision needs), [`decide`](Reconciler::decide) (pure: the one next step),
 /// [`notice`](Reconciler::notice) and [`apply`](Reconciler::apply).
 pub trait Reconciler: Send + Sync + 'static {
@@ -110,8 +129,57 @@ pub trait Reconciler: Send + Sync + 'static {
         step: Self::Step,
     ) -> impl Future<Output = Result<Applied, ControllerError>> + Send;
 
+    /// Whether `step` has effects the object's resourceVersion does not guard (creates and
+    /// deletes of other objects), so it is decided again on a fresh read when the cached copy
+    /// is not the latest. Default: every step (a reconciler whose writes to its object all carry
+    /// the resourceVersion read overrides it).
+    fn needs_fresh_read(_step: &Self::Step) -> bool {
+        true
+    }
+
+    /// Whether `step` writes the object itself (status, finalizers): the copy it was decided
+    /// on is then superseded ([`Superseded`]).
+    fn writes_object(_step: &Self::Step) -> bool {
+        false
+    }
+
     /// The object is gone (its fresh read found nothing): forget what was kept about it.
     fn forget(&self, _context: &Context, _namespace: Option<&str>, _name: &str) {}
+}
+
+/// Copies of objects this replica has just written over (key → the resourceVersion written
+/// over, and when): a reconcile handed such a copy by a watch cache that has not seen the write
+/// yet is skipped instead of deciding on it (its write would only conflict). An entry counts for
+/// [`SUPERSEDED_FOR`] only, so a write the server took as a no-op (no new version, no event)
+/// never holds the object up for longer.
+#[derive(Debug, Default)]
+pub struct Superseded(Mutex<HashMap<String, (String, Instant)>>);
+
+impl Superseded {
+    /// Whether the copy at `resource_version` of `key` was written over moments ago; a newer
+    /// copy (or an old entry) clears the entry.
+    pub fn holds(&self, key: &str, resource_version: Option<&str>) -> bool {
+        let Ok(mut map) = self.0.lock() else {
+            return false;
+        };
+        let held = match (map.get(key), resource_version) {
+            (Some((written_over, at)), Some(rv)) => {
+                written_over == rv && at.elapsed() < SUPERSEDED_FOR
+            }
+            _ => false,
+        };
+        if !held {
+            map.remove(key);
+        }
+        held
+    }
+
+    /// Records that the copy at `resource_version` of `key` was just written over.
+    pub fn record(&self, key: String, resource_version: Option<String>) {
+        if let (Ok(mut map), Some(rv)) = (self.0.lock(), resource_version) {
+            map.insert(key, (rv, Instant::now()));
+        }
+    }
 }
 
 /// The key of an object's backoff and failure count (`nonadminbackup/ns/name`).
@@ -139,6 +207,14 @@ pub async fn reconcile<R: Reconciler>(
     let Some(_writing) = context.shutdown.begin() else {
         return Ok(Action::await_change());
     };
+    let key = backoff_key::<R>(&object);
+    if context
+        .superseded
+        .holds(&key, object.meta().resource_version.as_deref())
+    {
+        tracing::debug!(kind = R::KIND, object = %key, "the cache has not seen our last write yet");
+        return Ok(Action::requeue(AFTER_OWN_WRITE));
+    }
     let meta = object.meta();
     let namespace = meta.namespace.clone();
     let name = meta.name.clone().unwrap_or_default();
@@ -149,9 +225,18 @@ pub async fn reconcile<R: Reconciler>(
         name = %name,
         step = tracing::field::Empty,
     );
-    let result = pass(reconciler, &context, namespace.as_deref(), &name)
+    let result = match pass(reconciler, &context, &object, namespace.as_deref(), &name)
         .instrument(span)
-        .await;
+        .await
+    {
+        // A write carrying the resourceVersion of a cached copy that was behind: nothing was
+        // written; the watch brings the newer copy and the object is decided again on it.
+        Err(e) if e.is_conflict() => {
+            tracing::debug!(kind = R::KIND, object = %name, "decided on a stale copy; deciding again");
+            Ok(Action::requeue(SOON))
+        }
+        other => other,
+    };
     health::record(R::KIND, result.as_ref().err());
     if result.is_ok() {
         context.succeeded(&backoff_key::<R>(&object));
@@ -159,30 +244,67 @@ pub async fn reconcile<R: Reconciler>(
     result
 }
 
-/// Observe → decide → apply, from a fresh read.
+/// Observe → decide → apply, on the cached copy; decided again on a fresh read before a step
+/// that needs one (see [`Reconciler`]).
 async fn pass<R: Reconciler>(
     reconciler: &R,
     context: &Context,
+    cached: &R::Object,
     namespace: Option<&str>,
     name: &str,
 ) -> Result<Action, ControllerError> {
     let api = reconciler.api(context.client.clone(), namespace);
-    let Some(object) = api.get_opt(name).await? else {
+    let observed = reconciler.observe(context, cached).await?;
+    let step = reconciler.decide(context, cached, &observed);
+    if !R::needs_fresh_read(&step) {
+        return carry_out(reconciler, context, &api, cached, observed, step).await;
+    }
+    let Some(latest) = api.get_opt(name).await? else {
         reconciler.forget(context, namespace, name);
         return Ok(Action::await_change());
     };
-    let observed = reconciler.observe(context, &object).await?;
-    let step = reconciler.decide(context, &object, &observed);
+    if same_version(&latest, cached) {
+        return carry_out(reconciler, context, &api, cached, observed, step).await;
+    }
+    tracing::debug!("the cached copy was behind; deciding again on the fresh read");
+    drop(observed);
+    let observed = reconciler.observe(context, &latest).await?;
+    let step = reconciler.decide(context, &latest, &observed);
+    carry_out(reconciler, context, &api, &latest, observed, step).await
+}
+
+/// Applies the step decided on `object`, and tells the tenant when it took effect.
+async fn carry_out<R: Reconciler>(
+    reconciler: &R,
+    context: &Context,
+    api: &Api<R::Object>,
+    object: &R::Object,
+    observed: R::Observed,
+    step: R::Step,
+) -> Result<Action, ControllerError> {
     let step_name = R::step_name(&step);
     tracing::Span::current().record("step", step_name);
     tracing::debug!("reconcile step");
-    let notice = reconciler.notice(&object, &observed, &step);
+    let notice = reconciler.notice(object, &observed, &step);
     drop(observed);
-    let applied = reconciler.apply(context, &api, &object, step).await?;
+    let writes_object = R::writes_object(&step);
+    let applied = reconciler.apply(context, api, object, step).await?;
+    if writes_object {
+        context.superseded.record(
+            backoff_key::<R>(object),
+            object.meta().resource_version.clone(),
+        );
+    }
     if applied.took_effect && notice.is_some() {
-        events::publish_notice(&context.client, &events::reference(&object), notice).await;
+        events::publish_notice(&context.client, &events::reference(object), notice).await;
     }
     Ok(applied.action)
+}
+
+/// Whether two copies are the same version of an object (same UID and resourceVersion).
+fn same_version<K: Resource>(a: &K, b: &K) -> bool {
+    let (a, b) = (a.meta(), b.meta());
+    a.uid == b.uid && a.resource_version.is_some() && a.resource_version == b.resource_version
 }
 
 /// After a failed reconcile: retry with the object's own jittered exponential backoff.

@@ -16,6 +16,7 @@ pub mod bucket;
 pub mod bucket_decision;
 pub mod bucket_store;
 pub mod clock;
+pub mod cluster_cache;
 pub mod deletion_action_decision;
 pub mod deletion_actions;
 pub mod driver;
@@ -52,6 +53,13 @@ pub enum ControllerError {
     Invalid(String),
 }
 
+impl ControllerError {
+    /// A write refused because the object changed since it was read (409 Conflict).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, ControllerError::Kube(kube::Error::Api(s)) if s.code == 409)
+    }
+}
+
 /// Watch caches of NAC-made Velero objects in the OADP namespace.
 #[derive(Default)]
 pub struct VeleroCaches {
@@ -73,6 +81,10 @@ pub struct Context {
     pub positions: positions::Positions,
     /// Watch caches of NAC's Velero objects (filled while the controllers run).
     pub velero: VeleroCaches,
+    /// Watch caches of namespaces and BackupBuckets (filled while the controllers run).
+    pub cluster: cluster_cache::ClusterCaches,
+    /// Copies of objects this replica has just written over (see [`driver::Superseded`]).
+    pub superseded: driver::Superseded,
     /// The shared backup pool's settings (grace period, clock, bucket listing).
     pub pool: bucket::PoolConfig,
     /// The process's stop: once it starts no reconcile or pass begins, and those running
@@ -100,6 +112,8 @@ impl Context {
             queue: Arc::new(RwLock::new(QueueIndex::new())),
             positions: positions::Positions::default(),
             velero: VeleroCaches::default(),
+            cluster: cluster_cache::ClusterCaches::default(),
+            superseded: driver::Superseded::default(),
             pool: bucket::PoolConfig::default(),
             shutdown: crate::shutdown::Shutdown::default(),
             failures: Mutex::new(HashMap::new()),
@@ -145,11 +159,16 @@ impl Context {
         &self,
         namespace: &str,
     ) -> Result<crate::policy::EffectivePolicy, ControllerError> {
-        let labels = Api::<Namespace>::all(self.client.clone())
-            .get_opt(namespace)
-            .await?
-            .and_then(|n| n.metadata.labels)
-            .unwrap_or_default();
+        // Labels only choose policy rules: the watch cache's copy is as good as the policy's own.
+        let found = match self.cluster.namespaces.cached_cluster_object(namespace) {
+            Some(Some(cached)) => Some((*cached).clone()),
+            _ => {
+                Api::<Namespace>::all(self.client.clone())
+                    .get_opt(namespace)
+                    .await?
+            }
+        };
+        let labels = found.and_then(|n| n.metadata.labels).unwrap_or_default();
         let policy = self
             .policy
             .read()
@@ -224,6 +243,7 @@ async fn run_controllers(context: Arc<Context>) {
         gc::run(context.clone(), None),
         policy_source::watch(context.clone()),
         queue_feed::run(context.clone()),
+        cluster_cache::run(context.clone()),
         positions::run(context.clone()),
         nab::run(context.clone()),
         nabsl::run(context.clone()),

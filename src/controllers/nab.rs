@@ -9,7 +9,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
-use super::driver::{self, Applied, Reconciler, SOON};
+use super::driver::{self, AFTER_OWN_WRITE, Applied, Reconciler, SOON};
 use super::events::Notice;
 use super::nab_decision::{self, NabObservation, NabStep};
 use super::positions::Follower;
@@ -261,6 +261,25 @@ impl Reconciler for NabReconciler {
         step_name(step)
     }
 
+    fn writes_object(step: &NabStep) -> bool {
+        matches!(
+            step,
+            NabStep::WriteStatus(_) | NabStep::AddFinalizer | NabStep::RemoveFinalizer
+        )
+    }
+
+    /// Status and finalizer writes carry the resourceVersion read; waiting needs nothing.
+    fn needs_fresh_read(step: &NabStep) -> bool {
+        !matches!(
+            step,
+            NabStep::WriteStatus(_)
+                | NabStep::AddFinalizer
+                | NabStep::RemoveFinalizer
+                | NabStep::AwaitChange
+                | NabStep::RequeueAfter(_)
+        )
+    }
+
     fn notice(
         &self,
         nab: &NonAdminBackup,
@@ -327,7 +346,15 @@ async fn observe(context: &Context, nab: &NonAdminBackup) -> Result<NabObserved,
                 .and_then(|v| v.name.clone())
                 .unwrap_or_else(|| id.clone());
             (
-                find_velero_backup(context, &namespace, id, &velero_name).await?,
+                find_velero_backup(
+                    context,
+                    &namespace,
+                    id,
+                    &velero_name,
+                    // Made already: a miss must be confirmed (it vanished, or the cache lags).
+                    nab_decision::velero_backup_was_made(nab.status.as_ref()),
+                )
+                .await?,
                 find_delete_request(context, id, &velero_name).await?,
             )
         }
@@ -336,7 +363,7 @@ async fn observe(context: &Context, nab: &NonAdminBackup) -> Result<NabObserved,
             // its controller find the backup: adopted when that backup was made for this very
             // NAB (same namespace and name), and never one recording another namespace's UID.
             Some(id) => {
-                let found = find_velero_backup(context, &namespace, &id, &id).await?;
+                let found = find_velero_backup(context, &namespace, &id, &id, true).await?;
                 let adoptable = match &found {
                     Some(backup) => {
                         let live_uid = context.namespace_uid(&namespace).await?;
@@ -367,7 +394,22 @@ async fn observe(context: &Context, nab: &NonAdminBackup) -> Result<NabObserved,
     let adopting = velero_backup
         .as_ref()
         .is_some_and(nab_decision::records_no_namespace);
-    let namespace_uid = if creating || adopting {
+    // Read from the API server, never a cache (a cache behind a re-created namespace would
+    // tie the new owner to the previous owner's backups), and only for the pass that creates
+    // the Velero Backup: the NACUUID written and the finalizer on.
+    let about_to_create = creating
+        && nab
+            .status
+            .as_ref()
+            .and_then(|s| s.velero_backup.as_ref())
+            .and_then(|v| v.nacuuid.as_deref())
+            .is_some_and(|id| !id.is_empty())
+        && nab
+            .metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|f| f == finalizers::NON_ADMIN_BACKUP));
+    let namespace_uid = if about_to_create || adopting {
         context.namespace_uid(&namespace).await?
     } else {
         None
@@ -438,21 +480,30 @@ fn published_position(
 /// The Velero Backup a NAB follows: named `velero_name` (its NACUUID, or the scheduled
 /// backup's name for a schedule's child), labelled with `nacuuid`, and made for `namespace` —
 /// a NACUUID alone (which a forged status or label could carry) never links another tenant's
-/// backup. Served from the watch cache; a miss is confirmed with one GET by name.
+/// backup. Served from the watch cache; a miss is confirmed with one GET by name only when
+/// `confirm_miss` (the backup was made: did it vanish?); before it is made, a miss is "not yet"
+/// and a create racing the cache answers 409.
 async fn find_velero_backup(
     context: &Context,
     namespace: &str,
     nacuuid: &str,
     velero_name: &str,
+    confirm_miss: bool,
 ) -> Result<Option<Backup>, ControllerError> {
     let backups: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
     context
         .velero
         .backups
-        .get(&backups, &context.oadp_namespace, velero_name, |b| {
-            velero_cache::has_label(&b.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
-                && made_for_namespace(&b.metadata, namespace)
-        })
+        .get_or_absent(
+            &backups,
+            &context.oadp_namespace,
+            velero_name,
+            confirm_miss,
+            |b| {
+                velero_cache::has_label(&b.metadata, labels::NAB_ORIGIN_NACUUID, nacuuid)
+                    && made_for_namespace(&b.metadata, namespace)
+            },
+        )
         .await
 }
 
@@ -503,11 +554,11 @@ async fn apply(
     match step {
         NabStep::WriteStatus(status) => {
             write_status(api, nab, *status).await?;
-            Ok(Action::requeue(SOON))
+            Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NabStep::AddFinalizer => {
             writes::set_finalizer(api, nab, finalizers::NON_ADMIN_BACKUP, true).await?;
-            Ok(Action::requeue(SOON))
+            Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NabStep::RemoveFinalizer => {
             writes::set_finalizer(api, nab, finalizers::NON_ADMIN_BACKUP, false).await?;
@@ -517,7 +568,8 @@ async fn apply(
             let backups: Api<Backup> =
                 Api::namespaced(context.client.clone(), &context.oadp_namespace);
             writes::create_if_absent(&backups, &backup).await?;
-            Ok(Action::requeue(SOON))
+            // Its watch event reconciles the NAB sooner, once the cache has it.
+            Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NabStep::DeleteVeleroBackup(velero_name) => {
             let backups: Api<Backup> =

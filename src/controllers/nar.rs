@@ -10,7 +10,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
-use super::driver::{self, Applied, Reconciler, SOON};
+use super::driver::{self, AFTER_OWN_WRITE, Applied, Reconciler, SOON};
 use super::events::Notice;
 use super::nar_decision::{self, NarObservation, NarStep};
 use super::positions::Follower;
@@ -198,6 +198,25 @@ impl Reconciler for NarReconciler {
         })
     }
 
+    fn writes_object(step: &NarStep) -> bool {
+        matches!(
+            step,
+            NarStep::WriteStatus(_) | NarStep::AddFinalizer | NarStep::RemoveFinalizer
+        )
+    }
+
+    /// Status and finalizer writes carry the resourceVersion read; waiting needs nothing.
+    fn needs_fresh_read(step: &NarStep) -> bool {
+        !matches!(
+            step,
+            NarStep::WriteStatus(_)
+                | NarStep::AddFinalizer
+                | NarStep::RemoveFinalizer
+                | NarStep::AwaitChange
+                | NarStep::RequeueAfter(_)
+        )
+    }
+
     fn step_name(step: &NarStep) -> &'static str {
         match step {
             NarStep::WriteStatus(_) => "WriteStatus",
@@ -349,11 +368,11 @@ async fn apply(
     match step {
         NarStep::WriteStatus(status) => {
             write_status(api, nar, *status).await?;
-            Ok(Action::requeue(SOON))
+            Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NarStep::AddFinalizer => {
             writes::set_finalizer(api, nar, finalizers::NON_ADMIN_RESTORE, true).await?;
-            Ok(Action::requeue(SOON))
+            Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NarStep::RemoveFinalizer => {
             writes::set_finalizer(api, nar, finalizers::NON_ADMIN_RESTORE, false).await?;

@@ -2,9 +2,9 @@
 //! or NAR's Velero object without asking the API server on every pass.
 //!
 //! A cache may lag behind the cluster. That is safe here because every Velero object NAC
-//! creates is named after its NACUUID (written to the tenant object's status first): a miss is
-//! confirmed with one GET by that name before anything is created, and a create that still
-//! races answers 409 instead of making a second object.
+//! creates is named after its NACUUID (written to the tenant object's status first): a create
+//! decided on a miss that is only the cache lagging answers 409 instead of making a second
+//! object, and a miss of an object that was made already is confirmed with one GET by name.
 use std::sync::{Arc, RwLock};
 
 use futures::StreamExt;
@@ -57,8 +57,18 @@ where
         }
     }
 
+    /// The store, once its first list is complete (before that a miss would mean nothing).
     fn current(&self) -> Option<Store<K>> {
-        self.store.read().ok().and_then(|s| s.clone())
+        let store = self.store.read().ok().and_then(|s| s.clone())?;
+        let synced = futures::FutureExt::now_or_never(store.wait_until_ready())
+            .is_some_and(|ready| ready.is_ok());
+        synced.then_some(store)
+    }
+
+    /// The cluster-scoped object `name`, when the cache is synced: `Some(None)` when it does not
+    /// exist as far as the cache knows, `None` without a synced cache (ask the API server).
+    pub fn cached_cluster_object(&self, name: &str) -> Option<Option<Arc<K>>> {
+        self.current().map(|store| store.get(&ObjectRef::new(name)))
     }
 
     /// The object `namespace/name` that passes `accept`: from the cache when it has it, else
@@ -78,6 +88,27 @@ where
         Ok(api.get_opt(name).await?.filter(|k| accept(k)))
     }
 
+    /// As [`Cache::get`], but a miss in the synced cache is taken as "absent" unless
+    /// `confirm_miss`: for an object this replica has not made yet (a create that races the
+    /// cache answers 409), no GET is needed; one that should exist is confirmed gone by a GET.
+    pub async fn get_or_absent(
+        &self,
+        api: &Api<K>,
+        namespace: &str,
+        name: &str,
+        confirm_miss: bool,
+        accept: impl Fn(&K) -> bool,
+    ) -> Result<Option<K>, ControllerError> {
+        match self.current() {
+            Some(store) => match store.get(&ObjectRef::new(name).within(namespace)) {
+                Some(found) => Ok(accept(&found).then(|| (*found).clone())),
+                None if !confirm_miss => Ok(None),
+                None => Ok(api.get_opt(name).await?.filter(|k| accept(k))),
+            },
+            None => Ok(api.get_opt(name).await?.filter(|k| accept(k))),
+        }
+    }
+
     /// Every cached object passing `accept` (empty without a cache; see [`Cache::is_installed`]).
     pub fn matching(&self, accept: impl Fn(&K) -> bool) -> Vec<Arc<K>> {
         self.current()
@@ -85,7 +116,7 @@ where
             .unwrap_or_default()
     }
 
-    /// Whether lookups are served from a cache.
+    /// Whether lookups are served from a cache (installed and synced).
     pub fn is_installed(&self) -> bool {
         self.current().is_some()
     }

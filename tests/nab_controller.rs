@@ -765,54 +765,71 @@ async fn a_decision_on_a_stale_copy_writes_nothing_and_makes_nothing(cluster: Te
     );
 }
 
+/// The `reconcile step` lines NAC logs, from the whole test process. A subscriber scoped to one
+/// test (thread or future) is not enough: the cases of this binary run at once and tracing's
+/// per-callsite interest cache, shared by all of them, then drops events at random. One global
+/// subscriber at `nac=debug`, keeping only those lines, is installed once.
+fn reconcile_steps_logged() -> Arc<std::sync::Mutex<Vec<String>>> {
+    static LINES: std::sync::OnceLock<Arc<std::sync::Mutex<Vec<String>>>> =
+        std::sync::OnceLock::new();
+    LINES
+        .get_or_init(|| {
+            #[derive(Clone)]
+            struct Keep(Arc<std::sync::Mutex<Vec<String>>>);
+            impl std::io::Write for Keep {
+                fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                    let text = String::from_utf8_lossy(bytes);
+                    if text.contains("reconcile step") {
+                        self.0.lock().unwrap().push(text.into_owned());
+                    }
+                    Ok(bytes.len())
+                }
+                fn flush(&mut self) -> std::io::Result<()> {
+                    Ok(())
+                }
+            }
+            let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let keep = Keep(lines.clone());
+            let subscriber = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new("nac=debug"))
+                .with_ansi(false)
+                .with_writer(move || keep.clone())
+                .finish();
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("no other global subscriber in this test binary");
+            lines
+        })
+        .clone()
+}
+
 /// The one reconciler driver: a reconcile is one span carrying the kind, namespace, name and the
 /// step taken, and is counted in the controller metrics under its kind.
 async fn each_reconcile_is_one_span_with_kind_namespace_name_and_step(cluster: TestCluster) {
-    #[derive(Clone, Default)]
-    struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let e = env(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    let name = e.cluster.unique_name("traced", None);
     nabs(&e.alice, "team-a")
-        .create(&PostParams::default(), &nab("traced", json!({})))
+        .create(&PostParams::default(), &nab(&name, json!({})))
         .await
         .unwrap();
     let context = Arc::new(Context::new(
         e.cluster.client_as(&token, Component::Controller),
         OADP_NAMESPACE,
     ));
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
+    let captured = reconcile_steps_logged();
     let before = nac::controllers::health::counters().reconciles_of("nonadminbackup");
-    let current = nabs(&e.admin, "team-a").get("traced").await.unwrap();
-    {
-        let _guard = tracing::subscriber::set_default(subscriber);
-        nac::controllers::nab::reconcile(Arc::new(current), context)
-            .await
-            .unwrap();
-    }
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let current = nabs(&e.admin, "team-a").get(&name).await.unwrap();
+    nac::controllers::nab::reconcile(Arc::new(current), context)
+        .await
+        .unwrap();
+    let text = captured.lock().unwrap().join("");
     let line = text
         .lines()
-        .find(|l| l.contains("reconcile step"))
-        .unwrap_or_else(|| panic!("no reconcile step logged: {text}"));
+        .find(|l| l.contains("reconcile step") && l.contains(&format!("name={name}")))
+        .unwrap_or_else(|| panic!("no reconcile step logged for {name}: {text}"));
     for field in [
         "kind=\"nonadminbackup\"",
         "namespace=\"team-a\"",
-        "name=traced",
         "step=\"WriteStatus\"",
     ] {
         assert!(line.contains(field), "{field} missing from {line}");

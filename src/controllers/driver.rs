@@ -129,6 +129,11 @@ pub trait Reconciler: Send + Sync + 'static {
         step: Self::Step,
     ) -> impl Future<Output = Result<Applied, ControllerError>> + Send;
 
+    /// Whether this reconciler decides on the watch cache's copy (every write to its object
+    /// carries the resourceVersion read, and [`Reconciler::needs_fresh_read`] names the steps
+    /// with effects elsewhere). Otherwise every reconcile starts from a fresh read, as before.
+    const DECIDES_ON_CACHED_COPY: bool = false;
+
     /// Whether `step` has effects the object's resourceVersion does not guard (creates and
     /// deletes of other objects), so it is decided again on a fresh read when the cached copy
     /// is not the latest. Default: every step (a reconciler whose writes to its object all carry
@@ -254,6 +259,15 @@ async fn pass<R: Reconciler>(
     name: &str,
 ) -> Result<Action, ControllerError> {
     let api = reconciler.api(context.client.clone(), namespace);
+    if !R::DECIDES_ON_CACHED_COPY {
+        let Some(latest) = api.get_opt(name).await? else {
+            reconciler.forget(context, namespace, name);
+            return Ok(Action::await_change());
+        };
+        let observed = reconciler.observe(context, &latest).await?;
+        let step = reconciler.decide(context, &latest, &observed);
+        return carry_out(reconciler, context, &api, &latest, observed, step).await;
+    }
     let observed = reconciler.observe(context, cached).await?;
     let step = reconciler.decide(context, cached, &observed);
     if !R::needs_fresh_read(&step) {

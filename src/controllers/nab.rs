@@ -261,6 +261,8 @@ impl Reconciler for NabReconciler {
         step_name(step)
     }
 
+    const DECIDES_ON_CACHED_COPY: bool = true;
+
     fn writes_object(step: &NabStep) -> bool {
         matches!(
             step,

@@ -198,6 +198,8 @@ impl Reconciler for NarReconciler {
         })
     }
 
+    const DECIDES_ON_CACHED_COPY: bool = true;
+
     fn writes_object(step: &NarStep) -> bool {
         matches!(
             step,

@@ -1064,28 +1064,12 @@ impl VeleroSimulator {
             .as_ref()
             .and_then(|d| d.parse().ok());
         let (operations, progress) = self.load_operations(&store, &key, now, timeout).await?;
-        let mut patch = serde_json::Map::new();
-        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        if status.backup_item_operations_completed.unwrap_or_default() != count(progress.completed)
-        {
-            patch.insert(
-                "backupItemOperationsCompleted".into(),
-                json!(progress.completed),
-            );
-        }
-        if status.backup_item_operations_failed.unwrap_or_default() != count(progress.failed) {
-            patch.insert("backupItemOperationsFailed".into(), json!(progress.failed));
-        }
-        if progress.new_failures > 0 {
-            patch.insert(
-                "errors".into(),
-                json!(errors + count(progress.new_failures)),
-            );
-            patch.insert(
-                "phase".into(),
-                json!(super::operations::WAITING_PARTIALLY_FAILED),
-            );
-        }
+        let recorded = (
+            status.backup_item_operations_completed.unwrap_or_default(),
+            status.backup_item_operations_failed.unwrap_or_default(),
+        );
+        let patch =
+            super::operations::round_status("backup", &current, recorded, errors, &progress);
         if progress.changed {
             store.put(&key, Self::operations_bytes(&operations)).await?;
         }
@@ -1097,18 +1081,16 @@ impl VeleroSimulator {
             }
             return Ok(());
         }
-        let finalizing =
-            super::operations::phase_after_operations(&current, progress.new_failures > 0);
-        patch.insert("phase".into(), json!(finalizing));
+        let finalizing = patch
+            .get("phase")
+            .and_then(Value::as_str)
+            .unwrap_or("FinalizingPartiallyFailed")
+            .to_owned();
         inner
             .patch(&api, &name, json!({"status": Value::Object(patch)}))
             .await?;
         // The finalizer controller: the terminal phase, recorded in velero-backup.json too.
-        let terminal = if finalizing == "Finalizing" {
-            "Completed"
-        } else {
-            "PartiallyFailed"
-        };
+        let terminal = super::operations::phase_after_finalizing(&finalizing);
         let final_status =
             json!({"phase": terminal, "completionTimestamp": timestamp(inner.clock.now())});
         let metadata =
@@ -1170,28 +1152,12 @@ impl VeleroSimulator {
             .as_ref()
             .and_then(|d| d.parse().ok());
         let (operations, progress) = self.load_operations(&store, &key, now, timeout).await?;
-        let mut patch = serde_json::Map::new();
-        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        if status.restore_item_operations_completed.unwrap_or_default() != count(progress.completed)
-        {
-            patch.insert(
-                "restoreItemOperationsCompleted".into(),
-                json!(progress.completed),
-            );
-        }
-        if status.restore_item_operations_failed.unwrap_or_default() != count(progress.failed) {
-            patch.insert("restoreItemOperationsFailed".into(), json!(progress.failed));
-        }
-        if progress.new_failures > 0 {
-            patch.insert(
-                "errors".into(),
-                json!(errors + count(progress.new_failures)),
-            );
-            patch.insert(
-                "phase".into(),
-                json!(super::operations::WAITING_PARTIALLY_FAILED),
-            );
-        }
+        let recorded = (
+            status.restore_item_operations_completed.unwrap_or_default(),
+            status.restore_item_operations_failed.unwrap_or_default(),
+        );
+        let patch =
+            super::operations::round_status("restore", &current, recorded, errors, &progress);
         if progress.changed {
             store.put(&key, Self::operations_bytes(&operations)).await?;
         }
@@ -1203,18 +1169,16 @@ impl VeleroSimulator {
             }
             return Ok(());
         }
-        let finalizing =
-            super::operations::phase_after_operations(&current, progress.new_failures > 0);
-        patch.insert("phase".into(), json!(finalizing));
+        let finalizing = patch
+            .get("phase")
+            .and_then(Value::as_str)
+            .unwrap_or("FinalizingPartiallyFailed")
+            .to_owned();
         inner
             .patch(&api, &name, json!({"status": Value::Object(patch)}))
             .await?;
         // The restore finalizer controller: the terminal phase.
-        let terminal = if finalizing == "Finalizing" {
-            "Completed"
-        } else {
-            "PartiallyFailed"
-        };
+        let terminal = super::operations::phase_after_finalizing(&finalizing);
         inner
             .patch(
                 &api,

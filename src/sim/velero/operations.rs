@@ -214,6 +214,60 @@ pub fn phase_after_operations(current: &str, new_errors: bool) -> &'static str {
     }
 }
 
+/// The status fields one round of an operations controller writes (pure), for `kind` `backup`
+/// or `restore`: the `<kind>ItemOperationsCompleted`/`Failed` counters that changed (the
+/// recorded ones are `recorded`), one more error per new failure with
+/// `WaitingForPluginOperationsPartiallyFailed`, and once nothing runs the finalizing phase
+/// ([`phase_after_operations`]). Empty when nothing changed.
+pub fn round_status(
+    kind: &str,
+    current_phase: &str,
+    recorded: (i64, i64),
+    errors: i64,
+    progress: &Progress,
+) -> serde_json::Map<String, Value> {
+    let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    let mut status = serde_json::Map::new();
+    if recorded.0 != count(progress.completed) {
+        status.insert(
+            format!("{kind}ItemOperationsCompleted"),
+            serde_json::json!(progress.completed),
+        );
+    }
+    if recorded.1 != count(progress.failed) {
+        status.insert(
+            format!("{kind}ItemOperationsFailed"),
+            serde_json::json!(progress.failed),
+        );
+    }
+    if progress.new_failures > 0 {
+        status.insert(
+            "errors".into(),
+            serde_json::json!(errors.saturating_add(count(progress.new_failures))),
+        );
+        status.insert("phase".into(), serde_json::json!(WAITING_PARTIALLY_FAILED));
+    }
+    if !progress.in_progress {
+        status.insert(
+            "phase".into(),
+            serde_json::json!(phase_after_operations(
+                current_phase,
+                progress.new_failures > 0
+            )),
+        );
+    }
+    status
+}
+
+/// The terminal phase the finalizer controllers record after `finalizing`.
+pub fn phase_after_finalizing(finalizing: &str) -> &'static str {
+    if finalizing == "Finalizing" {
+        "Completed"
+    } else {
+        "PartiallyFailed"
+    }
+}
+
 /// The progress the operations controllers find (`getBackupItemOperationProgress`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -286,6 +340,51 @@ pub fn advance(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    #[test]
+    fn a_round_writes_only_what_changed_and_finalizes_once_nothing_runs() {
+        let running = Progress {
+            in_progress: true,
+            completed: 1,
+            failed: 0,
+            new_failures: 0,
+            changed: true,
+        };
+        let status = super::round_status("backup", WAITING, (0, 0), 0, &running);
+        assert_eq!(
+            serde_json::Value::Object(status),
+            serde_json::json!({"backupItemOperationsCompleted": 1})
+        );
+        assert!(super::round_status("backup", WAITING, (1, 0), 0, &running).is_empty());
+        let failed = Progress {
+            in_progress: true,
+            failed: 1,
+            new_failures: 1,
+            ..running
+        };
+        assert_eq!(
+            serde_json::Value::Object(super::round_status("restore", WAITING, (1, 0), 2, &failed)),
+            serde_json::json!({"restoreItemOperationsFailed": 1, "errors": 3,
+                               "phase": WAITING_PARTIALLY_FAILED})
+        );
+        let done = Progress {
+            in_progress: false,
+            ..running
+        };
+        assert_eq!(
+            super::round_status("backup", WAITING, (1, 0), 0, &done)["phase"],
+            "Finalizing"
+        );
+        assert_eq!(
+            super::round_status("backup", WAITING_PARTIALLY_FAILED, (1, 0), 0, &done)["phase"],
+            "FinalizingPartiallyFailed"
+        );
+        assert_eq!(super::phase_after_finalizing("Finalizing"), "Completed");
+        assert_eq!(
+            super::phase_after_finalizing("FinalizingPartiallyFailed"),
+            "PartiallyFailed"
+        );
+    }
+
     use super::*;
 
     fn pvc(name: &str, volume: Option<&str>, class: Option<&str>) -> BackupItem {

@@ -128,6 +128,18 @@ else
   echo "==> no real control plane: the browser tests ran on the emulator only"
 fi
 
+# The two benchmarks that involve the API server run on the real control plane (with the
+# emulator as a second column): the gateway's warm list against kube-apiserver's, and the
+# controller taking NABs to Created against the floor of the same writes.
+echo "==> gateway benchmark (quick; real kube-apiserver, then emulator)"
+cargo bench --bench gateway -- --quick
+
+echo "==> controller at scale benchmark (quick; real kube-apiserver, then emulator)"
+cargo bench --bench controller_scale -- --quick
+
+echo "==> streams and footprint benchmark (quick; nac controller and gateway processes on the real kube-apiserver)"
+cargo bench --bench streams -- --quick
+
 echo "==> emulator benchmark (quick)"
 cargo bench --bench emulator -- --quick
 

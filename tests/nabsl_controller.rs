@@ -871,6 +871,164 @@ async fn a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy(cluste
     assert!(counted > steps, "{line} after {steps} steps");
 }
 
+/// The resourceVersions of NAC's Velero BSLs, Secret copies and approval requests in the OADP
+/// namespace: unchanged across a reconcile when it made or changed nothing there.
+async fn made_elsewhere(admin: &Client) -> Vec<(String, String)> {
+    let key = |m: &kube::api::ObjectMeta| {
+        (
+            m.name.clone().unwrap_or_default(),
+            m.resource_version.clone().unwrap_or_default(),
+        )
+    };
+    let mut versions: Vec<(String, String)> = Vec::new();
+    let bsls = Api::<BackupStorageLocation>::namespaced(admin.clone(), OADP_NAMESPACE);
+    versions.extend(
+        bsls.list(&ours())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|o| key(&o.metadata)),
+    );
+    let secrets = Api::<Secret>::namespaced(admin.clone(), OADP_NAMESPACE);
+    versions.extend(
+        secrets
+            .list(&ours())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|o| key(&o.metadata)),
+    );
+    versions.extend(
+        requests(admin)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|o| key(&o.metadata)),
+    );
+    versions
+}
+
+/// What a settled NABSL's status says that a replay must not change: phase, the Velero BSL it
+/// names (NACUUID, name, namespace, mirrored phase) and its conditions (type, status, reason).
+fn settled_fields(v: &Value) -> Value {
+    let conditions: Vec<Value> = v
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| json!([c["type"], c["status"], c["reason"]]))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "phase": s(v, "/status/phase"),
+        "nacuuid": s(v, "/status/veleroBackupStorageLocation/nacuuid"),
+        "name": s(v, "/status/veleroBackupStorageLocation/name"),
+        "namespace": s(v, "/status/veleroBackupStorageLocation/namespace"),
+        "bslPhase": s(v, "/status/veleroBackupStorageLocation/status/phase"),
+        "conditions": conditions,
+    })
+}
+
+/// Seed 004 (act on the most recent status) without a read per reconcile: the driver decides on
+/// the cached copy of a NABSL, and only its own status and finalizer writes (which carry the
+/// resourceVersion read) go ahead on it. Every copy the NABSL went through on its way to Created
+/// (approval required: request, pending, approved, Secret copied, Velero BSL made, Available),
+/// handed to a reconcile afterwards (a cache that fell behind), makes nothing twice: one Velero
+/// BSL, one Secret copy, one request, the same NACUUID and status, no error.
+async fn a_decision_on_a_stale_copy_of_a_location_makes_nothing_twice(cluster: TestCluster) {
+    // No controller runs: each step is one reconcile by a freshly started controller.
+    let e = env_with(cluster, true, false).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    create(&e, "stale", json!({})).await;
+    let fresh_context = || async {
+        let context = Arc::new(Context::new(
+            e.cluster.client_as(&token, Component::Controller),
+            OADP_NAMESPACE,
+        ));
+        context.load_policy().await.unwrap();
+        context
+    };
+    let mut copies = Vec::new();
+    let mut approved = false;
+    loop {
+        assert!(copies.len() < 80, "did not converge");
+        let current = nabsls(&e.admin).get("stale").await.unwrap();
+        copies.push(current.clone());
+        let v = serde_json::to_value(&current).unwrap();
+        let elsewhere = made_elsewhere(&e.admin).await;
+        nabsl::reconcile(Arc::new(current.clone()), fresh_context().await)
+            .await
+            .unwrap();
+        let (bsls, secrets) = counts(&e.admin).await;
+        assert!(bsls <= 1 && secrets <= 1, "{bsls} BSLs, {secrets} Secrets");
+        let after = nabsls(&e.admin).get("stale").await.unwrap();
+        // Settled: Created and Available, and a reconcile of the latest copy changes nothing.
+        if created_and_available(&v)
+            && after.metadata.resource_version == current.metadata.resource_version
+            && made_elsewhere(&e.admin).await == elsewhere
+        {
+            break;
+        }
+        let after = serde_json::to_value(&after).unwrap();
+        if !approved
+            && condition(&after, "ClusterAdminApproved")["reason"] == "BslSpecApprovalPending"
+        {
+            decide(
+                &e.admin,
+                s(&after, "/status/veleroBackupStorageLocation/nacuuid"),
+                "approve",
+            )
+            .await;
+            approved = true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(approved, "the request was never pending");
+    let settled = serde_json::to_value(nabsls(&e.admin).get("stale").await.unwrap()).unwrap();
+    let fields = settled_fields(&settled);
+    let nacuuid = s(&settled, "/status/veleroBackupStorageLocation/nacuuid").to_string();
+    assert!(nacuuid.starts_with("team-a-stale-"), "{nacuuid}");
+    assert!(copies.len() >= 6, "{} copies", copies.len());
+    for (i, stale) in copies.iter().enumerate() {
+        nabsl::reconcile(Arc::new(stale.clone()), fresh_context().await)
+            .await
+            .unwrap_or_else(|err| panic!("copy {i}: {err}"));
+        let now = serde_json::to_value(nabsls(&e.admin).get("stale").await.unwrap()).unwrap();
+        assert_eq!(settled_fields(&now), fields, "copy {i}");
+        assert_eq!(counts(&e.admin).await, (1, 1), "copy {i}");
+        assert!(bsl(&e.admin, &nacuuid).await.is_some(), "copy {i}");
+        assert!(copied(&e.admin, &nacuuid).await.is_some(), "copy {i}");
+        let all = requests(&e.admin)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items;
+        assert_eq!(all.len(), 1, "copy {i}");
+        assert_eq!(all[0].metadata.name.as_deref(), Some(nacuuid.as_str()));
+    }
+    // One creation, one Event: no replay took effect.
+    let created = reasons_of(&events_of(&e.alice, "stale").await)
+        .iter()
+        .filter(|r| *r == nabsl_decision::event_reasons::BSL_CREATED)
+        .count();
+    assert_eq!(
+        created,
+        1,
+        "{:?}",
+        reasons_of(&events_of(&e.alice, "stale").await)
+    );
+    println!(
+        "[{}] {} stale copies reconciled: one Velero BSL, one Secret copy, NACUUID {nacuuid} kept",
+        e.cluster.server,
+        copies.len()
+    );
+}
+
 on_both_servers!(
     approval_off_creates_an_available_bsl_with_the_secret_copied,
     a_rotated_tenant_secret_is_copied_again,
@@ -882,4 +1040,5 @@ on_both_servers!(
     malicious_locations_are_refused_with_the_field_named,
     an_invalid_location_gets_one_warning_event_its_owner_can_list,
     a_crash_between_any_two_steps_yields_one_bsl_and_one_secret_copy,
+    a_decision_on_a_stale_copy_of_a_location_makes_nothing_twice,
 );

@@ -711,6 +711,142 @@ async fn deleting_a_schedule_says_deleting_before_its_velero_schedule_goes(clust
     wait_gone::<NonAdminSchedule>(&e.alice, "team-a", "doomed", 10).await;
 }
 
+/// The resourceVersions of NAC's Velero Schedules and of the tenant's NABs: unchanged across a
+/// reconcile when it made or changed nothing there.
+async fn made_elsewhere(admin: &Client) -> Vec<(String, String)> {
+    let key = |m: &kube::api::ObjectMeta| {
+        (
+            m.name.clone().unwrap_or_default(),
+            m.resource_version.clone().unwrap_or_default(),
+        )
+    };
+    let mut versions: Vec<(String, String)> = velero_schedules(admin)
+        .await
+        .iter()
+        .map(|o| key(&o.metadata))
+        .collect();
+    versions.extend(
+        ns_api::<NonAdminBackup>(admin, "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|o| key(&o.metadata)),
+    );
+    versions
+}
+
+/// What a settled NAS's status says that a replay must not change: phase, the Velero Schedule
+/// it names (NACUUID, name, namespace, mirrored phase), the next run, its backups and its
+/// conditions (type, status, reason).
+fn settled_fields(v: &Value) -> Value {
+    let conditions: Vec<Value> = v
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| json!([c["type"], c["status"], c["reason"]]))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "phase": s(v, "/status/phase"),
+        "nacuuid": s(v, "/status/veleroSchedule/nacuuid"),
+        "name": s(v, "/status/veleroSchedule/name"),
+        "namespace": s(v, "/status/veleroSchedule/namespace"),
+        "schedulePhase": s(v, "/status/veleroSchedule/status/phase"),
+        "nextRun": v.pointer("/status/nextRun"),
+        "recentBackups": v.pointer("/status/recentBackups"),
+        "lastBackup": v.pointer("/status/lastBackup"),
+        "conditions": conditions,
+    })
+}
+
+/// Seed 004 (act on the most recent status) without a read per reconcile: the driver decides on
+/// the cached copy of a NAS, and only its own status and finalizer writes (which carry the
+/// resourceVersion read) go ahead on it. Every copy the NAS went through on its way to Created
+/// (NACUUID, finalizer, Velero Schedule made, its Enabled phase mirrored), handed to a reconcile
+/// afterwards (a cache that fell behind), makes nothing twice: one Velero Schedule, the same
+/// NACUUID and status, no child NAB (a yearly cron does not fire meanwhile), no error.
+async fn a_decision_on_a_stale_copy_of_a_schedule_makes_nothing_twice(cluster: TestCluster) {
+    // No controller runs: each step is one reconcile by a freshly started controller.
+    let e = env_with(cluster, false, |_| {}).await;
+    let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
+    create::<NonAdminSchedule>(&e.alice, "team-a", nas("stale", "0 0 1 1 *", json!({}))).await;
+    let fresh_context = || {
+        Arc::new(Context::new(
+            e.cluster.client_as(&token, Component::Controller),
+            OADP_NAMESPACE,
+        ))
+    };
+    let api = ns_api::<NonAdminSchedule>(&e.admin, "team-a");
+    let mut copies = Vec::new();
+    loop {
+        assert!(copies.len() < 80, "did not converge");
+        let current = api.get("stale").await.unwrap();
+        copies.push(current.clone());
+        let v = serde_json::to_value(&current).unwrap();
+        let elsewhere = made_elsewhere(&e.admin).await;
+        nas::reconcile(Arc::new(current.clone()), fresh_context())
+            .await
+            .unwrap();
+        let schedules = velero_schedules(&e.admin).await.len();
+        assert!(schedules <= 1, "{schedules} Velero Schedules");
+        let after = api.get("stale").await.unwrap();
+        // Settled: Created with the Velero Schedule's Enabled phase mirrored, and a reconcile of
+        // the latest copy changes nothing.
+        if s(&v, "/status/phase") == "Created"
+            && s(&v, "/status/veleroSchedule/status/phase") == "Enabled"
+            && after.metadata.resource_version == current.metadata.resource_version
+            && made_elsewhere(&e.admin).await == elsewhere
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let settled = nas_value(&e, "stale").await.unwrap();
+    let fields = settled_fields(&settled);
+    let nacuuid = s(&settled, "/status/veleroSchedule/nacuuid").to_string();
+    assert!(nacuuid.starts_with("team-a-stale-"), "{nacuuid}");
+    assert!(copies.len() >= 4, "{} copies", copies.len());
+    for (i, stale) in copies.iter().enumerate() {
+        nas::reconcile(Arc::new(stale.clone()), fresh_context())
+            .await
+            .unwrap_or_else(|err| panic!("copy {i}: {err}"));
+        let now = nas_value(&e, "stale").await.unwrap();
+        assert_eq!(settled_fields(&now), fields, "copy {i}");
+        let schedules = velero_schedules(&e.admin).await;
+        assert_eq!(schedules.len(), 1, "copy {i}");
+        assert_eq!(
+            schedules[0].metadata.name.as_deref(),
+            Some(nacuuid.as_str()),
+            "copy {i}"
+        );
+        let children = ns_api::<NonAdminBackup>(&e.admin, "team-a")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items;
+        assert!(children.is_empty(), "copy {i}: {} NABs", children.len());
+        assert!(velero_backups(&e.admin).await.is_empty(), "copy {i}");
+    }
+    assert_eq!(
+        event_reasons(&e.alice, "team-a", "stale")
+            .await
+            .iter()
+            .filter(|r| *r == nas_decision::event_reasons::SCHEDULE_CREATED)
+            .count(),
+        1,
+        "one creation, one Event"
+    );
+    println!(
+        "[{}] {} stale copies reconciled: one Velero Schedule, NACUUID {nacuuid} kept",
+        e.cluster.server,
+        copies.len()
+    );
+}
+
 on_both_servers!(
     tenant_downloads_its_backup_log_and_cannot_reach_other_namespaces,
     download_request_is_deleted_at_expiry,
@@ -719,4 +855,5 @@ on_both_servers!(
     invalid_schedule_template_backs_off_without_a_velero_schedule,
     a_crash_between_any_two_schedule_steps_yields_one_velero_schedule,
     deleting_a_schedule_says_deleting_before_its_velero_schedule_goes,
+    a_decision_on_a_stale_copy_of_a_schedule_makes_nothing_twice,
 );

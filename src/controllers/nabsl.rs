@@ -325,6 +325,28 @@ impl Reconciler for NabslReconciler {
         })
     }
 
+    const DECIDES_ON_CACHED_COPY: bool = true;
+
+    fn writes_object(step: &NabslStep) -> bool {
+        matches!(
+            step,
+            NabslStep::WriteStatus(_) | NabslStep::AddFinalizer | NabslStep::RemoveFinalizer
+        )
+    }
+
+    /// Status and finalizer writes carry the resourceVersion read (a stale copy's write
+    /// conflicts and is decided again); waiting needs nothing. Writes elsewhere read afresh.
+    fn needs_fresh_read(step: &NabslStep) -> bool {
+        !matches!(
+            step,
+            NabslStep::WriteStatus(_)
+                | NabslStep::AddFinalizer
+                | NabslStep::RemoveFinalizer
+                | NabslStep::AwaitChange
+                | NabslStep::RequeueAfter(_)
+        )
+    }
+
     fn step_name(step: &NabslStep) -> &'static str {
         step_name(step)
     }

@@ -122,6 +122,28 @@ impl Reconciler for NasReconciler {
         })
     }
 
+    const DECIDES_ON_CACHED_COPY: bool = true;
+
+    fn writes_object(step: &NasStep) -> bool {
+        matches!(
+            step,
+            NasStep::WriteStatus(_) | NasStep::AddFinalizer | NasStep::RemoveFinalizer
+        )
+    }
+
+    /// Status and finalizer writes carry the resourceVersion read (a stale copy's write
+    /// conflicts and is decided again); waiting needs nothing. Writes elsewhere read afresh.
+    fn needs_fresh_read(step: &NasStep) -> bool {
+        !matches!(
+            step,
+            NasStep::WriteStatus(_)
+                | NasStep::AddFinalizer
+                | NasStep::RemoveFinalizer
+                | NasStep::AwaitChange
+                | NasStep::RequeueAfter(_)
+        )
+    }
+
     fn step_name(step: &NasStep) -> &'static str {
         match step {
             NasStep::WriteStatus(_) => "WriteStatus",

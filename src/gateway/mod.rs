@@ -142,6 +142,8 @@ pub struct GatewayState {
     pub oauth: Option<OAuthClient>,
     /// The settings.
     pub config: GatewayConfig,
+    /// Cached objects' presented JSON, serialized once per resourceVersion.
+    pub presented: store::PresentedJson,
     reader: kube::Client,
 }
 
@@ -209,6 +211,7 @@ impl Gateway {
             limiter: RateLimiter::new(config.rate_limit),
             idempotency: IdempotencyStore::new(history, config.idempotency_ttl),
             config,
+            presented: store::PresentedJson::default(),
             reader,
         }))
     }

@@ -43,6 +43,99 @@ pub fn present<K: Serialize>(object: &K) -> serde_json::Value {
     value
 }
 
+/// Objects' presented JSON ([`present`]), serialized once per resourceVersion: a warm list or
+/// get copies these bytes instead of turning every unchanged object into a `Value` and back on
+/// every request (that was most of a list's cost). Keyed by UID, checked against the
+/// resourceVersion; bounded by keeping two generations, so entries of deleted objects age out.
+pub struct PresentedJson {
+    generations: Mutex<PresentedGenerations>,
+    capacity: usize,
+}
+
+#[derive(Default)]
+struct PresentedGenerations {
+    current: HashMap<String, (String, bytes::Bytes)>,
+    previous: HashMap<String, (String, bytes::Bytes)>,
+}
+
+impl PresentedGenerations {
+    fn take(&mut self, uid: &str, resource_version: &str) -> Option<bytes::Bytes> {
+        if let Some((version, bytes)) = self.current.get(uid)
+            && version == resource_version
+        {
+            return Some(bytes.clone());
+        }
+        let (version, bytes) = self.previous.remove(uid)?;
+        if version != resource_version {
+            return None;
+        }
+        self.current
+            .insert(uid.to_string(), (version, bytes.clone()));
+        Some(bytes)
+    }
+}
+
+fn uid_and_version<K: kube::Resource>(object: &K) -> Option<(&str, &str)> {
+    let meta = object.meta();
+    Some((meta.uid.as_deref()?, meta.resource_version.as_deref()?))
+}
+
+impl Default for PresentedJson {
+    fn default() -> Self {
+        // Two generations of this many objects: the 10k NABs of a large cluster and their
+        // neighbours stay warm.
+        PresentedJson::with_capacity(50_000)
+    }
+}
+
+impl PresentedJson {
+    /// A cache keeping at least the last `capacity` objects served.
+    pub fn with_capacity(capacity: usize) -> Self {
+        PresentedJson {
+            generations: Mutex::new(PresentedGenerations::default()),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The presented JSON of each object, in order: from the cache when its UID and
+    /// resourceVersion were serialized before, else serialized now (outside the lock) and kept.
+    /// Objects without a UID or resourceVersion are serialized every time.
+    pub fn of<K: kube::Resource + Serialize>(&self, objects: &[&K]) -> Vec<bytes::Bytes> {
+        let mut found: Vec<Option<bytes::Bytes>> = match self.generations.lock() {
+            Ok(mut generations) => objects
+                .iter()
+                .map(|object| {
+                    let (uid, version) = uid_and_version(*object)?;
+                    generations.take(uid, version)
+                })
+                .collect(),
+            Err(_) => vec![None; objects.len()],
+        };
+        let mut made = Vec::new();
+        for (slot, object) in found.iter_mut().zip(objects) {
+            if slot.is_none() {
+                let bytes =
+                    bytes::Bytes::from(serde_json::to_vec(&present(*object)).unwrap_or_default());
+                if let Some((uid, version)) = uid_and_version(*object) {
+                    made.push((uid.to_string(), version.to_string(), bytes.clone()));
+                }
+                *slot = Some(bytes);
+            }
+        }
+        if !made.is_empty()
+            && let Ok(mut generations) = self.generations.lock()
+        {
+            for (uid, version, bytes) in made {
+                if generations.current.len() >= self.capacity {
+                    generations.previous = std::mem::take(&mut generations.current);
+                }
+                generations.current.insert(uid, (version, bytes));
+            }
+        }
+        found.into_iter().flatten().collect()
+    }
+}
+
 fn resource_version_number<K: kube::Resource>(object: &K) -> Option<u64> {
     object.meta().resource_version.as_deref()?.parse().ok()
 }
@@ -619,6 +712,55 @@ mod tests {
             "spec": {"backupSpec": {}}
         }))
         .unwrap()
+    }
+
+    fn with_uid(mut object: NonAdminBackup, uid: &str) -> NonAdminBackup {
+        object.metadata.uid = Some(uid.into());
+        object
+    }
+
+    #[test]
+    fn presented_json_is_serialized_once_per_resource_version() {
+        let presented = PresentedJson::with_capacity(10);
+        let first = with_uid(nab("team-a", "a", "1"), "uid-a");
+        let bytes = presented.of(&[&first]);
+        assert_eq!(
+            bytes[0].as_ref(),
+            serde_json::to_vec(&present(&first)).unwrap().as_slice()
+        );
+        assert!(!String::from_utf8_lossy(&bytes[0]).contains("managedFields"));
+        // The same UID and resourceVersion: the very bytes kept (no new serialization).
+        let again = presented.of(&[&first]);
+        assert_eq!(again[0].as_ptr(), bytes[0].as_ptr());
+        // A newer resourceVersion of the object is serialized again, with its new content.
+        let mut second = with_uid(nab("team-a", "a", "2"), "uid-a");
+        second.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+        let newer = presented.of(&[&second]);
+        assert_ne!(newer[0].as_ptr(), bytes[0].as_ptr());
+        assert!(String::from_utf8_lossy(&newer[0]).contains(r#""app":"web""#));
+        // Without a UID nothing is kept, and the answer is still right.
+        let anonymous = nab("team-a", "b", "1");
+        let (one, two) = (presented.of(&[&anonymous]), presented.of(&[&anonymous]));
+        assert_eq!(one, two);
+        assert_ne!(one[0].as_ptr(), two[0].as_ptr());
+    }
+
+    #[test]
+    fn presented_json_keeps_order_and_stays_bounded() {
+        let presented = PresentedJson::with_capacity(4);
+        let objects: Vec<NonAdminBackup> = (0..20)
+            .map(|i| with_uid(nab("team-a", &format!("n{i:02}"), "1"), &format!("u{i}")))
+            .collect();
+        let refs: Vec<&NonAdminBackup> = objects.iter().collect();
+        let bytes = presented.of(&refs);
+        for (object, bytes) in objects.iter().zip(&bytes) {
+            assert_eq!(
+                bytes.as_ref(),
+                serde_json::to_vec(&present(object)).unwrap()
+            );
+        }
+        let generations = presented.generations.lock().unwrap();
+        assert!(generations.current.len() <= 4 && generations.previous.len() <= 4);
     }
 
     #[test]

@@ -132,6 +132,13 @@ impl TestCluster {
         })
     }
 
+    /// The real server's URL and its CA (PEM), for clients of a caller's own (benchmarks'
+    /// raw connections); `None` on the emulator.
+    pub fn real_endpoint(&self) -> Option<(&str, &str)> {
+        self.real
+            .map(|real| (real.server.as_str(), real.ca_pem.as_str()))
+    }
+
     /// The cluster-admin's client.
     pub fn admin(&self) -> Client {
         self.admin.clone()

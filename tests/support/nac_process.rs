@@ -64,6 +64,11 @@ impl Nac {
         lines
     }
 
+    /// The process id (for figures read from `/proc/<pid>`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn sigterm(&self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])

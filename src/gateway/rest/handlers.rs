@@ -161,6 +161,9 @@ pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     response
 }
 
+/// A list as the gateway answers it (Kubernetes list shape): the reference form; answers are
+/// written by [`list_body`], which gives the same bytes without building this.
+#[cfg(test)]
 fn list_document<K: Cached>(items: Vec<Value>, continue_token: Option<String>) -> Value {
     let mut metadata = serde_json::Map::new();
     if let Some(token) = continue_token {
@@ -172,6 +175,48 @@ fn list_document<K: Cached>(items: Vec<Value>, continue_token: Option<String>) -
         "metadata": metadata,
         "items": items,
     })
+}
+
+/// A list answer's bytes from its items' presented JSON (already serialized, see
+/// [`crate::gateway::store::PresentedJson`]), plus, for storage locations, each one's approval
+/// state: byte for byte what serializing [`list_document`] (and `approvals` after it) gives.
+fn list_body<K: Cached>(
+    items: &[bytes::Bytes],
+    continue_token: Option<&str>,
+    approvals: Option<&BTreeMap<String, &str>>,
+) -> Vec<u8> {
+    let mut body = Vec::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 160);
+    body.extend_from_slice(br#"{"apiVersion":"oadp.openshift.io/v1alpha1","kind":"#);
+    // Serializing a String or a map into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut body, &format!("{}List", K::RESOURCE.kind()));
+    body.extend_from_slice(br#","metadata":{"#);
+    if let Some(token) = continue_token {
+        body.extend_from_slice(br#""continue":"#);
+        let _ = serde_json::to_writer(&mut body, token);
+    }
+    body.extend_from_slice(br#"},"items":["#);
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.push(b']');
+    if let Some(approvals) = approvals {
+        body.extend_from_slice(br#","approvals":"#);
+        let _ = serde_json::to_writer(&mut body, approvals);
+    }
+    body.push(b'}');
+    body
+}
+
+fn json_bytes_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
+    let mut response = (status, body.into()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 async fn list_of<K: Cached>(
@@ -191,14 +236,11 @@ async fn list_of<K: Cached>(
         .service
         .list::<K>(&caller.0, namespace, &query)
         .await?;
-    let mut document = list_document::<K>(
-        page.items.iter().map(|o| present(&**o)).collect(),
-        page.continue_token,
-    );
-    if K::RESOURCE == TenantResource::StorageLocations {
+    let objects: Vec<&K> = page.items.iter().map(|o| &**o).collect();
+    let items = gateway.presented.of(&objects);
+    let approvals = (K::RESOURCE == TenantResource::StorageLocations).then(|| {
         // Approval state of each location, by name.
-        let approvals: BTreeMap<String, &str> = page
-            .items
+        page.items
             .iter()
             .filter_map(|o| {
                 let value = serde_json::to_value(&**o).ok()?;
@@ -208,10 +250,20 @@ async fn list_of<K: Cached>(
                     GatewayService::approval_state(&location),
                 ))
             })
-            .collect();
-        document["approvals"] = json!(approvals);
+            .collect::<BTreeMap<String, &str>>()
+    });
+    Ok(json_bytes_response(
+        StatusCode::OK,
+        list_body::<K>(&items, page.continue_token.as_deref(), approvals.as_ref()),
+    ))
+}
+
+/// One object's answer, from its presented JSON.
+fn object_response<K: Cached>(gateway: &Gateway, status: StatusCode, object: &K) -> Response {
+    match gateway.presented.of(&[object]).pop() {
+        Some(bytes) => json_bytes_response(status, bytes),
+        None => json_response(status, &present(object)),
     }
-    Ok(json_response(StatusCode::OK, &document))
 }
 
 async fn get_of<K: Cached + Terminal>(
@@ -233,13 +285,13 @@ async fn get_of<K: Cached + Terminal>(
         } else {
             StatusCode::ACCEPTED
         };
-        return Ok(json_response(status, &present(&*object)));
+        return Ok(object_response(gateway, status, &*object));
     }
     let object = gateway
         .service
         .get::<K>(&caller.0, &path.namespace, &path.name)
         .await?;
-    Ok(json_response(StatusCode::OK, &present(&*object)))
+    Ok(object_response(gateway, StatusCode::OK, &*object))
 }
 
 async fn create_of<K: Creatable + Terminal>(
@@ -1003,3 +1055,67 @@ pub async fn method_not_allowed() -> Problem {
 
 /// The content type of problem answers (for the OpenAPI document).
 pub const ERROR_CONTENT_TYPE: &str = PROBLEM_CONTENT_TYPE;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn object(name: &str, phase: &str) -> NonAdminBackup {
+        serde_json::from_value(json!({
+            "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+            "metadata": {"name": name, "namespace": "team-a", "uid": format!("uid-{name}"),
+                         "resourceVersion": "7", "labels": {"app": "wéb \"quoted\""},
+                         "managedFields": [{"manager": "kubectl"}]},
+            "spec": {"backupSpec": {"ttl": "24h0m0s", "includedNamespaces": ["team-a"]}},
+            "status": {"phase": phase, "queueInfo": {"estimatedQueuePosition": 3}}
+        }))
+        .unwrap()
+    }
+
+    /// The bytes written from cached items are those of the list document serialized whole.
+    #[test]
+    fn list_body_is_byte_for_byte_the_list_document() {
+        let objects = [
+            object("a", "New"),
+            object("b", "Created"),
+            object("c", "Created"),
+        ];
+        let presented = crate::gateway::store::PresentedJson::default();
+        let refs: Vec<&NonAdminBackup> = objects.iter().collect();
+        let items = presented.of(&refs);
+        for (subset, token) in [
+            (&items[..0], None),
+            (&items[..1], None),
+            (&items[..], Some("opaque\"token/ü")),
+        ] {
+            let values: Vec<Value> = objects[..subset.len()].iter().map(present).collect();
+            let expected = serde_json::to_vec(&list_document::<NonAdminBackup>(
+                values,
+                token.map(String::from),
+            ))
+            .unwrap();
+            assert_eq!(
+                String::from_utf8(list_body::<NonAdminBackup>(subset, token, None)).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+        let approvals: BTreeMap<String, &str> = [
+            ("loc-a".to_string(), "Approved"),
+            ("loc-b".to_string(), "Pending"),
+        ]
+        .into();
+        let values: Vec<Value> = objects.iter().map(present).collect();
+        let mut expected = list_document::<NonAdminBackupStorageLocation>(values, None);
+        expected["approvals"] = json!(approvals);
+        assert_eq!(
+            String::from_utf8(list_body::<NonAdminBackupStorageLocation>(
+                &items,
+                None,
+                Some(&approvals)
+            ))
+            .unwrap(),
+            serde_json::to_string(&expected).unwrap()
+        );
+    }
+}

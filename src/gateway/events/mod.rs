@@ -117,6 +117,41 @@ pub struct ChangeEvent {
     pub name: String,
     /// The object after the change (before it, for a deletion).
     pub object: Arc<serde_json::Value>,
+    /// The event's JSON as streams send it, made once for all of them ([`ChangeEvent::json`]).
+    pub rendered: RenderedOnce,
+}
+
+/// A value computed once on first use and shared by every holder of the event; not part of
+/// the event's identity (equality ignores it).
+#[derive(Clone, Debug, Default)]
+pub struct RenderedOnce(std::sync::OnceLock<Arc<str>>);
+
+impl PartialEq for RenderedOnce {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl ChangeEvent {
+    /// `{"namespace", "resource", "name", "object"}` as JSON text: serialized on the first
+    /// call, the same text afterwards. A change fans out to every stream following its
+    /// namespace; serializing the object once instead of once per stream is most of a
+    /// delivery's cost.
+    pub fn json(&self) -> Arc<str> {
+        self.rendered
+            .0
+            .get_or_init(|| {
+                serde_json::json!({
+                    "namespace": self.namespace,
+                    "resource": self.resource,
+                    "name": self.name,
+                    "object": &*self.object,
+                })
+                .to_string()
+                .into()
+            })
+            .clone()
+    }
 }
 
 /// Where a resuming client stands.
@@ -205,6 +240,7 @@ impl EventLog {
             action,
             name: name.to_string(),
             object,
+            rendered: RenderedOnce::default(),
         });
         inner.next += 1;
         if inner.events.len() >= inner.capacity
@@ -324,6 +360,7 @@ mod tests {
             action: ChangeAction::Added,
             name: "x".into(),
             object: Arc::new(serde_json::Value::Null),
+            rendered: RenderedOnce::default(),
         };
         assert!(scope.shows(&event("team-a", TenantResource::Backups)));
         assert!(!scope.shows(&event("team-a", TenantResource::Restores)));

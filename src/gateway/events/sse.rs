@@ -32,12 +32,7 @@ pub fn frame_of(item: StreamItem) -> Event {
             .id(id)
             .data(json!({ "namespaces": namespaces }).to_string()),
         StreamItem::Change { id, event } => {
-            let data = json!({
-                "namespace": event.namespace,
-                "resource": event.resource,
-                "name": event.name,
-                "object": &*event.object,
-            });
+            let data = event.json();
             Event::default()
                 .event(match event.action {
                     ChangeAction::Added => "ADDED",
@@ -45,7 +40,7 @@ pub fn frame_of(item: StreamItem) -> Event {
                     ChangeAction::Deleted => "DELETED",
                 })
                 .id(id)
-                .data(data.to_string())
+                .data(&*data)
         }
         StreamItem::Reset(reason) => Event::default()
             .event("reset")

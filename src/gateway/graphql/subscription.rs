@@ -202,6 +202,7 @@ mod tests {
             action: ChangeAction::Added,
             name: "x".into(),
             object: Arc::new(json!({})),
+            rendered: Default::default(),
         });
         let change = item_of(StreamItem::Change {
             id: "opaque".into(),

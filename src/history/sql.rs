@@ -1,7 +1,8 @@
 //! The SQL both history backends share: one [`SqlCore`] on an sqlx `Any` pool runs the same
 //! statements on Postgres and SQLite. Placeholders are `$N` (sqlx-sqlite binds `$N` by number,
 //! so one text serves both), except in the multi-row inserts, which use `?` on SQLite (see
-//! `values_placeholders`: thousands of named parameters are quadratic there). Times are BIGINT
+//! `values_placeholders`: thousands of named parameters are quadratic there) and take one array
+//! per column on Postgres (see `upsert_unnest_query`). Times are BIGINT
 //! epoch milliseconds (`Any` has no timestamp type), and orderings that reach callers are on
 //! integers or on ids, which Postgres compares bytewise (`COLLATE "C"`) like SQLite, so both
 //! backends answer identically.
@@ -31,10 +32,10 @@ use super::model::{
 };
 use super::{Backend, HistoryError, now_millis, redact_url};
 
-/// Operations per multi-row upsert: 400 rows × 23 columns = 9,200 bind variables, well under
-/// SQLite's limit of 32,766 (Postgres allows 65,535).
+/// Operations per multi-row upsert on SQLite: 400 rows × 23 columns = 9,200 bind variables,
+/// well under its limit of 32,766. (Postgres batches are arrays, one parameter per column.)
 pub const OPERATION_CHUNK: usize = 400;
-/// Transitions per multi-row insert (1,000 × 8 columns).
+/// Transitions per multi-row insert on SQLite (1,000 × 8 columns).
 pub const TRANSITION_CHUNK: usize = 1_000;
 /// Ids per `mark_deleted` statement.
 const ID_CHUNK: usize = 500;
@@ -527,7 +528,8 @@ impl SqlCore {
     /// Records a batch in one transaction: multi-row upserts of the operations (merge rules in
     /// [`UPSERT_MERGE`]: known values are never replaced by unknown ones, a phase never by a
     /// lower-ranked one, the requester and deletion time never, the creation time only by an
-    /// earlier one), then multi-row inserts of the transitions that ignore already-stored ones.
+    /// earlier one), then multi-row inserts of the transitions that ignore already-stored ones
+    /// (on Postgres one statement each, whatever the batch's size, unless an operation repeats).
     /// An operation appearing twice in a batch is applied in order. Returns the number of new
     /// transitions (0 when the batch is a replay).
     pub async fn record(&self, batch: Vec<Observation>) -> Result<u64, HistoryError> {
@@ -535,17 +537,28 @@ impl SqlCore {
             return Ok(0);
         }
         let now = now_millis();
+        // Postgres takes each column as one array (no bind-variable limit, so a chunk ends
+        // only where an id repeats); SQLite has no arrays and keeps the multi-row VALUES.
+        let (operation_limit, transition_limit) = match self.backend {
+            Backend::Postgres => (usize::MAX, usize::MAX),
+            Backend::Sqlite => (OPERATION_CHUNK, TRANSITION_CHUNK),
+        };
         let mut tx = self.begin_write().await?;
-        for chunk in operation_chunks(batch.iter().map(|o| &o.operation)) {
-            upsert_query(self.backend, &chunk, now)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.fail(e))?;
+        for chunk in operation_chunks(batch.iter().map(|o| &o.operation), operation_limit) {
+            let query = match self.backend {
+                Backend::Postgres => upsert_unnest_query(&chunk, now),
+                Backend::Sqlite => upsert_query(self.backend, &chunk, now),
+            };
+            query.execute(&mut *tx).await.map_err(|e| self.fail(e))?;
         }
         let transitions: Vec<&Transition> = batch.iter().flat_map(|o| &o.transitions).collect();
         let mut inserted = 0;
-        for chunk in transitions.chunks(TRANSITION_CHUNK) {
-            inserted += transition_query(self.backend, chunk)
+        for chunk in transitions.chunks(transition_limit) {
+            let query = match self.backend {
+                Backend::Postgres => transition_unnest_query(chunk),
+                Backend::Sqlite => transition_query(self.backend, chunk),
+            };
+            inserted += query
                 .execute(&mut *tx)
                 .await
                 .map_err(|e| self.fail(e))?
@@ -1573,17 +1586,18 @@ impl SqlText {
     }
 }
 
-/// Splits operations into upsert chunks of at most [`OPERATION_CHUNK`], starting a new chunk
-/// when an id repeats: Postgres refuses to update one row twice in a statement, and applying
-/// repeats in order keeps the batch equal to its one-at-a-time replay.
+/// Splits operations into upsert chunks of at most `limit`, starting a new chunk when an id
+/// repeats: Postgres refuses to update one row twice in a statement, and applying repeats in
+/// order keeps the batch equal to its one-at-a-time replay.
 fn operation_chunks<'a>(
     operations: impl Iterator<Item = &'a OperationRecord>,
+    limit: usize,
 ) -> Vec<Vec<&'a OperationRecord>> {
     let mut chunks = Vec::new();
     let mut current: Vec<&OperationRecord> = Vec::new();
     let mut ids: HashSet<&str> = HashSet::new();
     for op in operations {
-        if current.len() == OPERATION_CHUNK || ids.contains(op.id.as_str()) {
+        if current.len() == limit || ids.contains(op.id.as_str()) {
             chunks.push(std::mem::take(&mut current));
             ids.clear();
         }
@@ -1679,6 +1693,136 @@ fn transition_query(backend: Backend, transitions: &[&Transition]) -> AnyQuery {
             .bind(t.dedup.clone());
     }
     query
+}
+
+/// [`upsert_query`] on Postgres for any number of operations: each column is one array
+/// parameter, unnested by the server. A multi-row VALUES binds 23 parameters per row, and
+/// binding and planning those cost about as much as the upsert itself; the text is also the
+/// same for every batch size, so it is prepared once per connection.
+fn upsert_unnest_query(operations: &[&OperationRecord], now: EpochMillis) -> AnyQuery {
+    let sql = format!(
+        "INSERT INTO operations ({}, updated_at) SELECT *, $23 FROM unnest(\
+         $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+         $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], \
+         $14::bigint[], $15::text[], $16::bigint[], $17::bigint[], $18::bigint[], \
+         $19::bigint[], $20::text[], $21::bigint[], $22::bigint[]){UPSERT_MERGE}",
+        operation_columns!()
+    );
+    let column = |value: &dyn Fn(&mut PgArray, &OperationRecord)| {
+        let mut array = PgArray::new(operations.len());
+        for op in operations {
+            value(&mut array, op);
+        }
+        array.finish()
+    };
+    sqlx::query(AssertSqlSafe(sql))
+        .bind(column(&|a, op| a.text(Some(&op.id))))
+        .bind(column(&|a, op| a.text(Some(&op.namespace))))
+        .bind(column(&|a, op| a.text(Some(&op.namespace_uid))))
+        .bind(column(&|a, op| a.text(op.kind.map(OperationKind::as_str))))
+        .bind(column(&|a, op| a.text(Some(&op.name))))
+        .bind(column(&|a, op| a.text(Some(&op.uid))))
+        .bind(column(&|a, op| a.text(op.velero_name.as_deref())))
+        .bind(column(&|a, op| a.text(op.parent_name.as_deref())))
+        .bind(column(&|a, op| a.text(op.requester.as_deref())))
+        .bind(column(&|a, op| a.int(Some(op.created_at))))
+        .bind(column(&|a, op| a.int(op.started_at)))
+        .bind(column(&|a, op| a.int(op.completed_at)))
+        .bind(column(&|a, op| a.text(op.phase.as_deref())))
+        .bind(column(&|a, op| a.int(Some(op.phase_rank))))
+        .bind(column(&|a, op| a.text(op.nac_phase.as_deref())))
+        .bind(column(&|a, op| a.int(op.items_total)))
+        .bind(column(&|a, op| a.int(op.items_done)))
+        .bind(column(&|a, op| a.int(op.warnings)))
+        .bind(column(&|a, op| a.int(op.errors)))
+        .bind(column(&|a, op| a.text(op.failure_reason.as_deref())))
+        .bind(column(&|a, op| a.int(op.queue_position)))
+        .bind(column(&|a, op| a.int(op.deleted_at)))
+        .bind(now)
+}
+
+/// [`transition_query`] on Postgres for any number of transitions, one array per column (see
+/// [`upsert_unnest_query`]). The function scan yields rows in array order, so `seq` follows
+/// the batch's order as with VALUES.
+fn transition_unnest_query(transitions: &[&Transition]) -> AnyQuery {
+    let column = |value: &dyn Fn(&mut PgArray, &Transition)| {
+        let mut array = PgArray::new(transitions.len());
+        for t in transitions {
+            value(&mut array, t);
+        }
+        array.finish()
+    };
+    sqlx::query(
+        "INSERT INTO transitions \
+         (operation_id, namespace, at, attribute, value, reason, message, dedup) \
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], \
+         $6::text[], $7::text[], $8::text[]) ON CONFLICT DO NOTHING",
+    )
+    .bind(column(&|a, t| a.text(Some(&t.operation_id))))
+    .bind(column(&|a, t| a.text(Some(&t.namespace))))
+    .bind(column(&|a, t| a.int(Some(t.at))))
+    .bind(column(&|a, t| a.text(Some(&t.attribute))))
+    .bind(column(&|a, t| a.text(Some(&t.value))))
+    .bind(column(&|a, t| a.text(t.reason.as_deref())))
+    .bind(column(&|a, t| a.text(t.message.as_deref())))
+    .bind(column(&|a, t| a.text(Some(&t.dedup))))
+}
+
+/// One column of a batch as a Postgres array literal (`{"a",NULL}`), bound as a single text
+/// parameter and cast to `text[]` or `bigint[]` by the statement: sqlx's `Any` driver binds
+/// no arrays.
+struct PgArray {
+    text: String,
+    first: bool,
+}
+
+impl PgArray {
+    fn new(rows: usize) -> Self {
+        let mut text = String::with_capacity(2 + rows * 16);
+        text.push('{');
+        Self { text, first: true }
+    }
+
+    fn separate(&mut self) {
+        if !std::mem::take(&mut self.first) {
+            self.text.push(',');
+        }
+    }
+
+    /// A text element, always quoted: unquoted, `NULL`, blanks, commas and braces would be
+    /// read as syntax. Inside quotes only `"` and `\` need a backslash.
+    fn text(&mut self, value: Option<&str>) {
+        self.separate();
+        let Some(value) = value else {
+            self.text.push_str("NULL");
+            return;
+        };
+        self.text.push('"');
+        let mut rest = value;
+        while let Some(at) = rest.find(['"', '\\']) {
+            self.text.push_str(&rest[..at]);
+            self.text.push('\\');
+            self.text.push_str(&rest[at..=at]);
+            rest = &rest[at + 1..];
+        }
+        self.text.push_str(rest);
+        self.text.push('"');
+    }
+
+    fn int(&mut self, value: Option<i64>) {
+        self.separate();
+        match value {
+            Some(v) => {
+                let _ = write!(self.text, "{v}");
+            }
+            None => self.text.push_str("NULL"),
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.text.push('}');
+        self.text
+    }
 }
 
 fn operation_from_row(row: &AnyRow) -> Result<OperationRecord, sqlx::Error> {
@@ -1867,15 +2011,43 @@ mod tests {
             ..OperationRecord::default()
         };
         let ops = [op("a"), op("b"), op("a"), op("c")];
-        let chunks = operation_chunks(ops.iter());
+        let chunks = operation_chunks(ops.iter(), OPERATION_CHUNK);
         let ids: Vec<Vec<&str>> = chunks
             .iter()
             .map(|c| c.iter().map(|o| o.id.as_str()).collect())
             .collect();
         assert_eq!(ids, vec![vec!["a", "b"], vec!["a", "c"]]);
         let many: Vec<OperationRecord> = (0..1000).map(|i| op(&i.to_string())).collect();
-        let sizes: Vec<usize> = operation_chunks(many.iter()).iter().map(Vec::len).collect();
+        let sizes: Vec<usize> = operation_chunks(many.iter(), OPERATION_CHUNK)
+            .iter()
+            .map(Vec::len)
+            .collect();
         assert_eq!(sizes, vec![400, 400, 200]);
+        let sizes: Vec<usize> = operation_chunks(many.iter(), usize::MAX)
+            .iter()
+            .map(Vec::len)
+            .collect();
+        assert_eq!(sizes, vec![1000]);
+    }
+
+    #[test]
+    fn array_literals_quote_every_text_and_escape_quotes_and_backslashes() {
+        let mut texts = PgArray::new(4);
+        texts.text(Some("plain"));
+        texts.text(None);
+        texts.text(Some("NULL"));
+        texts.text(Some("a \"b\" \\c {d}, é"));
+        texts.text(Some(""));
+        assert_eq!(
+            texts.finish(),
+            r#"{"plain",NULL,"NULL","a \"b\" \\c {d}, é",""}"#
+        );
+        let mut ints = PgArray::new(3);
+        ints.int(Some(-12));
+        ints.int(None);
+        ints.int(Some(i64::MAX));
+        assert_eq!(ints.finish(), "{-12,NULL,9223372036854775807}");
+        assert_eq!(PgArray::new(0).finish(), "{}");
     }
 
     #[test]

@@ -101,13 +101,14 @@ impl ManifestItem {
 
     /// The item's key in the set view: `<resource>[.<group>]/<namespace|cluster>/<version>/<name>`.
     pub fn key(&self) -> String {
-        format!(
-            "{}/{}/{}/{}",
-            self.group_resource(),
-            self.namespace.as_deref().unwrap_or(CLUSTER_SCOPE),
-            self.version,
-            self.name
-        )
+        self.key_pieces().concat()
+    }
+
+    /// Appends the item's [`key`](Self::key) to `out`.
+    fn push_key(&self, out: &mut String) {
+        for piece in self.key_pieces() {
+            out.push_str(piece);
+        }
     }
 
     /// The identity used to compare items across backups and with the live cluster: the
@@ -121,6 +122,28 @@ impl ManifestItem {
         }
     }
 
+    /// Orders two items as their [`key`](Self::key)s order, without building the keys (no
+    /// allocation): a manifest of many items is sorted by key.
+    pub fn cmp_key(&self, other: &Self) -> std::cmp::Ordering {
+        cmp_pieces(&self.key_pieces(), &other.key_pieces())
+    }
+
+    /// The pieces [`key`](Self::key) joins, in order.
+    fn key_pieces(&self) -> [&str; 9] {
+        let [resource, dot, group] = group_resource_pieces(&self.resource, &self.group);
+        [
+            resource,
+            dot,
+            group,
+            "/",
+            self.namespace.as_deref().unwrap_or(CLUSTER_SCOPE),
+            "/",
+            &self.version,
+            "/",
+            &self.name,
+        ]
+    }
+
     /// Orders two items as their [`ItemIdentity`]s order, without building them (no
     /// allocation): sorting and merging large manifests by identity stays cheap.
     pub fn cmp_identity(&self, other: &Self) -> std::cmp::Ordering {
@@ -131,20 +154,19 @@ impl ManifestItem {
 
     /// Orders this item against an identity as [`ItemIdentity`]'s order does.
     pub fn cmp_to_identity(&self, identity: &ItemIdentity) -> std::cmp::Ordering {
-        group_resource_bytes(&self.resource, &self.group)
-            .cmp(identity.group_resource.bytes())
-            .then_with(|| self.namespace.cmp(&identity.namespace))
-            .then_with(|| self.name.cmp(&identity.name))
+        cmp_pieces(
+            &group_resource_pieces(&self.resource, &self.group),
+            &[&identity.group_resource],
+        )
+        .then_with(|| self.namespace.cmp(&identity.namespace))
+        .then_with(|| self.name.cmp(&identity.name))
     }
 }
 
-/// The bytes of `<resource>[.<group>]`, without allocating the string.
-fn group_resource_bytes<'a>(resource: &'a str, group: &'a str) -> impl Iterator<Item = u8> + 'a {
-    let dot: &[u8] = if group.is_empty() { b"" } else { b"." };
-    resource
-        .bytes()
-        .chain(dot.iter().copied())
-        .chain(group.bytes())
+/// The pieces of `<resource>[.<group>]`, without allocating the string.
+fn group_resource_pieces<'a>(resource: &'a str, group: &'a str) -> [&'a str; 3] {
+    let dot = if group.is_empty() { "" } else { "." };
+    [resource, dot, group]
 }
 
 /// Compares two group-resources as their `<resource>[.<group>]` strings compare.
@@ -159,7 +181,57 @@ fn cmp_group_resource(
         // first would be wrong: "a-b.g" < "a.g" although "a-b" > "a".)
         resource.cmp(other_resource)
     } else {
-        group_resource_bytes(resource, group).cmp(group_resource_bytes(other_resource, other_group))
+        cmp_pieces(
+            &group_resource_pieces(resource, group),
+            &group_resource_pieces(other_resource, other_group),
+        )
+    }
+}
+
+/// Compares the concatenations of `a`'s and `b`'s pieces, a common prefix at a time (one
+/// `memcmp` each) rather than byte by byte.
+fn cmp_pieces(a: &[&str], b: &[&str]) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a.iter(), b.iter());
+    let (mut x, mut y): (&[u8], &[u8]) = (b"", b"");
+    loop {
+        while x.is_empty() {
+            match a.next() {
+                Some(piece) => x = piece.as_bytes(),
+                None => break,
+            }
+        }
+        while y.is_empty() {
+            match b.next() {
+                Some(piece) => y = piece.as_bytes(),
+                None => break,
+            }
+        }
+        if x.is_empty() || y.is_empty() {
+            // One side is exhausted: the shorter string orders first.
+            return x.len().cmp(&y.len());
+        }
+        let common = x.len().min(y.len());
+        match x[..common].cmp(&y[..common]) {
+            std::cmp::Ordering::Equal => {
+                x = &x[common..];
+                y = &y[common..];
+            }
+            unequal => return unequal,
+        }
+    }
+}
+
+/// Puts `items` in `order` (`order[i]` is the index of the item that goes to position `i`),
+/// moving each item once, as `slice::sort_by_cached_key` does: position `i` takes the item
+/// `order[i]` named, following where earlier swaps moved it.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    for i in 0..order.len() {
+        let mut index = order[i];
+        while index < i {
+            index = order[index];
+        }
+        order[i] = index;
+        items.swap(i, index);
     }
 }
 
@@ -214,17 +286,46 @@ impl Manifest {
 
     /// A manifest of `items`, sorted; later duplicates of a key are dropped (a tarball stores
     /// each item twice — legacy path and preferred version — and both describe one object).
-    pub fn from_items(mut items: Vec<ManifestItem>) -> Self {
-        items.sort_by_cached_key(ManifestItem::key);
-        items.dedup_by(|later, earlier| later.key() == earlier.key());
+    pub fn from_items(items: Vec<ManifestItem>) -> Self {
+        Self::from_items_by(items, |_, _| std::cmp::Ordering::Equal)
+    }
+
+    /// [`from_items`](Self::from_items), keeping of the items of one key the first by `tie`
+    /// (the first given among those `tie` finds equal).
+    pub(crate) fn from_items_by(
+        mut items: Vec<ManifestItem>,
+        tie: impl Fn(&ManifestItem, &ManifestItem) -> std::cmp::Ordering,
+    ) -> Self {
+        // Every key written once, side by side: the sort compares plain strings within a few
+        // megabytes instead of chasing each item's fields around the heap (or building a key
+        // per comparison), and sorts indices, so that an item (a few hundred bytes) moves once.
+        let mut keys = String::with_capacity(items.len() * 48);
+        let mut ends = Vec::with_capacity(items.len());
+        for item in &items {
+            item.push_key(&mut keys);
+            ends.push(keys.len());
+        }
+        let key = |index: usize| {
+            let start = if index == 0 { 0 } else { ends[index - 1] };
+            &keys[start..ends[index]]
+        };
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| key(a).cmp(key(b)).then_with(|| tie(&items[a], &items[b])));
+        let first_of_key: Vec<bool> = order
+            .iter()
+            .enumerate()
+            .map(|(position, &index)| position == 0 || key(order[position - 1]) != key(index))
+            .collect();
+        permute(&mut items, order);
+        let mut first = first_of_key.into_iter();
+        items.retain(|_| first.next().unwrap_or(false));
         Self { items }
     }
 
     /// Adds one item; refuses a key already present.
     pub fn add(&mut self, item: ManifestItem) -> Result<(), ItemAlreadyExists> {
-        let key = item.key();
-        match self.items.binary_search_by(|probe| probe.key().cmp(&key)) {
-            Ok(_) => Err(ItemAlreadyExists { key }),
+        match self.items.binary_search_by(|probe| probe.cmp_key(&item)) {
+            Ok(_) => Err(ItemAlreadyExists { key: item.key() }),
             Err(position) => {
                 self.items.insert(position, item);
                 Ok(())
@@ -255,7 +356,7 @@ impl Manifest {
     /// The item with `key`, if any.
     pub fn get(&self, key: &str) -> Option<&ManifestItem> {
         self.items
-            .binary_search_by(|probe| probe.key().as_str().cmp(key))
+            .binary_search_by(|probe| cmp_pieces(&probe.key_pieces(), &[key]))
             .ok()
             .map(|index| &self.items[index])
     }
@@ -424,6 +525,77 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn key_order_needs_no_allocation_and_agrees_with_keys() {
+        let mut cluster_named = item("", "pods", Some("cluster"), "x");
+        cluster_named.version = "v1/x".into();
+        let mut slashed = item("", "pods", None, "x/v1/x");
+        slashed.version = String::new();
+        let items = [
+            item("g", "a-b", Some("n"), "x"),
+            item("g", "a", Some("n"), "x"),
+            item("", "a", Some("n"), "x"),
+            item("", "a", Some("n"), "x-y"),
+            item("", "a", Some("n"), ""),
+            item("", "a-b", None, "x"),
+            item("", "a", None, "y"),
+            item("", "a", Some("cluster"), "y"),
+            item("g.h", "a", Some("n"), "x"),
+            item("", "a.g", Some("n"), "x"),
+            cluster_named,
+            slashed,
+        ];
+        for a in &items {
+            for b in &items {
+                assert_eq!(
+                    a.cmp_key(b),
+                    a.key().cmp(&b.key()),
+                    "{} vs {}",
+                    a.key(),
+                    b.key()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sorting_is_stable_and_keeps_the_first_of_equal_keys() {
+        let mut first = item("", "a", None, "y");
+        first.uid = Some("first".into());
+        let mut second = item("", "a", Some("cluster"), "y");
+        second.uid = Some("second".into());
+        let items = vec![
+            item("", "b", Some("n"), "x"),
+            first,
+            item("", "a", Some("n"), "z"),
+            second,
+            item("apps", "a", Some("n"), "x"),
+        ];
+        let mut expected = items.clone();
+        expected.sort_by_cached_key(ManifestItem::key);
+        expected.dedup_by(|later, earlier| later.key() == earlier.key());
+        let manifest = Manifest::from_items(items.clone());
+        assert_eq!(manifest.items(), expected);
+        assert_eq!(manifest.len(), 4);
+        assert_eq!(
+            manifest.get("a/cluster/v1/y").unwrap().uid.as_deref(),
+            Some("first")
+        );
+        // A tie-break decides which of one key is kept.
+        let by_uid = Manifest::from_items_by(items, |a, b| b.uid.cmp(&a.uid));
+        assert_eq!(
+            by_uid.get("a/cluster/v1/y").unwrap().uid.as_deref(),
+            Some("second")
+        );
+        let mut numbers: Vec<u32> = (0..500).map(|i| (i * 7919) % 503).collect();
+        let mut expected = numbers.clone();
+        expected.sort();
+        let mut order: Vec<usize> = (0..numbers.len()).collect();
+        order.sort_by_key(|&i| numbers[i]);
+        permute(&mut numbers, order);
+        assert_eq!(numbers, expected);
     }
 
     #[test]

@@ -87,6 +87,7 @@ const GATEWAY_LIMITS: &[(&str, &str, &str)] = &[
     ("--rate-limit-per-second", "1000000", "50"),
     ("--pre-auth-burst", "1000000", "30"),
     ("--pre-auth-per-second", "1000000", "5"),
+    ("--max-streams-per-user", "1000000", "50"),
 ];
 /// Let a process settle before its memory is read.
 const SETTLE: Duration = Duration::from_secs(2);

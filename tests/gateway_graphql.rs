@@ -105,6 +105,18 @@ async fn gql(env: &Env, token: Option<&str>, query: &str, variables: Value) -> A
 }
 
 const CREATE_BACKUP: &str = "mutation($ns: String!, $name: String!) { createBackup(namespace: $ns, input: {name: $name}) { name namespace requestPhase } }";
+/// `token` creates the backup `name` in `namespace` by mutation.
+async fn create_backup(env: &Env, token: &str, namespace: &str, name: &str) {
+    let created = gql(
+        env,
+        Some(token),
+        CREATE_BACKUP,
+        json!({"ns": namespace, "name": name}),
+    )
+    .await;
+    assert_eq!(created.data()["createBackup"]["name"], name);
+}
+
 const BACKUP_PHASE: &str =
     "query($ns: String!, $name: String!) { backup(namespace: $ns, name: $name) { veleroPhase } }";
 
@@ -131,14 +143,7 @@ async fn wait_completed(env: &Env, token: &str, namespace: &str, name: &str) {
 }
 
 async fn create_completed(env: &Env, token: &str, namespace: &str, name: &str) {
-    let created = gql(
-        env,
-        Some(token),
-        CREATE_BACKUP,
-        json!({"ns": namespace, "name": name}),
-    )
-    .await;
-    assert_eq!(created.data()["createBackup"]["name"], name);
+    create_backup(env, token, namespace, name).await;
     wait_completed(env, token, namespace, name).await;
 }
 
@@ -614,6 +619,127 @@ async fn every_operation_on_a_websocket_is_rate_limited() {
     assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
 }
 
+/// One user's live streams are capped across SSE and subscriptions together: over the cap, a
+/// new event stream answers 429 problem+json `too-many-streams` and a new subscription errors
+/// RATE_LIMITED (reason `too-many-streams`), while the open ones keep delivering (the object
+/// as REST presents it), other users are not affected, and closing a stream frees its slot.
+async fn live_streams_are_capped_per_user_across_sse_and_subscriptions(cluster: TestCluster) {
+    use tower::ServiceExt as _;
+    let env = env_with(cluster, |config| config.service.max_streams_per_user = 2).await;
+    let sse = |token: &str| {
+        let request = Request::get("/api/v1/namespaces/team-a/events")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        env.router.clone().oneshot(request)
+    };
+    let first = sse(&env.alice).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let mut ws = Ws::open(&env.addr, json!({"token": env.alice})).await;
+    ws.subscribe("s1", "subscription { changes { kind name object } }")
+        .await;
+    let ready = ws.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        ready["payload"]["data"]["changes"]["kind"], "READY",
+        "{ready}"
+    );
+
+    // The third stream, either way, is refused.
+    let refused = sse(&env.alice).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.headers()["content-type"],
+        "application/problem+json"
+    );
+    let problem: Value = serde_json::from_slice(
+        &axum::body::to_bytes(refused.into_body(), 1 << 20)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        problem["type"]
+            .as_str()
+            .unwrap()
+            .ends_with("too-many-streams"),
+        "{problem}"
+    );
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("2 live streams"),
+        "{problem}"
+    );
+    ws.subscribe("s2", CHANGES).await;
+    let error = ws.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(error["id"], "s2", "{error}");
+    assert_eq!(
+        error["payload"]["errors"][0]["extensions"]["code"], "RATE_LIMITED",
+        "{error}"
+    );
+    assert_eq!(
+        error["payload"]["errors"][0]["extensions"]["reason"], "too-many-streams",
+        "{error}"
+    );
+    assert_eq!(
+        ws.next(Duration::from_secs(10)).await.unwrap(),
+        json!({"id": "s2", "type": "complete"})
+    );
+    // Another user has their own slots.
+    let bob = Request::get("/api/v1/namespaces/team-b/events")
+        .header("authorization", format!("Bearer {}", env.bob))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(
+        env.router.clone().oneshot(bob).await.unwrap().status(),
+        StatusCode::OK
+    );
+
+    // The open subscription still delivers, with the object as REST presents it.
+    let name = "capped-streams";
+    create_backup(&env, &env.alice, "team-a", name).await;
+    let added = loop {
+        let message = ws
+            .next(Duration::from_secs(20))
+            .await
+            .expect("the open subscription delivers the new backup");
+        if message["payload"]["data"]["changes"]["name"] == name {
+            break message;
+        }
+    };
+    let object = &added["payload"]["data"]["changes"]["object"];
+    assert_eq!(object["metadata"]["name"], name, "{added}");
+    assert_eq!(object["metadata"]["namespace"], "team-a", "{added}");
+    assert!(object["metadata"].get("managedFields").is_none(), "{added}");
+    let rest = send(
+        &env.router,
+        Request::get(format!("/api/v1/namespaces/team-a/backups/{name}"))
+            .header("authorization", format!("Bearer {}", env.alice))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(rest.status, StatusCode::OK);
+    assert_eq!(rest.json()["metadata"]["uid"], object["metadata"]["uid"]);
+
+    // Closing the event stream frees its slot.
+    drop(first);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let again = sse(&env.alice).await.unwrap();
+        if again.status() == StatusCode::OK {
+            break;
+        }
+        assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a closed stream's slot was not freed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A socket whose token stops being valid (its service account is deleted; its RoleBinding,
 /// and so every access review, stays) is closed with 4401 within the token-cache TTL, its
 /// subscription ending UNAUTHENTICATED if it notices first.
@@ -672,14 +798,7 @@ async fn paging_limits_and_error_codes(cluster: TestCluster) {
     let env = env(cluster).await;
     let names = ["p-a", "p-b", "p-c", "p-d", "p-e"];
     for name in names {
-        let created = gql(
-            &env,
-            Some(&env.alice),
-            CREATE_BACKUP,
-            json!({"ns": "team-a", "name": name}),
-        )
-        .await;
-        assert_eq!(created.data()["createBackup"]["name"], name);
+        create_backup(&env, &env.alice, "team-a", name).await;
     }
     const PAGE: &str = "query($after: String, $first: Int, $phase: String) { backups(namespace: \"team-a\", first: $first, after: $after, phase: $phase) { edges { cursor node { name } } pageInfo { hasNextPage hasPreviousPage endCursor } } }";
 
@@ -862,4 +981,5 @@ on_both_servers!(
     subscriptions_follow_a_mutation_to_completed_and_stay_isolated,
     a_websocket_closes_when_its_token_is_no_longer_valid,
     paging_limits_and_error_codes,
+    live_streams_are_capped_per_user_across_sse_and_subscriptions,
 );

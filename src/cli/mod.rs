@@ -205,6 +205,10 @@ pub struct GatewayOptions {
     /// Requests per second a client address's pre-authentication bucket refills with.
     #[arg(long, default_value_t = 5.0)]
     pub pre_auth_per_second: f64,
+    /// Live streams (Server-Sent Events and GraphQL subscriptions together) one user may hold
+    /// open on this replica; beyond, a new one is refused with 429 `too-many-streams`.
+    #[arg(long, default_value_t = crate::gateway::events::slots::DEFAULT_MAX_STREAMS_PER_USER)]
+    pub max_streams_per_user: usize,
     /// Take the client address from the last X-Forwarded-For entry instead of the TCP peer
     /// (only behind a proxy that sets it; anyone else can forge it).
     #[arg(long)]

@@ -399,6 +399,7 @@ fn gateway_config(
     config.pre_auth_limit.burst = options.pre_auth_burst.max(1);
     config.pre_auth_limit.per_second = options.pre_auth_per_second;
     config.trust_forwarded_for = options.trust_forwarded_for;
+    config.service.max_streams_per_user = options.max_streams_per_user.max(1);
     if let Some(path) = &options.paging_key_file {
         let bytes = std::fs::read(path)
             .map_err(|e| CliError::Gateway(format!("cannot read {}: {e}", path.display())))?;

@@ -121,6 +121,14 @@ pub enum GatewayError {
         /// When the next request will be accepted.
         retry_after: Duration,
     },
+    /// The caller already holds as many live streams as one user may on this replica.
+    #[error(
+        "you have {limit} live streams open on this gateway, the most one user may; close one (an event stream or a subscription), then open this one"
+    )]
+    TooManyStreams {
+        /// The limit per user.
+        limit: usize,
+    },
     /// The route does not exist.
     #[error("no such endpoint: {0}")]
     NoRoute(String),
@@ -189,7 +197,7 @@ impl GatewayError {
             GatewayError::UnsupportedMediaType => 415,
             GatewayError::Invalid { .. } | GatewayError::IdempotencyKeyReused => 422,
             GatewayError::BadRequest(_) => 400,
-            GatewayError::RateLimited { .. } => 429,
+            GatewayError::RateLimited { .. } | GatewayError::TooManyStreams { .. } => 429,
             GatewayError::Upstream => 502,
             GatewayError::Unavailable(_) => 503,
         }
@@ -212,6 +220,7 @@ impl GatewayError {
             GatewayError::IdempotencyKeyReused => "idempotency-key-reused",
             GatewayError::IdempotencyKeyInFlight => "idempotency-key-in-flight",
             GatewayError::RateLimited { .. } => "rate-limited",
+            GatewayError::TooManyStreams { .. } => "too-many-streams",
             GatewayError::NoRoute(_) => "no-route",
             GatewayError::MethodNotAllowed => "method-not-allowed",
             GatewayError::ArtifactUnavailable(_) => "artifact-unavailable",
@@ -237,6 +246,7 @@ impl GatewayError {
             GatewayError::IdempotencyKeyReused => "Idempotency-Key reused",
             GatewayError::IdempotencyKeyInFlight => "Idempotency-Key in flight",
             GatewayError::RateLimited { .. } => "Too many requests",
+            GatewayError::TooManyStreams { .. } => "Too many open streams",
             GatewayError::NoRoute(_) => "Not found",
             GatewayError::MethodNotAllowed => "Method not allowed",
             GatewayError::ArtifactUnavailable(_) => "Artifact unavailable",

@@ -197,16 +197,21 @@ pub async fn scope_for(
 
 /// Follows the event log for `caller` over `scope`, resuming after `resume_after` when given.
 /// The stream ends (the receiver closes) after an [`StreamItem::End`], or when the receiver is
-/// dropped.
+/// dropped. Refused with [`GatewayError::TooManyStreams`] when the caller already holds the
+/// most streams one user may ([`super::slots`]); the slot is held until the stream ends.
 pub fn follow(
     service: Arc<GatewayService>,
     caller: Caller,
     scope: StreamScope,
     resume_after: Option<String>,
-) -> mpsc::Receiver<StreamItem> {
+) -> Result<mpsc::Receiver<StreamItem>, GatewayError> {
+    let slot = service.open_stream(&caller)?;
     let (sender, receiver) = mpsc::channel(64);
-    tokio::spawn(pump(service, caller, scope, resume_after, sender));
-    receiver
+    tokio::spawn(async move {
+        pump(service, caller, scope, resume_after, sender).await;
+        drop(slot);
+    });
+    Ok(receiver)
 }
 
 /// How often a stream re-checks: every [`RECHECK_INTERVAL`], more often when the token cache's

@@ -13,6 +13,7 @@
 //! forgotten still depends on the log's capacity, which all namespaces share).
 
 pub mod follow;
+pub mod slots;
 pub mod sse;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -121,10 +122,15 @@ pub struct ChangeEvent {
     pub rendered: RenderedOnce,
 }
 
-/// A value computed once on first use and shared by every holder of the event; not part of
-/// the event's identity (equality ignores it).
+/// The event's forms for the streams, each computed once on first use and shared by every
+/// holder of the event; not part of the event's identity (equality ignores it).
 #[derive(Clone, Debug, Default)]
-pub struct RenderedOnce(std::sync::OnceLock<Arc<str>>);
+pub struct RenderedOnce {
+    /// SSE's JSON text ([`ChangeEvent::json`]).
+    json: std::sync::OnceLock<Arc<str>>,
+    /// The object as a GraphQL value ([`ChangeEvent::graphql_object`]).
+    graphql_object: std::sync::OnceLock<Arc<async_graphql::Value>>,
+}
 
 impl PartialEq for RenderedOnce {
     fn eq(&self, _: &Self) -> bool {
@@ -139,7 +145,7 @@ impl ChangeEvent {
     /// delivery's cost.
     pub fn json(&self) -> Arc<str> {
         self.rendered
-            .0
+            .json
             .get_or_init(|| {
                 serde_json::json!({
                     "namespace": self.namespace,
@@ -150,6 +156,16 @@ impl ChangeEvent {
                 .to_string()
                 .into()
             })
+            .clone()
+    }
+
+    /// The object as a GraphQL value, converted on the first call and shared afterwards, for
+    /// the same reason as [`ChangeEvent::json`]: every subscription following the namespace
+    /// delivers it.
+    pub fn graphql_object(&self) -> Arc<async_graphql::Value> {
+        self.rendered
+            .graphql_object
+            .get_or_init(|| Arc::new(async_graphql::to_value(&*self.object).unwrap_or_default()))
             .clone()
     }
 }

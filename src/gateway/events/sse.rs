@@ -19,6 +19,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::ChangeAction;
 use super::follow::{RECONNECT_AFTER, StreamEnd, StreamItem, follow};
 use crate::gateway::auth::Caller;
+use crate::gateway::error::GatewayError;
 use crate::gateway::service::GatewayService;
 
 pub use super::StreamScope;
@@ -71,8 +72,10 @@ pub fn stream(
     caller: Caller,
     scope: StreamScope,
     last_event_id: Option<String>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let items = follow(service, caller, scope, last_event_id);
-    Sse::new(ReceiverStream::new(items).map(|item| Ok(frame_of(item))))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, GatewayError> {
+    let items = follow(service, caller, scope, last_event_id)?;
+    Ok(
+        Sse::new(ReceiverStream::new(items).map(|item| Ok(frame_of(item))))
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
+    )
 }

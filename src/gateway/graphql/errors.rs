@@ -65,7 +65,7 @@ pub fn code_of(error: &GatewayError) -> &'static str {
         | GatewayError::Conflict(_)
         | GatewayError::IdempotencyKeyInFlight
         | GatewayError::ArtifactUnavailable(_) => CONFLICT,
-        GatewayError::RateLimited { .. } => RATE_LIMITED,
+        GatewayError::RateLimited { .. } | GatewayError::TooManyStreams { .. } => RATE_LIMITED,
         GatewayError::ManifestPending { .. } => MANIFEST_PENDING,
         GatewayError::Unavailable(_) => UNAVAILABLE,
         GatewayError::Upstream => INTERNAL,

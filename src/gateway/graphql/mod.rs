@@ -440,8 +440,16 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
     let gateway = state.gateway.clone();
     let schema = state.schema.clone();
     let kind = protocol_of(&parts.headers);
+    let max_message = state.gateway.config.max_body_bytes;
     upgrade
         .protocols(ALL_WEBSOCKET_PROTOCOLS)
+        // A subscription's frames are small and spaced out: buffers of tungstenite's default
+        // 128 KiB each would be most of an idle connection's memory.
+        .read_buffer_size(WEBSOCKET_BUFFER_BYTES)
+        .write_buffer_size(WEBSOCKET_BUFFER_BYTES)
+        // A client's message is a GraphQL request: the same limit as a POSTed one.
+        .max_message_size(max_message)
+        .max_frame_size(max_message)
         .on_upgrade(move |socket| {
             serve_socket(
                 socket,
@@ -456,6 +464,10 @@ async fn graphql_get(State(state): State<GraphqlState>, request: Request) -> Res
             )
         })
 }
+
+/// Read and write buffer of each WebSocket connection (tungstenite grows them for larger
+/// messages).
+const WEBSOCKET_BUFFER_BYTES: usize = 8 * 1024;
 
 /// The protocol `GraphQLProtocol` chose from the upgrade request (the first one supported).
 fn protocol_of(headers: &HeaderMap) -> WebSocketProtocols {

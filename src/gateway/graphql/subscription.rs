@@ -6,9 +6,15 @@
 //! The first item is `READY` with the opaque id of "now"; `resumeAfter` replays what a client
 //! missed, or sends `RESET` when the gateway no longer has it (list again, then follow).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use async_graphql::{Context, Enum, Json, SimpleObject, Subscription};
+use async_graphql::parser::types::Field;
+use async_graphql::registry::Registry;
+use async_graphql::{
+    Context, ContextSelectionSet, Enum, Json, OutputType, Positioned, ServerResult, SimpleObject,
+    Subscription,
+};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_stream::wrappers::ReceiverStream;
@@ -52,9 +58,34 @@ pub struct Change {
     /// Velero's phase when there is one, else NAC's request phase.
     pub phase: Option<String>,
     /// The object after the change (before it, for a deletion), as REST presents it.
-    pub object: Option<Json<Value>>,
+    pub object: Option<SharedJson>,
     /// READY: the namespaces this subscription covers.
     pub namespaces: Vec<String>,
+}
+
+/// An object's JSON, converted to a GraphQL value once per change and shared by every
+/// subscriber ([`ChangeEvent::graphql_object`]); in the schema it is the `JSON` scalar, the
+/// same type as `Json<Value>`.
+#[derive(Clone, Debug)]
+pub struct SharedJson(Arc<async_graphql::Value>);
+
+impl OutputType for SharedJson {
+    fn type_name() -> Cow<'static, str> {
+        <Json<Value> as OutputType>::type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        // Registered as `Json<Value>` itself, so the schema has one `JSON` scalar.
+        <Json<Value> as OutputType>::create_type_info(registry)
+    }
+
+    async fn resolve(
+        &self,
+        _ctx: &ContextSelectionSet<'_>,
+        _field: &Positioned<Field>,
+    ) -> ServerResult<async_graphql::Value> {
+        Ok((*self.0).clone())
+    }
 }
 
 fn phase_in(resource: TenantResource, object: &Value) -> Option<String> {
@@ -83,7 +114,7 @@ fn change_of(id: String, event: &ChangeEvent) -> Change {
         resource: Some(event.resource.into()),
         name: Some(event.name.clone()),
         phase: phase_in(event.resource, &event.object),
-        object: Some(Json((*event.object).clone())),
+        object: Some(SharedJson(event.graphql_object())),
         namespaces: Vec::new(),
     }
 }
@@ -167,7 +198,7 @@ impl SubscriptionRoot {
         let scope = scope_for(&service, &caller, namespaces, wanted, &budget)
             .await
             .gql()?;
-        let items = follow(service, caller, scope, resume_after);
+        let items = follow(service, caller, scope, resume_after).gql()?;
         Ok(ReceiverStream::new(items).map(item_of))
     }
 }

@@ -909,7 +909,7 @@ pub async fn namespace_events(
         caller.0,
         scope,
         last_event_id(&headers),
-    )
+    )?
     .into_response())
 }
 
@@ -938,7 +938,7 @@ pub async fn all_events(
         caller.0,
         scope,
         last_event_id(&headers),
-    )
+    )?
     .into_response())
 }
 

@@ -82,6 +82,8 @@ pub struct ServiceConfig {
     /// Distinct access checks one request may make when it fans out over namespaces ("my
     /// namespaces", phase counts, a stream's default scope); see [`AccessBudget`].
     pub review_budget: usize,
+    /// Live streams (SSE and subscriptions together) one user may hold open at once.
+    pub max_streams_per_user: usize,
 }
 
 impl Default for ServiceConfig {
@@ -91,6 +93,7 @@ impl Default for ServiceConfig {
             artifact_timeout: Duration::from_secs(60),
             artifact_poll: Duration::from_millis(200),
             review_budget: crate::gateway::auth::budget::DEFAULT_REVIEW_BUDGET,
+            max_streams_per_user: crate::gateway::events::slots::DEFAULT_MAX_STREAMS_PER_USER,
         }
     }
 }
@@ -113,6 +116,8 @@ pub struct GatewayService {
     openshift_projects: std::sync::atomic::AtomicBool,
     /// The gateway's stop ([`GatewayService::shutdown`]).
     shutdown: crate::shutdown::Shutdown,
+    /// Open live streams per user.
+    streams: crate::gateway::events::slots::StreamSlots,
 }
 
 impl std::fmt::Debug for GatewayService {
@@ -157,6 +162,7 @@ impl GatewayService {
         reader: kube::Client,
     ) -> Self {
         GatewayService {
+            streams: crate::gateway::events::slots::StreamSlots::new(config.max_streams_per_user),
             data: TenantData::new(caches, history),
             authn,
             authz,
@@ -295,6 +301,15 @@ impl GatewayService {
         String,
     ) {
         self.data.follow(scope, last_event_id)
+    }
+
+    /// A slot for one more live stream of `caller`, held while the stream is open; refused
+    /// with 429 when they already hold the most one user may.
+    pub fn open_stream(
+        &self,
+        caller: &crate::gateway::auth::Caller,
+    ) -> Result<crate::gateway::events::slots::StreamSlot, GatewayError> {
+        self.streams.open(caller.username())
     }
 
     /// The opaque id of `event` for a stream's item (a fresh one each time).

@@ -15,7 +15,7 @@ use std::time::Duration;
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use kube::api::{Api, PostParams};
 
-use super::cache::TtlCache;
+use super::cache::{SingleFlight, TtlCache};
 use super::token::{BearerToken, TokenHasher};
 use super::{Caller, Identity};
 use crate::gateway::error::GatewayError;
@@ -65,6 +65,9 @@ pub struct Authenticator {
     config: AuthnConfig,
     hasher: TokenHasher,
     cache: TtlCache<super::TokenKey, Option<Arc<Identity>>>,
+    /// Re-checks under way: the streams of one token missing the cache together share one
+    /// TokenReview.
+    rechecks: SingleFlight<super::TokenKey, Result<Option<Arc<Identity>>, GatewayError>>,
     pre_auth: PreAuthLimiter,
     /// Counters for `/metrics`.
     pub counters: AuthnCounters,
@@ -88,6 +91,7 @@ impl Authenticator {
             config,
             hasher,
             cache,
+            rechecks: SingleFlight::default(),
             pre_auth: PreAuthLimiter::new(PreAuthLimitConfig::default()),
             counters: AuthnCounters::default(),
         }
@@ -169,15 +173,23 @@ impl Authenticator {
                 known
             }
             None => {
-                self.counters.reviews.fetch_add(1, Ordering::Relaxed);
-                let reviewed = self.review(caller.token()).await?;
-                let ttl = if reviewed.is_some() {
-                    self.config.success_ttl
-                } else {
-                    self.config.failure_ttl
-                };
-                self.cache.insert(key, reviewed.clone(), ttl);
-                reviewed
+                self.rechecks
+                    .run(key.clone(), || async {
+                        // Answered by a review that finished since the miss above.
+                        if let Some(known) = self.cache.get(&key) {
+                            return Ok(known);
+                        }
+                        self.counters.reviews.fetch_add(1, Ordering::Relaxed);
+                        let reviewed = self.review(caller.token()).await?;
+                        let ttl = if reviewed.is_some() {
+                            self.config.success_ttl
+                        } else {
+                            self.config.failure_ttl
+                        };
+                        self.cache.insert(key.clone(), reviewed.clone(), ttl);
+                        Ok(reviewed)
+                    })
+                    .await?
             }
         };
         let valid = current.is_some_and(|identity| {
@@ -394,6 +406,52 @@ mod tests {
         // After it: a new review, which no pre-authentication bucket (spent) holds up.
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert!(!authn.still_valid(&caller).await.unwrap());
+        assert_eq!(reviews.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn streams_rechecking_one_token_together_share_one_review() {
+        let reviews = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&reviews);
+        let api = axum::Router::new().route(
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            post(move |Json(review): Json<Value>| {
+                let counted = Arc::clone(&counted);
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    // A review takes a while, as a real one does: the others arrive meanwhile.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Json(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                        "spec": review["spec"],
+                        "status": {"authenticated": true, "user": {"username": "alice", "uid": "1"}}}))
+                }
+            }),
+        );
+        let config = AuthnConfig {
+            success_ttl: Duration::from_millis(200),
+            ..AuthnConfig::default()
+        };
+        let authn = Arc::new(Authenticator::new(
+            kube::Client::new(api, "default"),
+            config,
+            TokenHasher::random(),
+        ));
+        let caller = authn
+            .authenticate(BearerToken::new("good"), ClientAddress::Unknown)
+            .await
+            .unwrap();
+        assert_eq!(reviews.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        // 100 streams of the token miss the expired entry at once.
+        let rechecks: Vec<_> = (0..100)
+            .map(|_| {
+                let (authn, caller) = (Arc::clone(&authn), caller.clone());
+                tokio::spawn(async move { authn.still_valid(&caller).await })
+            })
+            .collect();
+        for recheck in rechecks {
+            assert!(recheck.await.unwrap().unwrap());
+        }
         assert_eq!(reviews.load(Ordering::SeqCst), 2);
     }
 }

@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
 use super::Identity;
-use super::cache::TtlCache;
+use super::cache::{SingleFlight, TtlCache};
 use crate::api::nonadmin::GROUP;
 use crate::gateway::error::GatewayError;
 use crate::history::TenantNamespace;
@@ -164,6 +164,8 @@ pub struct Authorizer {
     client: kube::Client,
     config: AuthzConfig,
     cache: TtlCache<DecisionKey, bool>,
+    /// Reviews under way: concurrent misses of one decision share one review.
+    in_flight: SingleFlight<DecisionKey, Result<bool, GatewayError>>,
     reads: TtlCache<ReadKey, bool>,
     /// Counters for `/metrics`.
     pub counters: AuthzCounters,
@@ -187,6 +189,7 @@ impl Authorizer {
             client,
             config,
             cache,
+            in_flight: SingleFlight::default(),
             reads,
             counters: AuthzCounters::default(),
         }
@@ -211,14 +214,24 @@ impl Authorizer {
             }
             return Ok(allowed);
         }
-        self.counters.reviews.fetch_add(1, Ordering::Relaxed);
-        let allowed = self.review(identity, check).await?;
-        let ttl = if allowed {
-            self.config.allow_ttl
-        } else {
-            self.config.deny_ttl
-        };
-        self.cache.insert(key, allowed, ttl);
+        let allowed = self
+            .in_flight
+            .run(key.clone(), || async {
+                // Answered by a review that finished since the miss above.
+                if let Some(allowed) = self.cache.get(&key) {
+                    return Ok(allowed);
+                }
+                self.counters.reviews.fetch_add(1, Ordering::Relaxed);
+                let allowed = self.review(identity, check).await?;
+                let ttl = if allowed {
+                    self.config.allow_ttl
+                } else {
+                    self.config.deny_ttl
+                };
+                self.cache.insert(key.clone(), allowed, ttl);
+                Ok(allowed)
+            })
+            .await?;
         if !allowed {
             self.counters.denied.fetch_add(1, Ordering::Relaxed);
         }

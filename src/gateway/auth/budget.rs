@@ -190,6 +190,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn concurrent_misses_from_different_requests_share_one_review() {
+        // Many streams of one user re-checking at the same moment, each without a budget.
+        let (authz, reviews) = authorizer();
+        let bob = identity();
+        let check = AccessCheck::new("list", "nonadminbackups", "team-a");
+        let answers =
+            futures::future::join_all((0..100).map(|_| authz.allowed(&bob, &check))).await;
+        assert!(answers.iter().all(|a| a == &Ok(true)));
+        assert_eq!(reviews.load(Ordering::SeqCst), 1);
+        // A denied answer is shared the same way.
+        let denied = AccessCheck::new("delete", "nonadminbackups", "team-a");
+        let answers =
+            futures::future::join_all((0..100).map(|_| authz.allowed(&bob, &denied))).await;
+        assert!(answers.iter().all(|a| a == &Ok(false)));
+        assert_eq!(reviews.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
     async fn the_same_check_is_paid_once_even_concurrently_and_the_budget_bounds_the_rest() {
         let (authz, reviews) = authorizer();
         let bob = identity();

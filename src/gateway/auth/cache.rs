@@ -1,10 +1,12 @@
 //! A bounded, sharded cache whose entries expire: the store behind the TokenReview, access-review
 //! and per-token client caches. Each entry carries its own time to live, so allow and deny
-//! answers (or successes and failures) can expire at different times.
+//! answers (or successes and failures) can expire at different times. [`SingleFlight`] makes
+//! concurrent misses of one key share one review.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::hash::{BuildHasher, Hash, RandomState};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 const SHARDS: usize = 16;
@@ -116,10 +118,116 @@ impl<K: Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
     }
 }
 
+/// Concurrent calls for one key share the first one's answer. When a cached answer expires,
+/// every long-lived stream of that user misses at the same moment: without this, each would
+/// send the API server the same review.
+pub struct SingleFlight<K, V> {
+    calls: Mutex<HashMap<K, Arc<tokio::sync::OnceCell<V>>>>,
+}
+
+impl<K, V> Default for SingleFlight<K, V> {
+    fn default() -> Self {
+        SingleFlight {
+            calls: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> SingleFlight<K, V> {
+    /// `call`'s answer, or the answer of the call for `key` already under way. `call` should
+    /// look in the cache first: a caller that missed just before the previous call finished
+    /// starts a new one. A cancelled call hands the work to one of its waiters.
+    pub async fn run<F, Fut>(&self, key: K, call: F) -> V
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = V>,
+    {
+        let cell = {
+            let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(calls.entry(key.clone()).or_default())
+        };
+        let value = cell.get_or_init(call).await.clone();
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        if calls
+            .get(&key)
+            .is_some_and(|current| Arc::ptr_eq(current, &cell))
+        {
+            calls.remove(&key);
+        }
+        value
+    }
+
+    /// Calls under way.
+    pub fn in_flight(&self) -> usize {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[tokio::test]
+    async fn concurrent_calls_for_one_key_share_one_call() {
+        let flights: Arc<SingleFlight<&str, u32>> = Arc::default();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (release, released) = tokio::sync::watch::channel(false);
+        let mut waiters = Vec::new();
+        for _ in 0..50 {
+            let (flights, calls, mut released) =
+                (Arc::clone(&flights), Arc::clone(&calls), released.clone());
+            waiters.push(tokio::spawn(async move {
+                flights
+                    .run("alice", || async move {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        let _ = released.wait_for(|go| *go).await;
+                        7
+                    })
+                    .await
+            }));
+        }
+        // Another key is its own call.
+        let other = flights.run("bob", || async { 9 }).await;
+        assert_eq!(other, 9);
+        tokio::task::yield_now().await;
+        release.send_replace(true);
+        for waiter in waiters {
+            assert_eq!(waiter.await.unwrap(), 7);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(flights.in_flight(), 0);
+        // Once done, the next call runs again.
+        assert_eq!(flights.run("alice", || async { 8 }).await, 8);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_hands_over_to_a_waiter() {
+        let flights: Arc<SingleFlight<&str, u32>> = Arc::default();
+        let first = {
+            let flights = Arc::clone(&flights);
+            tokio::spawn(async move {
+                flights
+                    .run("k", || async {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        1
+                    })
+                    .await
+            })
+        };
+        tokio::task::yield_now().await;
+        let second = {
+            let flights = Arc::clone(&flights);
+            tokio::spawn(async move { flights.run("k", || async { 2 }).await })
+        };
+        tokio::task::yield_now().await;
+        first.abort();
+        assert_eq!(second.await.unwrap(), 2);
+    }
 
     #[test]
     fn entries_expire_after_their_own_ttl() {

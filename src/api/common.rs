@@ -1,8 +1,9 @@
 //! Building blocks shared by the Velero and NAC resource types: unknown-field preservation,
-//! open (forward-compatible) string enums, Go-style durations and CRD schema helpers.
+//! open (forward-compatible) string enums, Go-style durations and quoting, CRD schema helpers.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fmt::Write as _;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -416,6 +417,34 @@ fn type_includes(kind: &Value, wanted: &str) -> bool {
 /// Lets `skip_serializing_if` drop zero counters.
 pub fn is_zero(value: &i64) -> bool {
     *value == 0
+}
+
+/// Go's `strconv.Quote`: double-quoted with Go escapes, printable Unicode kept.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! Custom resource types: NAC's own (`oadp.openshift.io/v1alpha1`) and Velero's (`velero.io/v1`),
 //! and the CustomResourceDefinitions generated from them; also how NAC's clients identify
-//! themselves to the API server ([`client_identity`]).
+//! themselves to the API server ([`client_identity`]), and the label-selector engine every layer
+//! matches labels with ([`selector`]).
 
 pub mod client_identity;
 pub mod common;
 pub mod crds;
 pub mod nonadmin;
 pub mod oadp;
+pub mod selector;
 pub mod velero;
 
 /// Whether a kind's CRD declares the `status` subresource.

@@ -26,6 +26,7 @@ use crate::api::nonadmin::deletion_action::{
 use crate::api::nonadmin::{
     DeletionAction, DeletionActionStatus, FailurePolicy, NonAdminBackup, ResourceSelector,
 };
+use crate::api::selector::Selector;
 use crate::api::velero::{
     Backup, BackupPhase, DownloadRequest, DownloadRequestSpec, DownloadTarget, DownloadTargetKind,
 };
@@ -35,7 +36,7 @@ use crate::manifest::selection::{
 };
 use crate::manifest::tarball::BackupItem;
 use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
-use crate::policy::selector::{NamespaceSelector, label_key_problem};
+use crate::policy::selector::{compile as compile_selector, label_key_problem};
 
 /// `apiVersion` of the body POSTed to a webhook.
 pub const REQUEST_API_VERSION: &str = "oadp.openshift.io/v1alpha1";
@@ -212,7 +213,7 @@ fn applies_to_problems(selector: &ResourceSelector) -> Vec<String> {
         }
     }
     if let Some(labels) = &selector.label_selector
-        && let Err(error) = NamespaceSelector::new(labels)
+        && let Err(error) = compile_selector(labels)
     {
         problems.push(format!("spec.appliesTo.labelSelector: {error}"));
     }
@@ -481,7 +482,7 @@ pub fn discovery_of<'a, I: DeletionItem + 'a>(
 pub struct AppliesTo {
     namespaces: IncludesExcludes,
     resources: IncludesExcludes,
-    labels: Option<NamespaceSelector>,
+    labels: Option<Selector>,
 }
 
 impl AppliesTo {
@@ -512,7 +513,7 @@ impl AppliesTo {
             labels: selector
                 .label_selector
                 .as_ref()
-                .map(NamespaceSelector::new)
+                .map(compile_selector)
                 .transpose()
                 .map_err(|error| error.to_string())?,
         })

@@ -24,7 +24,7 @@ use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore};
 use crate::api::velero::{BackupPhase, RestorePhase};
 use crate::gateway::error::GatewayError;
 use crate::gateway::live::DiscoveryCache;
-use crate::gateway::selector::LabelSelector;
+use crate::gateway::selector;
 use crate::manifest::collect::UnreadableList;
 use crate::manifest::diff::ManifestDiff;
 use crate::manifest::export::{ManifestBackup, ManifestDocument};
@@ -282,11 +282,7 @@ pub fn contents_page(
     query: &ContentsQuery,
 ) -> Result<ContentsPage, GatewayError> {
     let limit = contents_limit(query.limit)?;
-    let selector = query
-        .selector
-        .as_deref()
-        .map(LabelSelector::parse)
-        .transpose()?;
+    let selector = query.selector.as_deref().map(selector::parse).transpose()?;
     let after = query
         .continue_token
         .as_deref()
@@ -304,7 +300,7 @@ pub fn contents_page(
             .is_none_or(|text| item.name.to_ascii_lowercase().contains(text))
             && selector
                 .as_ref()
-                .is_none_or(|selector| selector.matches(Some(&item.labels)))
+                .is_none_or(|selector| selector.matches(&item.labels))
     };
     let mut matched = 0u64;
     let mut items = Vec::new();

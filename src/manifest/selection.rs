@@ -28,9 +28,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use serde_json::Value;
 
+use crate::api::selector::Selector;
 use crate::api::velero::labels::EXCLUDE_FROM_BACKUP;
 use crate::api::velero::{BackupSpec, RestoreSpec, RestoreStatusSpec};
-use crate::policy::selector::NamespaceSelector as LabelSelector;
+use crate::policy::selector::compile as compile_selector;
 
 /// The group-resource string Velero uses for namespaces.
 pub const NAMESPACES_RESOURCE: &str = "namespaces";
@@ -682,9 +683,9 @@ fn object_annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
 fn compile_selectors(
     label_selector: Option<&metav1::LabelSelector>,
     or_label_selectors: Option<&Vec<metav1::LabelSelector>>,
-) -> Result<(Option<LabelSelector>, Vec<LabelSelector>), SelectionError> {
+) -> Result<(Option<Selector>, Vec<Selector>), SelectionError> {
     let convert = |selector: &metav1::LabelSelector| {
-        LabelSelector::new(selector)
+        compile_selector(selector)
             .map_err(|error| SelectionError::InvalidLabelSelector(error.to_string()))
     };
     let single = label_selector.map(convert).transpose()?;
@@ -830,8 +831,8 @@ enum BackupResourceFilter {
 pub struct BackupSelection {
     namespaces: NamespaceFilter,
     resources: BackupResourceFilter,
-    label_selector: Option<LabelSelector>,
-    or_label_selectors: Vec<LabelSelector>,
+    label_selector: Option<Selector>,
+    or_label_selectors: Vec<Selector>,
 }
 
 impl BackupSelection {
@@ -1161,8 +1162,8 @@ pub struct RestoreSelection {
     resources: IncludesExcludes,
     restore_status: Option<IncludesExcludes>,
     include_cluster_resources: Option<bool>,
-    label_selector: Option<LabelSelector>,
-    or_label_selectors: Vec<LabelSelector>,
+    label_selector: Option<Selector>,
+    or_label_selectors: Vec<Selector>,
     namespace_mapping: BTreeMap<String, String>,
 }
 

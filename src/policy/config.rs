@@ -90,12 +90,13 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::common::GoDuration;
+use crate::api::selector::Selector;
 use crate::api::velero::{BackupSpec, BackupStorageLocationSpec, RestoreSpec};
 use crate::policy::bsl::POD_IDENTITY_CONFIG_KEYS;
 use crate::policy::endpoints::StorageEndpoints;
 use crate::policy::field_path::FieldPath;
 use crate::policy::rules::{Maximum, SpecRules, as_duration, is_duration_field, is_go_zero};
-use crate::policy::selector::NamespaceSelector;
+use crate::policy::selector::compile as compile_selector;
 
 /// Key of NAC's ConfigMap holding the policy document.
 pub const POLICY_CONFIGMAP_KEY: &str = "policy.yaml";
@@ -444,7 +445,7 @@ impl RuleSet {
 #[derive(Clone, Debug, PartialEq)]
 struct PolicyRule {
     /// `None` applies everywhere.
-    selector: Option<NamespaceSelector>,
+    selector: Option<Selector>,
     rules: RuleSet,
 }
 
@@ -823,7 +824,7 @@ fn parse_rule(rule: &RuleDocument, location: &str) -> Result<PolicyRule, PolicyC
     let selector = rule
         .namespace_selector
         .as_ref()
-        .map(NamespaceSelector::new)
+        .map(compile_selector)
         .transpose()
         .map_err(|error| invalid(format!("{location} namespaceSelector"), error.to_string()))?;
     let mut rules = RuleSet::default();

@@ -1,14 +1,13 @@
-//! A small Kubernetes label-selector matcher for per-namespace policy rules
-//! (`matchLabels` and `matchExpressions` with `In`, `NotIn`, `Exists`, `DoesNotExist`).
+//! The admin policy's wording of label-selector errors: per-namespace policy rules, DeletionAction
+//! `appliesTo` and Velero's backup/restore selection compile `LabelSelector` objects with the
+//! shared engine ([`crate::api::selector`]) and report a refusal in these words.
 //!
-//! `policy` may only depend on `api` (DESIGN.md section 2), so it cannot reuse the API
-//! emulator's selector engine. The selector is checked once when the policy is loaded
-//! ([`NamespaceSelector::new`]) so a typo in an operator is a configuration error, not a rule
-//! that silently never matches.
+//! The selector is checked once when the policy is loaded ([`compile`]) so a typo in an operator
+//! is a configuration error, not a rule that silently never matches.
 
-use std::collections::{BTreeMap, BTreeSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use crate::api::selector::{self as engine, KeyProblem, Selector, ValueProblem};
 
 /// Why a label selector is not valid (same rules as the API server's).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -65,192 +64,139 @@ pub enum SelectorError {
     },
 }
 
+const TOO_LONG: &str = "must be no more than 63 characters";
+const BAD_CHARACTERS: &str =
+    "must consist of alphanumeric characters, '-', '_' or '.', and start and end alphanumeric";
+
 /// apimachinery's `IsQualifiedName`: an optional DNS-1123 subdomain prefix and `/`, then a name
-/// of at most 63 characters of `[A-Za-z0-9_.-]` starting and ending alphanumeric.
+/// of at most 63 characters of `[A-Za-z0-9_.-]` starting and ending alphanumeric. The first
+/// problem, in policy words; the prefix is what precedes the first `/`.
 pub fn label_key_problem(key: &str) -> Option<&'static str> {
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
     };
-    if let Some(prefix) = prefix {
-        let subdomain_ok = !prefix.is_empty()
-            && prefix.len() <= 253
-            && prefix.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .bytes()
-                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                    && !part.starts_with('-')
-                    && !part.ends_with('-')
-            });
-        if !subdomain_ok {
-            return Some("the prefix must be a DNS-1123 subdomain");
-        }
+    if prefix.is_some_and(|prefix| !engine::prefix_problems(prefix).is_empty()) {
+        return Some("the prefix must be a DNS-1123 subdomain");
     }
-    if name.is_empty() {
-        return Some("the name part must not be empty");
-    }
-    label_value_problem(name)
+    engine::name_part_problems(name)
+        .first()
+        .map(|problem| match problem {
+            KeyProblem::NameEmpty => "the name part must not be empty",
+            KeyProblem::NameTooLong => TOO_LONG,
+            _ => BAD_CHARACTERS,
+        })
 }
 
 /// apimachinery's `IsValidLabelValue`: empty, or at most 63 characters of `[A-Za-z0-9_.-]`
-/// starting and ending alphanumeric.
+/// starting and ending alphanumeric. The first problem, in policy words.
 pub fn label_value_problem(value: &str) -> Option<&'static str> {
-    if value.is_empty() {
-        return None;
-    }
-    if value.len() > 63 {
-        return Some("must be no more than 63 characters");
-    }
-    let bytes = value.as_bytes();
-    let inner_ok = bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    let ends_ok = bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric);
-    if !inner_ok || !ends_ok {
-        return Some(
-            "must consist of alphanumeric characters, '-', '_' or '.', and start and end alphanumeric",
-        );
-    }
-    None
+    engine::value_problems(value)
+        .first()
+        .map(|problem| match problem {
+            ValueProblem::TooLong => TOO_LONG,
+            ValueProblem::Invalid => BAD_CHARACTERS,
+        })
 }
 
-fn check_pair(key: &str, values: &BTreeSet<String>) -> Result<(), SelectorError> {
+/// Checks `selector` with the engine and prepares it for matching; the empty selector matches
+/// everything.
+pub fn compile(selector: &LabelSelector) -> Result<Selector, SelectorError> {
+    Selector::from_label_selector(selector).map_err(|error| explain(selector, &error))
+}
+
+/// Words the entry the engine refused. Policy reports one problem of an entry, looked at in its
+/// own order (key, then values in sorted order, then the operator), where apimachinery looks at
+/// the operator first; an entry is refused by both or by neither.
+fn explain(selector: &LabelSelector, error: &engine::SelectorError) -> SelectorError {
+    let index = match error {
+        engine::SelectorError::InvalidOperator { index, .. }
+        | engine::SelectorError::InvalidRequirement {
+            expression: Some(index),
+            ..
+        } => *index,
+        engine::SelectorError::InvalidRequirement {
+            expression: None,
+            error,
+        } => {
+            let key = error.key();
+            let value = selector
+                .match_labels
+                .as_ref()
+                .and_then(|labels| labels.get(key))
+                .map(String::as_str)
+                .unwrap_or_default();
+            return pair_problem(key, [value]).unwrap_or_else(|| SelectorError::InvalidKey {
+                key: key.to_owned(),
+                reason: BAD_CHARACTERS,
+            });
+        }
+        // Only selector strings fail to parse.
+        engine::SelectorError::Parse(_) => 0,
+    };
+    let fallback = LabelSelectorRequirement::default();
+    let expression = selector
+        .match_expressions
+        .as_ref()
+        .and_then(|expressions| expressions.get(index))
+        .unwrap_or(&fallback);
+    explain_expression(index, expression)
+}
+
+fn explain_expression(index: usize, expression: &LabelSelectorRequirement) -> SelectorError {
+    if expression.key.is_empty() {
+        return SelectorError::EmptyKey { index };
+    }
+    let mut values: Vec<&str> = expression
+        .values
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    values.sort_unstable();
+    values.dedup();
+    if let Some(problem) = pair_problem(&expression.key, values.iter().copied()) {
+        return problem;
+    }
+    let operator = expression.operator.clone();
+    match operator.as_str() {
+        "In" | "NotIn" => SelectorError::MissingValues { index, operator },
+        "Exists" | "DoesNotExist" => SelectorError::UnexpectedValues { index, operator },
+        _ => SelectorError::UnknownOperator { index, operator },
+    }
+}
+
+/// The key's problem, else the first value's.
+fn pair_problem<'a>(key: &str, values: impl IntoIterator<Item = &'a str>) -> Option<SelectorError> {
     if let Some(reason) = label_key_problem(key) {
-        return Err(SelectorError::InvalidKey {
+        return Some(SelectorError::InvalidKey {
             key: key.to_owned(),
             reason,
         });
     }
-    for value in values {
-        if let Some(reason) = label_value_problem(value) {
-            return Err(SelectorError::InvalidValue {
-                key: key.to_owned(),
-                value: value.clone(),
-                reason,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// One checked requirement.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Requirement {
-    In(String, BTreeSet<String>),
-    NotIn(String, BTreeSet<String>),
-    Exists(String),
-    DoesNotExist(String),
-}
-
-impl Requirement {
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        match self {
-            Self::In(key, values) => labels.get(key).is_some_and(|value| values.contains(value)),
-            // As Kubernetes: NotIn also matches objects without the key.
-            Self::NotIn(key, values) => labels.get(key).is_none_or(|value| !values.contains(value)),
-            Self::Exists(key) => labels.contains_key(key),
-            Self::DoesNotExist(key) => !labels.contains_key(key),
-        }
-    }
-}
-
-/// A validated label selector; the empty selector matches every namespace.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NamespaceSelector {
-    requirements: Vec<Requirement>,
-}
-
-impl NamespaceSelector {
-    /// Checks `selector` and prepares it for matching.
-    pub fn new(selector: &LabelSelector) -> Result<Self, SelectorError> {
-        let mut requirements: Vec<Requirement> = selector
-            .match_labels
-            .iter()
-            .flatten()
-            .map(|(key, value)| Requirement::In(key.clone(), BTreeSet::from([value.clone()])))
-            .collect();
-        for requirement in &requirements {
-            if let Requirement::In(key, values) = requirement {
-                check_pair(key, values)?;
-            }
-        }
-        for (index, expression) in selector.match_expressions.iter().flatten().enumerate() {
-            if expression.key.is_empty() {
-                return Err(SelectorError::EmptyKey { index });
-            }
-            let values: BTreeSet<String> = expression.values.iter().flatten().cloned().collect();
-            let key = expression.key.clone();
-            let operator = expression.operator.clone();
-            check_pair(&key, &values)?;
-            let requirement = match operator.as_str() {
-                "In" | "NotIn" if values.is_empty() => {
-                    return Err(SelectorError::MissingValues { index, operator });
-                }
-                "Exists" | "DoesNotExist" if !values.is_empty() => {
-                    return Err(SelectorError::UnexpectedValues { index, operator });
-                }
-                "In" => Requirement::In(key, values),
-                "NotIn" => Requirement::NotIn(key, values),
-                "Exists" => Requirement::Exists(key),
-                "DoesNotExist" => Requirement::DoesNotExist(key),
-                _ => return Err(SelectorError::UnknownOperator { index, operator }),
-            };
-            requirements.push(requirement);
-        }
-        Ok(Self { requirements })
-    }
-
-    /// Whether a namespace with `labels` is selected (every requirement holds).
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.requirements
-            .iter()
-            .all(|requirement| requirement.matches(labels))
-    }
+    values.into_iter().find_map(|value| {
+        label_value_problem(value).map(|reason| SelectorError::InvalidValue {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            reason,
+        })
+    })
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
-
     use super::*;
-
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-            .collect()
-    }
-
-    fn expression(key: &str, operator: &str, values: &[&str]) -> LabelSelectorRequirement {
-        LabelSelectorRequirement {
-            key: key.into(),
-            operator: operator.into(),
-            values: (!values.is_empty()).then(|| values.iter().map(|v| (*v).into()).collect()),
-        }
-    }
-
-    fn selector(
-        match_labels: &[(&str, &str)],
-        expressions: Vec<LabelSelectorRequirement>,
-    ) -> NamespaceSelector {
-        NamespaceSelector::new(&LabelSelector {
-            match_labels: (!match_labels.is_empty()).then(|| labels(match_labels)),
-            match_expressions: (!expressions.is_empty()).then_some(expressions),
-        })
-        .unwrap()
-    }
+    use crate::api::selector::tests::{expression, labels};
 
     #[test]
     fn keys_and_values_are_checked_as_apimachinery_does() {
-        let bad_key = NamespaceSelector::new(&LabelSelector {
+        let bad_key = compile(&LabelSelector {
             match_labels: Some(labels(&[("bad key!", "x")])),
             match_expressions: None,
         });
         assert!(matches!(bad_key, Err(SelectorError::InvalidKey { .. })));
-        let bad_value = NamespaceSelector::new(&LabelSelector {
+        let bad_value = compile(&LabelSelector {
             match_labels: None,
             match_expressions: Some(vec![expression("app", "In", &["-web"])]),
         });
@@ -263,52 +209,9 @@ mod tests {
     }
 
     #[test]
-    fn empty_selector_matches_everything() {
-        let empty = selector(&[], vec![]);
-        assert!(empty.matches(&labels(&[])));
-        assert!(empty.matches(&labels(&[("a", "b")])));
-    }
-
-    #[test]
-    fn match_labels_must_all_hold() {
-        let s = selector(&[("tier", "gold"), ("env", "prod")], vec![]);
-        assert!(s.matches(&labels(&[("tier", "gold"), ("env", "prod"), ("x", "y")])));
-        assert!(!s.matches(&labels(&[("tier", "gold")])));
-        assert!(!s.matches(&labels(&[("tier", "silver"), ("env", "prod")])));
-    }
-
-    #[test]
-    fn operators() {
-        let in_ = selector(&[], vec![expression("env", "In", &["prod", "stage"])]);
-        assert!(in_.matches(&labels(&[("env", "stage")])));
-        assert!(!in_.matches(&labels(&[("env", "dev")])));
-        assert!(!in_.matches(&labels(&[])));
-
-        let not_in = selector(&[], vec![expression("env", "NotIn", &["prod"])]);
-        assert!(not_in.matches(&labels(&[("env", "dev")])));
-        assert!(not_in.matches(&labels(&[])), "NotIn matches a missing key");
-        assert!(!not_in.matches(&labels(&[("env", "prod")])));
-
-        let exists = selector(&[], vec![expression("regulated", "Exists", &[])]);
-        assert!(exists.matches(&labels(&[("regulated", "")])));
-        assert!(!exists.matches(&labels(&[])));
-
-        let absent = selector(&[], vec![expression("regulated", "DoesNotExist", &[])]);
-        assert!(absent.matches(&labels(&[])));
-        assert!(!absent.matches(&labels(&[("regulated", "yes")])));
-    }
-
-    #[test]
-    fn namespace_name_label_selects_one_namespace() {
-        let s = selector(&[("kubernetes.io/metadata.name", "team-a")], vec![]);
-        assert!(s.matches(&labels(&[("kubernetes.io/metadata.name", "team-a")])));
-        assert!(!s.matches(&labels(&[("kubernetes.io/metadata.name", "team-b")])));
-    }
-
-    #[test]
     fn invalid_selectors_are_refused() {
         let check = |expr| {
-            NamespaceSelector::new(&LabelSelector {
+            compile(&LabelSelector {
                 match_labels: None,
                 match_expressions: Some(vec![expr]),
             })
@@ -330,5 +233,88 @@ mod tests {
             check(expression("", "Exists", &[])),
             SelectorError::EmptyKey { .. }
         ));
+    }
+
+    #[test]
+    fn a_valid_selector_compiles_to_the_engine_selector() {
+        let object = LabelSelector {
+            match_labels: Some(labels(&[("tier", "gold")])),
+            match_expressions: Some(vec![expression("env", "NotIn", &["dev"])]),
+        };
+        let compiled = compile(&object).unwrap();
+        assert_eq!(compiled, Selector::from_label_selector(&object).unwrap());
+        assert!(compiled.matches(&labels(&[("tier", "gold")])));
+        assert!(!compiled.matches(&labels(&[("tier", "gold"), ("env", "dev")])));
+    }
+
+    /// Each message as policy worded it before the engine was shared, including which problem
+    /// of an entry it names first.
+    #[test]
+    fn messages_keep_the_policy_wording_and_order() {
+        let refuse = |match_labels: &[(&str, &str)], expressions: Vec<LabelSelectorRequirement>| {
+            compile(&LabelSelector {
+                match_labels: (!match_labels.is_empty()).then(|| labels(match_labels)),
+                match_expressions: (!expressions.is_empty()).then_some(expressions),
+            })
+            .unwrap_err()
+            .to_string()
+        };
+        // A bad key wins over an unknown operator (apimachinery names the operator first).
+        assert_eq!(
+            refuse(&[], vec![expression("Bad Key", "Equals", &["x"])]),
+            "label key \"Bad Key\" is not valid: must consist of alphanumeric characters, '-', '_' or '.', and start and end alphanumeric"
+        );
+        // Values are looked at in sorted order.
+        assert_eq!(
+            refuse(&[], vec![expression("a", "In", &["-z", "-b"])]),
+            "label value \"-b\" of key \"a\" is not valid: must consist of alphanumeric characters, '-', '_' or '.', and start and end alphanumeric"
+        );
+        // matchLabels before matchExpressions, in key order.
+        assert_eq!(
+            refuse(
+                &[("b", "-x"), ("a", &"v".repeat(64))],
+                vec![expression("", "Exists", &[])]
+            ),
+            format!(
+                "label value \"{}\" of key \"a\" is not valid: must be no more than 63 characters",
+                "v".repeat(64)
+            )
+        );
+        assert_eq!(
+            refuse(
+                &[],
+                vec![
+                    expression("ok", "Exists", &[]),
+                    expression("x", "DoesNotExist", &["y"])
+                ]
+            ),
+            "matchExpressions[1]: operator DoesNotExist takes no values"
+        );
+        assert_eq!(
+            refuse(&[], vec![expression("x", "NotIn", &[])]),
+            "matchExpressions[0]: operator NotIn needs at least one value"
+        );
+        assert_eq!(
+            refuse(&[], vec![expression("", "Near", &[])]),
+            "matchExpressions[0]: key is empty"
+        );
+        assert_eq!(
+            refuse(&[("/a", "x")], vec![]),
+            "label key \"/a\" is not valid: the prefix must be a DNS-1123 subdomain"
+        );
+        assert_eq!(
+            refuse(&[("a/", "x")], vec![]),
+            "label key \"a/\" is not valid: the name part must not be empty"
+        );
+        // The prefix is what precedes the first `/`; the rest is the name part.
+        assert_eq!(
+            label_key_problem("A/b/c"),
+            Some("the prefix must be a DNS-1123 subdomain")
+        );
+        assert_eq!(label_key_problem("a/b/c"), Some(BAD_CHARACTERS));
+        assert_eq!(
+            label_key_problem(&format!("a/{}", "b".repeat(64))),
+            Some(TOO_LONG)
+        );
     }
 }

@@ -45,7 +45,7 @@ use crate::gateway::events::{ChangeEvent, Resume, StreamScope};
 use crate::gateway::operations::{HistoryCounters, QueueEta, operation_kind};
 use crate::gateway::paging::{PageTokens, filter_digest};
 use crate::gateway::resources::{TenantKind, TenantResource};
-use crate::gateway::selector::LabelSelector;
+use crate::gateway::selector;
 use crate::gateway::store::{Cached, WatchCaches};
 use crate::gateway::tenancy::TenantData;
 use crate::history::{OperationKind, SharedHistory};

@@ -459,7 +459,7 @@ impl GatewayService {
             ));
         }
         let selector_text = query.label_selector.as_deref().unwrap_or_default();
-        let selector = LabelSelector::parse(selector_text)?;
+        let selector = selector::parse(selector_text)?;
         let filters = filter_digest(&[phase.unwrap_or_default(), selector_text]);
         let resource = K::RESOURCE.plural();
         let after = match query.continue_token.as_deref().filter(|t| !t.is_empty()) {
@@ -470,7 +470,7 @@ impl GatewayService {
             .data
             .page::<K>(authorized, after.as_deref(), limit, |object| {
                 phase.is_none_or(|p| object.phase_matches(p))
-                    && selector.matches(object.meta().labels.as_ref())
+                    && selector.matches_option(object.meta().labels.as_ref())
             })?;
         let continue_token = match (more, items.last()) {
             (true, Some(last)) => {

@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::api::selector::Selector;
+
 use super::errors::{ApiError, ErrorTarget};
 use super::rbac::{self, RbacPolicy, RequestAttributes, UserInfo};
 use super::registry::{Behavior, ResourceInfo, ResourceKey};
-use super::selectors::{FieldSelector, LabelSelector};
+use super::selectors::FieldSelector;
 use super::state::State;
 use super::store::ObjectKey;
 
@@ -151,7 +153,7 @@ pub fn get(state: &mut State, user: &UserInfo, name: &str) -> Result<Value, ApiE
 pub fn list(
     state: &mut State,
     user: &UserInfo,
-    label: &LabelSelector,
+    label: &Selector,
     field: &FieldSelector,
 ) -> Result<Value, ApiError> {
     let policy = state.rbac_policy();

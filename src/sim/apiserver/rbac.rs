@@ -8,7 +8,7 @@
 //! kube-apiserver puts in front of RBAC.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::ops::ControlFlow;
 
 use k8s_openapi::api::authorization::v1::{NonResourceRule, ResourceRule};
@@ -17,6 +17,9 @@ use k8s_openapi::api::rbac::v1::{
     Subject,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use crate::api::common::go_quote;
+use crate::api::selector::Selector;
 
 /// The group whose members kube-apiserver allows everything, before RBAC is even asked.
 pub const SYSTEM_MASTERS: &str = "system:masters";
@@ -820,43 +823,15 @@ fn aggregated_rules(
     Ok(rules)
 }
 
-/// `metav1.LabelSelectorAsSelector` then `Matches`: an empty selector matches everything; an
-/// invalid operator/values combination is an error.
+/// `metav1.LabelSelectorAsSelector` then `Matches`: an empty selector matches everything; a
+/// selector apimachinery refuses is an error.
 fn label_selector_matches(
     selector: &LabelSelector,
     labels: Option<&BTreeMap<String, String>>,
 ) -> Result<bool, String> {
-    let empty = BTreeMap::new();
-    let labels = labels.unwrap_or(&empty);
-    let mut matches = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key) == Some(value));
-    for requirement in list(&selector.match_expressions) {
-        let values = list(&requirement.values);
-        let label = labels.get(&requirement.key);
-        let requirement_matches = match requirement.operator.as_str() {
-            "In" | "NotIn" if values.is_empty() => {
-                return Err(format!(
-                    "for '{}' operator, values set can't be empty",
-                    requirement.operator
-                ));
-            }
-            "Exists" | "DoesNotExist" if !values.is_empty() => {
-                return Err(format!(
-                    "values set must be empty for exists and does not exist, got {values:?}"
-                ));
-            }
-            "In" => label.is_some_and(|value| values.contains(value)),
-            "NotIn" => label.is_none_or(|value| !values.contains(value)),
-            "Exists" => label.is_some(),
-            "DoesNotExist" => label.is_none(),
-            other => return Err(format!("{other:?} is not a valid label selector operator")),
-        };
-        matches = matches && requirement_matches;
-    }
-    Ok(matches)
+    Selector::from_label_selector(selector)
+        .map(|selector| selector.matches_option(labels))
+        .map_err(|error| error.to_string())
 }
 
 /// Semantic equality of rules: an absent list equals an empty one, as apimachinery's
@@ -994,34 +969,6 @@ fn object_name(metadata: &ObjectMeta) -> &str {
 
 fn object_namespace(metadata: &ObjectMeta) -> &str {
     metadata.namespace.as_deref().unwrap_or("")
-}
-
-/// Go's `%q`: double-quoted with Go escapes, so messages match kube's byte for byte.
-fn go_quote(value: &str) -> String {
-    let mut quoted = String::with_capacity(value.len() + 2);
-    quoted.push('"');
-    for character in value.chars() {
-        match character {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            '\u{7}' => quoted.push_str("\\a"),
-            '\u{8}' => quoted.push_str("\\b"),
-            '\u{c}' => quoted.push_str("\\f"),
-            '\n' => quoted.push_str("\\n"),
-            '\r' => quoted.push_str("\\r"),
-            '\t' => quoted.push_str("\\t"),
-            '\u{b}' => quoted.push_str("\\v"),
-            control if u32::from(control) < 0x20 || control == '\u{7f}' => {
-                let _ = write!(quoted, "\\x{:02x}", u32::from(control));
-            }
-            control if control.is_control() => {
-                let _ = write!(quoted, "\\u{:04x}", u32::from(control));
-            }
-            printable => quoted.push(printable),
-        }
-    }
-    quoted.push('"');
-    quoted
 }
 
 /// kube-apiserver's `responsewriters` sanitizer: denial messages must never look like HTML.

@@ -1268,33 +1268,8 @@ fn check_list_map(
 // Go formatting, so messages read exactly like kube's
 // ---------------------------------------------------------------------------------------------
 
-/// Go's `strconv.Quote`: double-quoted with Go escapes, printable Unicode kept.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `strconv.Quote`, shared with the label-selector engine's messages.
+pub(crate) use crate::api::common::go_quote;
 
 /// The digits and decimal exponent of the shortest round-trip representation of `f`.
 fn shortest_digits(f: f64) -> (String, i32) {

@@ -14,6 +14,8 @@ use base64::Engine as _;
 use rand::Rng;
 use serde_json::{Value, json};
 
+use crate::api::selector::Selector;
+
 use super::audit::{AuditEntry, AuditLog};
 use super::discovery;
 use super::errors::{ApiError, ErrorTarget};
@@ -29,7 +31,7 @@ use super::registry::{Behavior, ResourceInfo};
 use super::request::{self, RequestTarget, ResourceRequest};
 use super::reviews;
 use super::schema::{FieldError, FieldErrorKind};
-use super::selectors::{FieldSelector, LabelSelector};
+use super::selectors::FieldSelector;
 use super::state::{
     DeleteOptions, FieldValidation, Part, PatchKind, Propagation, State, WriteOptions, now_rfc3339,
 };
@@ -886,13 +888,7 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         }
         "list" => list(&ctx, &info, &r),
         "watch" => {
-            let label = LabelSelector::parse(
-                ctx.query
-                    .get("labelSelector")
-                    .map(String::as_str)
-                    .unwrap_or(""),
-            )
-            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let label = label_selector(&ctx)?;
             let field = field_selector(&ctx, &info)?;
             let resource_version = match ctx.query.get("resourceVersion").map(String::as_str) {
                 None | Some("") => None,
@@ -1011,13 +1007,7 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
         }
         "deletecollection" => {
             let options = delete_options(&ctx)?;
-            let label = LabelSelector::parse(
-                ctx.query
-                    .get("labelSelector")
-                    .map(String::as_str)
-                    .unwrap_or(""),
-            )
-            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let label = label_selector(&ctx)?;
             let field = field_selector(&ctx, &info)?;
             let mut state = ctx.server.lock();
             let names: Vec<(String, String)> = state
@@ -1064,13 +1054,7 @@ fn serve_projects(
     let object = match r.verb.as_str() {
         "get" => projects::get(&mut ctx.server.lock(), &ctx.user, &r.name)?,
         "list" => {
-            let label = LabelSelector::parse(
-                ctx.query
-                    .get("labelSelector")
-                    .map(String::as_str)
-                    .unwrap_or(""),
-            )
-            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let label = label_selector(ctx)?;
             let field = field_selector(ctx, info)?;
             projects::list(&mut ctx.server.lock(), &ctx.user, &label, &field)?
         }
@@ -1094,6 +1078,17 @@ fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
     response
 }
 
+/// The `labelSelector` parameter, refused in kube-apiserver's words.
+fn label_selector(ctx: &Ctx) -> Result<Selector, ApiError> {
+    Selector::parse(
+        ctx.query
+            .get("labelSelector")
+            .map(String::as_str)
+            .unwrap_or(""),
+    )
+    .map_err(|e| ApiError::BadRequest(e.to_string()))
+}
+
 fn field_selector(ctx: &Ctx, info: &ResourceInfo) -> Result<FieldSelector, ApiError> {
     let mut supported: Vec<&str> = vec!["metadata.name", "metadata.namespace"];
     supported.extend(info.extra_field_selectors.iter().map(String::as_str));
@@ -1108,7 +1103,7 @@ fn field_selector(ctx: &Ctx, info: &ResourceInfo) -> Result<FieldSelector, ApiEr
 }
 
 /// Whether an object passes both selectors.
-pub fn object_matches(object: &Value, label: &LabelSelector, field: &FieldSelector) -> bool {
+pub fn object_matches(object: &Value, label: &Selector, field: &FieldSelector) -> bool {
     let labels: std::collections::BTreeMap<String, String> = object
         .pointer("/metadata/labels")
         .and_then(|l| serde_json::from_value(l.clone()).ok())
@@ -1124,13 +1119,7 @@ struct ContinueToken {
 }
 
 fn list(ctx: &Ctx, info: &Arc<ResourceInfo>, r: &ResourceRequest) -> Result<Response, ApiError> {
-    let label = LabelSelector::parse(
-        ctx.query
-            .get("labelSelector")
-            .map(String::as_str)
-            .unwrap_or(""),
-    )
-    .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let label = label_selector(ctx)?;
     let field = field_selector(ctx, info)?;
     let limit = match ctx.query.get("limit").map(String::as_str) {
         None | Some("") | Some("0") => None,

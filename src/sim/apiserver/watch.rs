@@ -10,9 +10,11 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::api::selector::Selector;
+
 use super::errors::ApiError;
 use super::registry::ResourceInfo;
-use super::selectors::{FieldSelector, LabelSelector};
+use super::selectors::FieldSelector;
 use super::server::{ApiServer, object_matches, streaming_json};
 use super::store::{EventType, StoredEvent};
 use super::table::{self, IncludeObject};
@@ -22,7 +24,7 @@ pub struct WatchRequest {
     pub info: Arc<ResourceInfo>,
     pub version: String,
     pub namespace: Option<String>,
-    pub label: LabelSelector,
+    pub label: Selector,
     pub field: FieldSelector,
     /// `None` or `Some(0)`: start with the current state as ADDED events.
     pub resource_version: Option<u64>,
@@ -38,7 +40,7 @@ pub struct WatchRequest {
 pub fn visible_event(
     event: &StoredEvent,
     namespace: Option<&str>,
-    label: &LabelSelector,
+    label: &Selector,
     field: &FieldSelector,
 ) -> Option<EventType> {
     if namespace.is_some_and(|ns| ns != event.key.namespace) {

@@ -422,7 +422,7 @@ pub fn restore_hook_problems(spec: &RestoreSpec) -> Vec<String> {
         .unwrap_or_default();
     for resource in resources {
         if let Some(selector) = &resource.label_selector
-            && let Err(error) = crate::sim::apiserver::selectors::label_selector_from_k8s(selector)
+            && let Err(error) = crate::api::selector::Selector::from_label_selector(selector)
         {
             return vec![error.to_string()];
         }

@@ -85,6 +85,8 @@ pub struct Context {
     pub cluster: cluster_cache::ClusterCaches,
     /// Copies of objects this replica has just written over (see [`driver::Superseded`]).
     pub superseded: driver::Superseded,
+    /// Versions this replica's own writes made (see [`driver::OwnWrites`]).
+    pub own_writes: driver::OwnWrites,
     /// The shared backup pool's settings (grace period, clock, bucket listing).
     pub pool: bucket::PoolConfig,
     /// The process's stop: once it starts no reconcile or pass begins, and those running
@@ -114,6 +116,7 @@ impl Context {
             velero: VeleroCaches::default(),
             cluster: cluster_cache::ClusterCaches::default(),
             superseded: driver::Superseded::default(),
+            own_writes: driver::OwnWrites::default(),
             pool: bucket::PoolConfig::default(),
             shutdown: crate::shutdown::Shutdown::default(),
             failures: Mutex::new(HashMap::new()),

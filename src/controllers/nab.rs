@@ -559,7 +559,15 @@ async fn apply(
             Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NabStep::AddFinalizer => {
-            writes::set_finalizer(api, nab, finalizers::NON_ADMIN_BACKUP, true).await?;
+            if let Some(written) =
+                writes::set_finalizer(api, nab, finalizers::NON_ADMIN_BACKUP, true).await?
+            {
+                // The next step creates the Velero Backup: the cache's copy of this version
+                // needs no fresh read first.
+                context
+                    .own_writes
+                    .record(driver::backoff_key::<NabReconciler>(nab), written);
+            }
             Ok(Action::requeue(AFTER_OWN_WRITE))
         }
         NabStep::RemoveFinalizer => {

@@ -8,13 +8,14 @@ use super::ControllerError;
 
 /// `finalizer` present (or absent) on `object`; the patch carries the resourceVersion just
 /// read, so a concurrent change makes it fail with a conflict instead of being overwritten.
-/// False when the object is already gone.
+/// The resourceVersion the patch made (`Some("")` when the server gave none); `None` when the
+/// object is already gone.
 pub async fn set_finalizer<K>(
     api: &Api<K>,
     object: &K,
     finalizer: &str,
     present: bool,
-) -> Result<bool, ControllerError>
+) -> Result<Option<String>, ControllerError>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
@@ -30,8 +31,10 @@ where
         .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
         .await
     {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Ok(patched) => Ok(Some(
+            patched.meta().resource_version.clone().unwrap_or_default(),
+        )),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
         Err(e) => Err(e.into()),
     }
 }

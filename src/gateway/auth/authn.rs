@@ -174,7 +174,7 @@ impl Authenticator {
             }
             None => {
                 self.rechecks
-                    .run(key.clone(), || async {
+                    .run(key, || async {
                         // Answered by a review that finished since the miss above.
                         if let Some(known) = self.cache.get(&key) {
                             return Ok(known);
@@ -186,7 +186,7 @@ impl Authenticator {
                         } else {
                             self.config.failure_ttl
                         };
-                        self.cache.insert(key.clone(), reviewed.clone(), ttl);
+                        self.cache.insert(key, reviewed.clone(), ttl);
                         Ok(reviewed)
                     })
                     .await?

@@ -1,5 +1,8 @@
 //! Request extractors whose rejections are problem+json: the authenticated caller (with the
-//! per-user rate limit), path and query parameters, and JSON bodies (size-limited).
+//! per-user rate limit), path and query parameters, and JSON bodies (size-limited); and the
+//! [`RequestSlot`] through which they tell the request middleware the route and rate state.
+
+use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
@@ -8,13 +11,27 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::RequestSlot;
 use super::problem::Problem;
 use crate::gateway::Gateway;
 use crate::gateway::auth::Caller;
 use crate::gateway::credentials::CsrfRule;
 use crate::gateway::error::GatewayError;
+use crate::gateway::ratelimit::RateLimitDecision;
 use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
+
+/// What handlers tell the request middleware: the matched route template and the caller's
+/// rate-limit state.
+#[derive(Debug, Default)]
+pub struct SlotContents {
+    /// The route template (`/api/v1/namespaces/{namespace}/backups`), never the raw path.
+    pub route: Option<String>,
+    /// The caller's bucket after this request.
+    pub rate: Option<RateLimitDecision>,
+}
+
+/// Shared between the outer middleware and the handlers of one request.
+#[derive(Debug, Clone, Default)]
+pub struct RequestSlot(pub Arc<Mutex<SlotContents>>);
 
 /// The authenticated caller of a request: `Authorization: Bearer` (taking precedence) or the
 /// console's session cookie (401 without either, or with a refused token or a dead session;

@@ -9,15 +9,16 @@ use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::IntoParams;
 
+use super::answer::{ApiJson, json_bytes_response, json_response};
 use super::extract::{ApiPath, ApiQuery, AuthCaller, JsonBody, check_name, check_namespace};
-use super::openapi::{
+use super::problem::{PROBLEM_CONTENT_TYPE, Problem, ProblemDetails};
+use super::schema::{
     ErrorResponses, NonAdminBackupDoc, NonAdminBackupStorageLocationDoc, NonAdminRestoreDoc,
     NonAdminScheduleDoc, ObjectList,
 };
-use super::problem::{PROBLEM_CONTENT_TYPE, Problem, ProblemDetails};
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
 };
@@ -152,15 +153,6 @@ fn wait_timeout(gateway: &Gateway, text: Option<&str>) -> Result<Duration, Gatew
     Ok(requested.min(gateway.service.config().max_wait))
 }
 
-pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, serde_json::to_vec(body).unwrap_or_default()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 /// A list as the gateway answers it (Kubernetes list shape): the reference form; answers are
 /// written by [`list_body`], which gives the same bytes without building this.
 #[cfg(test)]
@@ -169,7 +161,7 @@ fn list_document<K: Cached>(items: Vec<Value>, continue_token: Option<String>) -
     if let Some(token) = continue_token {
         metadata.insert("continue".into(), Value::String(token));
     }
-    json!({
+    serde_json::json!({
         "apiVersion": "oadp.openshift.io/v1alpha1",
         "kind": format!("{}List", K::RESOURCE.kind()),
         "metadata": metadata,
@@ -208,15 +200,6 @@ fn list_body<K: Cached>(
     }
     body.push(b'}');
     body
-}
-
-fn json_bytes_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
-    let mut response = (status, body.into()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 async fn list_of<K: Cached>(
@@ -458,7 +441,7 @@ async fn delete_of<K: Cached>(
     gateway: &Gateway,
     caller: &AuthCaller,
     path: ObjectPath,
-) -> Result<Response, Problem> {
+) -> Result<(StatusCode, ApiJson<DeleteOutcome>), Problem> {
     check_namespace(&path.namespace)?;
     check_name(&path.name)?;
     let outcome = gateway
@@ -470,10 +453,7 @@ async fn delete_of<K: Cached>(
     } else {
         StatusCode::OK
     };
-    Ok(json_response(
-        status,
-        &serde_json::to_value(&outcome).unwrap_or_default(),
-    ))
+    Ok((status, ApiJson(outcome)))
 }
 
 /// Namespaces I can use (may list backups in), with my permissions in each.
@@ -491,7 +471,7 @@ pub async fn list_namespaces(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiQuery(params): ApiQuery<NamespaceListParams>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<NamespaceList>, Problem> {
     let query = NamespaceQuery {
         limit: params.limit,
         continue_token: params.continue_token,
@@ -502,7 +482,7 @@ pub async fn list_namespaces(
         .service
         .namespace_page(&caller.0, &query, &budget)
         .await?;
-    Ok(json_response(StatusCode::OK, &json!(page)))
+    Ok(ApiJson(page))
 }
 
 macro_rules! resource_handlers {
@@ -587,7 +567,7 @@ macro_rules! resource_handlers {
             State(gateway): State<Gateway>,
             caller: AuthCaller,
             ApiPath(path): ApiPath<ObjectPath>,
-        ) -> Result<Response, Problem> {
+        ) -> Result<(StatusCode, ApiJson<DeleteOutcome>), Problem> {
             delete_of::<$kind>(&gateway, &caller, path).await
         }
     };
@@ -687,7 +667,7 @@ pub async fn describe_backup(
     caller: AuthCaller,
     ApiPath(path): ApiPath<ObjectPath>,
     ApiQuery(params): ApiQuery<DescribeParams>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<Description>, Problem> {
     check_namespace(&path.namespace)?;
     check_name(&path.name)?;
     let description = gateway
@@ -699,10 +679,7 @@ pub async fn describe_backup(
             params.details == Some(true),
         )
         .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &serde_json::to_value(description).unwrap_or_default(),
-    ))
+    Ok(ApiJson(description))
 }
 
 /// Describes a restore.
@@ -717,7 +694,7 @@ pub async fn describe_restore(
     caller: AuthCaller,
     ApiPath(path): ApiPath<ObjectPath>,
     ApiQuery(params): ApiQuery<DescribeParams>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<Description>, Problem> {
     check_namespace(&path.namespace)?;
     check_name(&path.name)?;
     let description = gateway
@@ -729,10 +706,7 @@ pub async fn describe_restore(
             params.details == Some(true),
         )
         .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &serde_json::to_value(description).unwrap_or_default(),
-    ))
+    Ok(ApiJson(description))
 }
 
 async fn artifact_of(
@@ -801,16 +775,13 @@ pub async fn namespace_queue(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<NamespacePath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<NamespaceQueue>, Problem> {
     check_namespace(&path.namespace)?;
     let queue = gateway
         .service
         .namespace_queue(&caller.0, &path.namespace)
         .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &serde_json::to_value(queue).unwrap_or_default(),
-    ))
+    Ok(ApiJson(queue))
 }
 
 /// The cluster's queues: other tenants only as anonymous counts, mine by name.
@@ -822,12 +793,9 @@ pub async fn namespace_queue(
 pub async fn cluster_queue(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<ClusterQueue>, Problem> {
     let queue = gateway.service.cluster_queue(&caller.0).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &serde_json::to_value(queue).unwrap_or_default(),
-    ))
+    Ok(ApiJson(queue))
 }
 
 /// My namespace's place in the administrator's shared backup pool: whether the cluster has a
@@ -843,13 +811,13 @@ pub async fn shared_storage(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<NamespacePath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<SharedStorage>, Problem> {
     check_namespace(&path.namespace)?;
     let storage = gateway
         .service
         .shared_storage(&caller.0, &path.namespace)
         .await?;
-    Ok(json_response(StatusCode::OK, &to_json(&storage)?))
+    Ok(ApiJson(storage))
 }
 
 /// The administrator's policy in force in my namespace.
@@ -863,13 +831,10 @@ pub async fn namespace_policy(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<NamespacePath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<PolicyView>, Problem> {
     check_namespace(&path.namespace)?;
     let policy = gateway.service.policy(&caller.0, &path.namespace).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &serde_json::to_value(policy).unwrap_or_default(),
-    ))
+    Ok(ApiJson(policy))
 }
 
 fn last_event_id(headers: &HeaderMap) -> Option<String> {
@@ -1059,6 +1024,8 @@ pub const ERROR_CONTENT_TYPE: &str = PROBLEM_CONTENT_TYPE;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn object(name: &str, phase: &str) -> NonAdminBackup {

@@ -3,15 +3,13 @@
 //! authorized like listing the namespace's NonAdminBackups; see [`crate::gateway::operations`].
 
 use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
-use axum::response::Response;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use super::answer::ApiJson;
 use super::extract::{ApiPath, ApiQuery, AuthCaller, check_namespace};
-use super::handlers::json_response;
-use super::openapi::ErrorResponses;
 use super::problem::Problem;
+use super::schema::ErrorResponses;
 use crate::gateway::Gateway;
 use crate::gateway::error::GatewayError;
 use crate::gateway::operations::{
@@ -118,13 +116,6 @@ pub fn history_query(raw: Option<&str>) -> Result<HistoryQuery, GatewayError> {
     })
 }
 
-pub(super) fn ok_json(value: impl serde::Serialize) -> Response {
-    json_response(
-        StatusCode::OK,
-        &serde_json::to_value(value).unwrap_or_default(),
-    )
-}
-
 /// The namespace's operations, newest first — including those whose custom resources are
 /// gone.
 #[utoipa::path(
@@ -140,14 +131,14 @@ pub async fn namespace_history(
     caller: AuthCaller,
     ApiPath(path): ApiPath<HistoryNamespacePath>,
     RawQuery(raw): RawQuery,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<OperationPage>, Problem> {
     check_namespace(&path.namespace)?;
     let query = history_query(raw.as_deref())?;
     let page = gateway
         .service
         .history_page(&caller.0, &path.namespace, &query)
         .await?;
-    Ok(ok_json(page))
+    Ok(ApiJson(page))
 }
 
 /// One operation with its timeline, oldest fact first.
@@ -162,13 +153,13 @@ pub async fn history_operation(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<OperationPath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<OperationDetail>, Problem> {
     check_namespace(&path.namespace)?;
     let detail = gateway
         .service
         .history_detail(&caller.0, &path.namespace, &path.operation_id)
         .await?;
-    Ok(ok_json(detail))
+    Ok(ApiJson(detail))
 }
 
 /// Statistics of the namespace's operations created in a window, per kind.
@@ -183,7 +174,7 @@ pub async fn namespace_stats(
     caller: AuthCaller,
     ApiPath(path): ApiPath<HistoryNamespacePath>,
     ApiQuery(params): ApiQuery<StatsParams>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<NamespaceStatistics>, Problem> {
     check_namespace(&path.namespace)?;
     let from = params
         .from
@@ -200,7 +191,7 @@ pub async fn namespace_stats(
         .service
         .history_stats(&caller.0, &path.namespace, window)
         .await?;
-    Ok(ok_json(stats))
+    Ok(ApiJson(stats))
 }
 
 /// How well the namespace is protected: its last successful backup and failing schedules.
@@ -214,13 +205,13 @@ pub async fn namespace_coverage(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<HistoryNamespacePath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<NamespaceCoverage>, Problem> {
     check_namespace(&path.namespace)?;
     let coverage = gateway
         .service
         .history_coverage(&caller.0, &path.namespace)
         .await?;
-    Ok(ok_json(coverage))
+    Ok(ApiJson(coverage))
 }
 
 #[cfg(test)]

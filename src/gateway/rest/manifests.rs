@@ -3,16 +3,17 @@
 //! running ones (`…/overlaps`). (The backup dry-run and the restore preview answer
 //! `POST …/backups?dryRun=true` and `POST …/restores?dryRun=true`, in [`super::handlers`].)
 
+use std::sync::Arc;
+
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderValue, header};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use super::answer::ApiJson;
 use super::extract::{ApiPath, ApiQuery, AuthCaller, check_name, check_namespace};
-use super::history::ok_json;
-use super::openapi::ErrorResponses;
 use super::problem::{Problem, ProblemDetails};
+use super::schema::ErrorResponses;
 use crate::gateway::Gateway;
 use crate::gateway::error::GatewayError;
 use crate::gateway::manifests::{BackupDiff, ContentsPage, ContentsQuery, OperationOverlaps};
@@ -90,34 +91,23 @@ pub async fn backup_manifest(
     caller: AuthCaller,
     ApiPath(path): ApiPath<BackupPath>,
     ApiQuery(params): ApiQuery<ManifestParams>,
-) -> Result<Response, Problem> {
+) -> Result<(HeaderMap, ApiJson<Arc<ManifestDocument>>), Problem> {
     check(&path)?;
     let document = gateway
         .service
         .backup_manifest(&caller.0, &path.namespace, &path.name)
         .await?;
-    // Written straight to bytes: a manifest may hold 100,000 items.
-    let body = serde_json::to_vec(&*document).map_err(|_| Problem(GatewayError::Upstream))?;
-    let mut response = (
-        StatusCode::OK,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response();
+    let mut headers = HeaderMap::new();
     if params.download == Some(true)
         && let Ok(value) = HeaderValue::from_str(&format!(
             "attachment; filename=\"{}-manifest.json\"",
             path.name
         ))
     {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_DISPOSITION, value);
+        headers.insert(header::CONTENT_DISPOSITION, value);
     }
-    Ok(response)
+    // Written straight to bytes: a manifest may hold 100,000 items.
+    Ok((headers, ApiJson(document)))
 }
 
 /// One page of a backup's contents, filtered.
@@ -137,7 +127,7 @@ pub async fn backup_contents(
     caller: AuthCaller,
     ApiPath(path): ApiPath<BackupPath>,
     ApiQuery(params): ApiQuery<ContentsParams>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<ContentsPage>, Problem> {
     check(&path)?;
     let query = ContentsQuery {
         kind: params.kind,
@@ -150,7 +140,7 @@ pub async fn backup_contents(
         .service
         .backup_contents(&caller.0, &path.namespace, &path.name, &query)
         .await?;
-    Ok(ok_json(page))
+    Ok(ApiJson(page))
 }
 
 /// The owner graph of a backup's items (owners → dependents, from `ownerReferences`).
@@ -169,13 +159,13 @@ pub async fn backup_graph(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<BackupPath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<OwnerGraphView>, Problem> {
     check(&path)?;
     let graph = gateway
         .service
         .backup_owner_graph(&caller.0, &path.namespace, &path.name)
         .await?;
-    Ok(ok_json(graph))
+    Ok(ApiJson(graph))
 }
 
 /// What changed from backup `against` to this one: items added, removed and changed.
@@ -195,7 +185,7 @@ pub async fn backup_diff(
     caller: AuthCaller,
     ApiPath(path): ApiPath<BackupPath>,
     ApiQuery(params): ApiQuery<DiffParams>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<BackupDiff>, Problem> {
     check(&path)?;
     let against = params.against.ok_or_else(|| {
         Problem(GatewayError::invalid_field(
@@ -208,7 +198,7 @@ pub async fn backup_diff(
         .service
         .backup_diff(&caller.0, &path.namespace, &path.name, &against)
         .await?;
-    Ok(ok_json(diff))
+    Ok(ApiJson(diff))
 }
 
 /// Whether a created backup that has not started yet (new or queued) waits on running
@@ -227,13 +217,13 @@ pub async fn backup_overlaps(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<BackupPath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<OperationOverlaps>, Problem> {
     check(&path)?;
     let answer = gateway
         .service
         .backup_overlaps(&caller.0, &path.namespace, &path.name)
         .await?;
-    Ok(ok_json(answer))
+    Ok(ApiJson(answer))
 }
 
 /// Whether a created restore that has not started yet waits on running operations of its
@@ -252,11 +242,11 @@ pub async fn restore_overlaps(
     State(gateway): State<Gateway>,
     caller: AuthCaller,
     ApiPath(path): ApiPath<BackupPath>,
-) -> Result<Response, Problem> {
+) -> Result<ApiJson<OperationOverlaps>, Problem> {
     check(&path)?;
     let answer = gateway
         .service
         .restore_overlaps_of(&caller.0, &path.namespace, &path.name)
         .await?;
-    Ok(ok_json(answer))
+    Ok(ApiJson(answer))
 }

@@ -3,6 +3,7 @@
 //! document and its HTML page, and the web console at `/` (see [`console`]). Every error —
 //! including unknown routes, wrong methods and rejected extractors — is problem+json.
 
+pub mod answer;
 pub mod docs;
 pub mod extract;
 pub mod handlers;
@@ -10,9 +11,10 @@ pub mod history;
 pub mod manifests;
 pub mod openapi;
 pub mod problem;
+pub mod routes;
+pub mod schema;
 pub mod session;
 
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::Router;
@@ -20,26 +22,12 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, patch};
+use axum::routing::get;
 
 use crate::gateway::metrics::method_label;
-use crate::gateway::ratelimit::RateLimitDecision;
 use crate::gateway::{Gateway, console};
+use extract::RequestSlot;
 use problem::REQUEST_ID;
-
-/// What handlers tell the request middleware: the matched route template and the caller's
-/// rate-limit state.
-#[derive(Debug, Default)]
-pub struct SlotContents {
-    /// The route template (`/api/v1/namespaces/{namespace}/backups`), never the raw path.
-    pub route: Option<String>,
-    /// The caller's bucket after this request.
-    pub rate: Option<RateLimitDecision>,
-}
-
-/// Shared between the outer middleware and the handlers of one request.
-#[derive(Debug, Clone, Default)]
-pub struct RequestSlot(pub Arc<Mutex<SlotContents>>);
 
 fn valid_request_id(value: &str) -> bool {
     !value.is_empty()
@@ -149,133 +137,13 @@ async fn console_or_no_route(request: Request) -> Response {
     }
 }
 
-/// The gateway's HTTP router: REST routes plus `others` (GraphQL), under one request middleware.
+/// The gateway's HTTP router: REST routes ([`routes::api`]) plus `others` (GraphQL), under one
+/// request middleware.
 pub fn router(gateway: Gateway, others: Router) -> Router {
-    use handlers::*;
-    let api = Router::new()
-        .route("/api/v1/namespaces", get(list_namespaces))
-        .route(
-            "/api/v1/namespaces/{namespace}/backups",
-            get(list_backups).post(create_backup),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}",
-            get(get_backup).delete(delete_backup),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/describe",
-            get(describe_backup),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/logs",
-            get(backup_logs),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/manifest",
-            get(manifests::backup_manifest),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/contents",
-            get(manifests::backup_contents),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/graph",
-            get(manifests::backup_graph),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/diff",
-            get(manifests::backup_diff),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/backups/{name}/overlaps",
-            get(manifests::backup_overlaps),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/restores/{name}/overlaps",
-            get(manifests::restore_overlaps),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/restores",
-            get(list_restores).post(create_restore),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/restores/{name}",
-            get(get_restore).delete(delete_restore),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/restores/{name}/describe",
-            get(describe_restore),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/restores/{name}/logs",
-            get(restore_logs),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/storage-locations",
-            get(list_storage_locations).post(create_storage_location),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/storage-locations/{name}",
-            get(get_storage_location).delete(delete_storage_location),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/schedules",
-            get(list_schedules).post(create_schedule),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/schedules/{name}",
-            get(get_schedule)
-                .delete(delete_schedule)
-                .merge(patch(patch_schedule)),
-        )
-        .route("/api/v1/namespaces/{namespace}/queue", get(namespace_queue))
-        .route(
-            "/api/v1/namespaces/{namespace}/policy",
-            get(namespace_policy),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/sharedstorage",
-            get(shared_storage),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/events",
-            get(namespace_events),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/history",
-            get(history::namespace_history),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/history/{operationId}",
-            get(history::history_operation),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/stats",
-            get(history::namespace_stats),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/coverage",
-            get(history::namespace_coverage),
-        )
-        .route("/api/v1/events", get(all_events))
-        .route("/api/v1/queue", get(cluster_queue))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+    let (api, _) = routes::api().split_for_parts();
+    let api = api
         .route("/openapi.json", get(openapi_document))
         .route("/docs", get(documentation))
-        .route(
-            "/api/v1/session",
-            get(session::get_session)
-                .post(session::create_session)
-                .delete(session::delete_session),
-        )
-        .route("/api/v1/session/config", get(session::session_config))
-        .route("/api/v1/session/oauth/start", get(session::oauth_start))
-        .route(
-            "/api/v1/session/oauth/callback",
-            get(session::oauth_callback),
-        )
         .route(
             "/",
             get(|headers: axum::http::HeaderMap| async move {
@@ -286,7 +154,7 @@ pub fn router(gateway: Gateway, others: Router) -> Router {
                 ))
             }),
         )
-        .method_not_allowed_fallback(method_not_allowed)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
         .route_layer(middleware::from_fn(record_route))
         .fallback(console_or_no_route);
     // Other transports mounted beside REST (GraphQL) get the same request ids, latency

@@ -22,9 +22,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+use super::answer::ApiJson;
 use super::extract::{ApiQuery, JsonBody, admit};
-use super::openapi::SessionErrorResponses;
 use super::problem::Problem;
+use super::schema::SessionErrorResponses;
 use crate::gateway::Gateway;
 use crate::gateway::auth::oauth::{
     self, OAuthError, STATE_COOKIE, STATE_TTL, authorize_url, check_state, new_state, state_cookie,
@@ -76,8 +77,7 @@ fn add_cookie(response: &mut Response, cookie: &str) {
 }
 
 fn session_answer(status: StatusCode, info: &SessionInfo, cookie: Option<&str>) -> Response {
-    let body = serde_json::to_value(info).unwrap_or_default();
-    let mut response = super::handlers::json_response(status, &body);
+    let mut response = (status, ApiJson(info)).into_response();
     if let Some(cookie) = cookie {
         add_cookie(&mut response, cookie);
     }
@@ -225,12 +225,10 @@ pub async fn delete_session(State(gateway): State<Gateway>, headers: HeaderMap) 
     responses((status = 200, description = "Sign-in options", body = SessionSettings)),
     security(())
 )]
-pub async fn session_config(State(gateway): State<Gateway>) -> Response {
-    let body = serde_json::to_value(SessionSettings {
+pub async fn session_config(State(gateway): State<Gateway>) -> ApiJson<SessionSettings> {
+    ApiJson(SessionSettings {
         oauth: gateway.oauth.is_some(),
     })
-    .unwrap_or_default();
-    super::handlers::json_response(StatusCode::OK, &body)
 }
 
 fn oauth_problem(error: OAuthError) -> Problem {

@@ -1,0 +1,189 @@
+//! The schemas the REST handlers name in their `#[utoipa::path]` attributes that are not types
+//! of the service: the custom resources (from their CRDs), the Kubernetes list shape, and the
+//! error answers. A leaf: it imports neither the handlers nor the document
+//! ([`super::openapi`], which reaches the handlers through [`super::routes`]), so no handler
+//! imports the document.
+
+use std::borrow::Cow;
+
+use utoipa::openapi::{ObjectBuilder, RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+
+use super::problem::ProblemDetails;
+use crate::api::crds;
+
+/// The OpenAPI schema of a NAC custom resource, from its CRD (`openAPIV3Schema`).
+fn crd_schema(plural: &str, description: &str) -> RefOr<Schema> {
+    let schema = crds::nac_crds()
+        .into_iter()
+        .find(|crd| crd.spec.names.plural == plural)
+        .and_then(|crd| crd.spec.versions.into_iter().next())
+        .and_then(|version| version.schema)
+        .and_then(|validation| validation.open_api_v3_schema)
+        .and_then(|schema| serde_json::to_value(schema).ok())
+        .and_then(|value| serde_json::from_value::<RefOr<Schema>>(value).ok());
+    schema.unwrap_or_else(|| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new().description(Some(description)).build(),
+        ))
+    })
+}
+
+macro_rules! crd_document {
+    ($name:ident, $schema_name:literal, $plural:literal) => {
+        #[doc = concat!("The `", $schema_name, "` custom resource (schema from its CRD).")]
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                crd_schema($plural, concat!("A ", $schema_name, " custom resource"))
+            }
+        }
+
+        impl ToSchema for $name {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($schema_name)
+            }
+        }
+    };
+}
+
+crd_document!(NonAdminBackupDoc, "NonAdminBackup", "nonadminbackups");
+crd_document!(NonAdminRestoreDoc, "NonAdminRestore", "nonadminrestores");
+crd_document!(
+    NonAdminBackupStorageLocationDoc,
+    "NonAdminBackupStorageLocation",
+    "nonadminbackupstoragelocations"
+);
+crd_document!(NonAdminScheduleDoc, "NonAdminSchedule", "nonadminschedules");
+
+/// A page of objects in the Kubernetes list shape.
+#[derive(Debug, serde::Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectList {
+    /// `oadp.openshift.io/v1alpha1`.
+    pub api_version: String,
+    /// `<Kind>List`.
+    pub kind: String,
+    /// `continue`: the token of the next page, when there is one.
+    #[schema(value_type = Object)]
+    pub metadata: serde_json::Value,
+    /// The objects (the custom resources' own JSON).
+    #[schema(value_type = Vec<Object>)]
+    pub items: Vec<serde_json::Value>,
+    /// Storage locations only: approval state by name (Approved, Pending, Rejected,
+    /// NotRequired).
+    #[schema(value_type = Option<Object>)]
+    pub approvals: Option<serde_json::Value>,
+}
+
+/// The error answers every operation may give (as problem+json).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum ErrorResponses {
+    /// Malformed request: bad JSON, parameters or paging token.
+    #[response(
+        status = 400,
+        description = "Malformed request",
+        content_type = "application/problem+json"
+    )]
+    BadRequest(ProblemDetails),
+    /// No valid bearer token (`WWW-Authenticate: Bearer`).
+    #[response(
+        status = 401,
+        description = "No valid bearer token",
+        content_type = "application/problem+json"
+    )]
+    Unauthenticated(ProblemDetails),
+    /// Not allowed (says nothing about whether the object exists).
+    #[response(
+        status = 403,
+        description = "Not allowed; never says whether the object exists",
+        content_type = "application/problem+json"
+    )]
+    Forbidden(ProblemDetails),
+    /// Not found in a namespace the caller may read.
+    #[response(
+        status = 404,
+        description = "Not found",
+        content_type = "application/problem+json"
+    )]
+    NotFound(ProblemDetails),
+    /// Already exists, changed concurrently, Idempotency-Key in flight, artifact not ready.
+    #[response(
+        status = 409,
+        description = "Conflict",
+        content_type = "application/problem+json"
+    )]
+    Conflict(ProblemDetails),
+    /// Refused by policy or validation, with field errors; Idempotency-Key reused.
+    #[response(
+        status = 422,
+        description = "Refused by policy or validation (field errors in `errors`)",
+        content_type = "application/problem+json"
+    )]
+    Invalid(ProblemDetails),
+    /// Over the per-user rate limit (`Retry-After`).
+    #[response(
+        status = 429,
+        description = "Rate limited",
+        content_type = "application/problem+json"
+    )]
+    RateLimited(ProblemDetails),
+    /// Caches loading, the API server or the history store unreachable (`Retry-After`).
+    #[response(
+        status = 503,
+        description = "Unavailable; retry after `Retry-After` seconds",
+        content_type = "application/problem+json"
+    )]
+    Unavailable(ProblemDetails),
+}
+
+/// The error answers of the session endpoints (as problem+json).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum SessionErrorResponses {
+    /// Malformed request (sign-in body; OAuth state or code refused).
+    #[response(
+        status = 400,
+        description = "Malformed request; for the OAuth callback: state not this browser's, sign-in refused, code not exchanged",
+        content_type = "application/problem+json"
+    )]
+    BadRequest(ProblemDetails),
+    /// The token is refused, or no live session (the cookie is then cleared).
+    #[response(
+        status = 401,
+        description = "Token refused, or no live session (`Set-Cookie` clears a dead cookie)",
+        content_type = "application/problem+json"
+    )]
+    Unauthenticated(ProblemDetails),
+    /// Sign-out without the session's `X-CSRF-Token`.
+    #[response(
+        status = 403,
+        description = "Missing or wrong CSRF token",
+        content_type = "application/problem+json"
+    )]
+    Forbidden(ProblemDetails),
+    /// The sign-in body is not JSON.
+    #[response(
+        status = 415,
+        description = "Not `Content-Type: application/json`",
+        content_type = "application/problem+json"
+    )]
+    UnsupportedMediaType(ProblemDetails),
+    /// Over the per-user or the pre-authentication limit (`Retry-After`).
+    #[response(
+        status = 429,
+        description = "Rate limited",
+        content_type = "application/problem+json"
+    )]
+    RateLimited(ProblemDetails),
+    /// The OAuth server cannot be reached now (`Retry-After`).
+    #[response(
+        status = 503,
+        description = "Unavailable; retry after `Retry-After` seconds",
+        content_type = "application/problem+json"
+    )]
+    Unavailable(ProblemDetails),
+}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs NAC's whole test suite on a fresh Debian/Ubuntu machine with a Rust toolchain: formatting,
 # lints, generated-artifact drift, unit and conformance tests (in-process emulator and real
-# kubectl when present), the web console (type check, unit tests, build drift, browser end-to-end
-# tests in Debian's Chromium against a real `nac demo`), and quick benchmark runs. Installs what it
-# needs itself.
+# kubectl when present), the web console (API types drift, type check, lint, unit tests, build
+# drift, browser end-to-end tests in Debian's Chromium against a real `nac demo`), and quick
+# benchmark runs. Installs what it needs itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,14 +78,21 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "==> installed $(ls -d /usr/lib/postgresql/*/bin | tail -n1)"
 fi
 
-# The web console (web/): dependencies pinned by package-lock.json from the npm registry, then
-# type check and unit tests; the built console is checked in (web/dist, embedded by the gateway),
-# so a fresh build must equal it.
-command -v node >/dev/null 2>&1 || { echo "error: Node.js 20+ and npm 11 are needed for web/ (apt-get install nodejs npm)"; exit 1; }
+# The web console (web/): dependencies pinned by package-lock.json from the npm registry; its API
+# types (web/src/api/schema.d.ts) are generated from openapi/openapi.json and checked in, so
+# regenerating them (openapi-typescript from node_modules, nothing downloaded) must give the same
+# file; then type check, lint and unit tests. The built console is checked in (web/dist, embedded
+# by the gateway), so a fresh build must equal it.
+command -v node >/dev/null 2>&1 || { echo "error: Node.js 20.19+ and npm 11 are needed for web/ (apt-get install nodejs npm)"; exit 1; }
 echo "==> web console: npm ci (node $(node --version), npm $(npm --version 2>/dev/null))"
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
-echo "==> web console: type check and unit tests (vitest)"
-(cd web && npx tsc -b && npx vitest run)
+echo "==> web console: the checked-in API types (web/src/api/schema.d.ts) are what openapi/openapi.json generates"
+if ! (cd web && npm run --silent check:api); then
+  echo "error: web/src/api/schema.d.ts is stale: run (cd web && npm run gen:api) and commit it"
+  exit 1
+fi
+echo "==> web console: type check, lint (ESLint) and unit tests (vitest)"
+(cd web && npx tsc -b && npm run --silent lint && npx vitest run)
 echo "==> web console: the checked-in build (web/dist) is what the sources build"
 web_build="$(mktemp -d)"
 (cd web && NAC_WEB_OUT_DIR="$web_build/dist" npx vite build --logLevel warn)

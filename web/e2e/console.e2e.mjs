@@ -171,7 +171,7 @@ describe(`the console against nac demo on ${REAL ? 'a real kube-apiserver' : 'it
     assert.equal(await page.getByTestId('manifest-download').getAttribute('href'), `/api/v1/namespaces/team-a/backups/${BACKUP}/manifest?download=true`);
     await page.getByTestId('contents-kind').selectOption('configmaps');
     const deadlineKind = Date.now() + 10_000;
-    let narrowed = [];
+    let narrowed;
     for (;;) {
       narrowed = await page.getByTestId('contents-item').evaluateAll((rows) => rows.map((row) => `${row.dataset.kind}/${row.dataset.name}`));
       if ((narrowed.length > 0 && narrowed.length < allItems.length) || Date.now() > deadlineKind) break;

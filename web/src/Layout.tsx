@@ -53,7 +53,7 @@ function NamespaceSwitcher({ current }: { current?: string }) {
     setOpen(false);
     // Keep the section (backups, history…) when switching namespace, not the object.
     const section = current ? location.pathname.split('/')[3] ?? '' : '';
-    navigate(`/ns/${encodeURIComponent(name)}${section ? `/${section}` : ''}`);
+    void navigate(`/ns/${encodeURIComponent(name)}${section ? `/${section}` : ''}`);
   };
   return (
     <Dropdown

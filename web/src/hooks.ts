@@ -1,8 +1,8 @@
 // Data hooks: load a gateway answer (with reload), and follow a namespace's live changes over
 // Server-Sent Events (the session cookie authenticates the stream).
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useEffectEvent, useState } from 'react';
 import { sessionEnded } from './api/client';
-import type { ChangeEvent } from './api/types';
+import { isTenantObject, parseChangeEvent, type ChangeEvent, type TenantObjects, type TenantResource } from './api/types';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -13,32 +13,25 @@ export interface Loaded<T> {
 
 /** Runs `load` when `key` changes and on `reload()`; keeps the last data while reloading. */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, key: string): Loaded<T> {
-  const [data, setData] = useState<T>();
-  const [error, setError] = useState<unknown>();
-  const [loading, setLoading] = useState(true);
   const [generation, setGeneration] = useState(0);
-  const loadRef = useRef(load);
-  loadRef.current = load;
+  // The last answer, and which load (key and generation) it answered: loading until it is this one.
+  const [settled, setSettled] = useState<{ load: string; data?: T; error?: unknown }>({ load: '' });
+  const current = `${generation}:${key}`;
+  const runLoad = useEffectEvent(load);
   useEffect(() => {
     const controller = new AbortController();
-    setLoading(true);
-    loadRef
-      .current(controller.signal)
-      .then((value) => {
-        if (controller.signal.aborted) return;
-        setData(value);
-        setError(undefined);
-        setLoading(false);
-      })
-      .catch((err: unknown) => {
-        if (controller.signal.aborted) return;
-        setError(err);
-        setLoading(false);
-      });
+    runLoad(controller.signal).then(
+      (data) => {
+        if (!controller.signal.aborted) setSettled({ load: current, data });
+      },
+      (error: unknown) => {
+        if (!controller.signal.aborted) setSettled((last) => ({ load: current, data: last.data, error }));
+      },
+    );
     return () => controller.abort();
-  }, [key, generation]);
+  }, [current]);
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
-  return { data, error, loading, reload };
+  return { data: settled.data, error: settled.error, loading: settled.load !== current, reload };
 }
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'forbidden';
@@ -54,10 +47,8 @@ export function useNamespaceEvents(
   onReset?: () => void,
 ): StreamState {
   const [state, setState] = useState<StreamState>('connecting');
-  const changeRef = useRef(onChange);
-  const resetRef = useRef(onReset);
-  changeRef.current = onChange;
-  resetRef.current = onReset;
+  const changed = useEffectEvent(onChange);
+  const reset = useEffectEvent(() => onReset?.());
   useEffect(() => {
     if (!namespace || typeof EventSource === 'undefined') return;
     const source = new EventSource(`/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
@@ -65,22 +56,19 @@ export function useNamespaceEvents(
     });
     let connectedBefore = false;
     const handle = (type: ChangeEvent['type']) => (message: MessageEvent<string>) => {
-      try {
-        const data = JSON.parse(message.data) as Omit<ChangeEvent, 'type'>;
-        changeRef.current({ ...data, type });
-      } catch {
-        // A malformed event is skipped; the next re-list repairs the view.
-      }
+      // A malformed event is skipped; the next re-list repairs the view.
+      const event = parseChangeEvent(type, message.data);
+      if (event) changed(event);
     };
     source.addEventListener('ready', () => {
       setState('live');
-      if (connectedBefore) resetRef.current?.();
+      if (connectedBefore) reset();
       connectedBefore = true;
     });
     source.addEventListener('ADDED', handle('ADDED'));
     source.addEventListener('MODIFIED', handle('MODIFIED'));
     source.addEventListener('DELETED', handle('DELETED'));
-    source.addEventListener('reset', () => resetRef.current?.());
+    source.addEventListener('reset', () => reset());
     source.addEventListener('forbidden', () => {
       setState('forbidden');
       source.close();
@@ -99,7 +87,7 @@ export function useNamespaceEvents(
 
 /** Re-renders every `ms` so ages and ETAs stay current. */
 export function useNow(ms = 5000): number {
-  const [now, setNow] = useState(Date.now());
+  const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), ms);
     return () => clearInterval(timer);
@@ -111,32 +99,39 @@ export function useNow(ms = 5000): number {
  * A live list: loads `list()` and applies the namespace's change events for `resource`
  * (upsert by name, remove on DELETED), re-listing on resets.
  */
-export function useLiveList<T extends { metadata: { name: string } }>(
+export function useLiveList<R extends TenantResource>(
   namespace: string,
-  resource: ChangeEvent['resource'],
-  list: (signal: AbortSignal) => Promise<T[]>,
-): Loaded<T[]> & { stream: StreamState } {
+  resource: R,
+  list: (signal: AbortSignal) => Promise<TenantObjects[R][]>,
+): Loaded<TenantObjects[R][]> & { stream: StreamState } {
   const loaded = useLoad(list, `${namespace}/${resource}`);
-  const [items, setItems] = useState<T[] | undefined>(undefined);
-  useEffect(() => {
+  // Each new answer of the list replaces the items (set while rendering, React's pattern for
+  // state that follows a value); change events edit them in between.
+  const [items, setItems] = useState<TenantObjects[R][] | undefined>(undefined);
+  const [listed, setListed] = useState(loaded.data);
+  if (listed !== loaded.data) {
+    setListed(loaded.data);
     if (loaded.data) setItems(loaded.data);
-  }, [loaded.data]);
+  }
   const stream = useNamespaceEvents(
     namespace,
     (event) => {
       if (event.resource !== resource || event.namespace !== namespace) return;
-      setItems((current) => applyChange(current ?? [], event));
+      setItems((current) => applyChange(resource, current ?? [], event));
     },
     loaded.reload,
   );
   return { ...loaded, data: items ?? loaded.data, stream };
 }
 
-/** Applies one change event to a list of objects (pure; unit-tested). */
-export function applyChange<T extends { metadata: { name: string } }>(items: T[], event: ChangeEvent): T[] {
-  const object = event.object as T;
-  const rest = items.filter((item) => item.metadata.name !== event.name);
-  if (event.type === 'DELETED') return rest;
+/**
+ * Applies one change event to a list of `resource` objects (pure). An added or modified object
+ * that is not one of them is skipped: the next re-list repairs the view.
+ */
+export function applyChange<R extends TenantResource>(resource: R, items: TenantObjects[R][], event: ChangeEvent): TenantObjects[R][] {
+  if (event.type === 'DELETED') return items.filter((item) => item.metadata.name !== event.name);
+  const object = event.object;
+  if (!isTenantObject(resource, object)) return items;
   const index = items.findIndex((item) => item.metadata.name === event.name);
   if (index < 0) return [object, ...items];
   const next = items.slice();

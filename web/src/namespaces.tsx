@@ -1,30 +1,24 @@
 // The namespaces I may use and what I may do in each (from `/api/v1/namespaces`), shared by the
 // header's picker, the navigation and every page that enables or explains actions.
 import { createContext, useContext, type ReactNode } from 'react';
-import { api, apiPath } from './api/client';
-import type { NamespaceAccess } from './api/types';
+import { api } from './api/client';
+import type { NamespaceAccess, NamespaceList } from './api/types';
 import { useLoad, type Loaded } from './hooks';
 
 const NamespacesContext = createContext<Loaded<NamespaceAccess[]> | null>(null);
-
-/** One page of `/api/v1/namespaces`: `continue` while namespaces remain to be checked. */
-export interface NamespacePage {
-  items?: NamespaceAccess[];
-  continue?: string | null;
-}
 
 /** Most pages followed (the gateway checks a bounded number of namespaces per request). */
 export const MAX_NAMESPACE_PAGES = 200;
 
 /** Every namespace I may use: follows `continue` from page to page (a page may be empty). */
 export async function loadAllNamespaces(
-  page: (continueToken: string | undefined) => Promise<NamespacePage>,
+  page: (continueToken: string | undefined) => Promise<NamespaceList>,
 ): Promise<NamespaceAccess[]> {
   const items: NamespaceAccess[] = [];
   let token: string | undefined;
   for (let count = 0; count < MAX_NAMESPACE_PAGES; count += 1) {
     const answer = await page(token);
-    items.push(...(answer.items ?? []));
+    items.push(...answer.items);
     token = answer.continue ?? undefined;
     if (!token) break;
   }
@@ -35,7 +29,7 @@ export function NamespacesProvider({ user, children }: { user: string; children:
   const loaded = useLoad(
     (signal) =>
       loadAllNamespaces((token) =>
-        api.get<NamespacePage>(apiPath(['namespaces'], { continue: token }), { signal }),
+        api.get('/api/v1/namespaces', { query: { continue: token }, signal }),
       ),
     user,
   );

@@ -8,7 +8,7 @@ const RESERVED = /^(true|false|yes|no|on|off|null|~|y|n)$/i;
 function scalar(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  const text = String(value);
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
   if (text !== '' && PLAIN.test(text) && !NUMBER_LIKE.test(text) && !RESERVED.test(text)) return text;
   return JSON.stringify(text);
 }

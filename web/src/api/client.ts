@@ -1,7 +1,10 @@
 // The console's only way to the gateway: same-origin fetches of the public REST API, carrying
-// the session cookie and, on every mutating call, the session's CSRF token. Errors become
-// `ApiError` with the server's problem+json.
-import type { ProblemDetails, SessionInfo } from './types';
+// the session cookie and, on every mutating call, the session's CSRF token. Calls name a path of
+// openapi/openapi.json (`'/api/v1/namespaces/{namespace}/backups'`) with its parameters, and
+// their answers have the document's types (schema.d.ts). Errors become `ApiError` with the
+// server's problem+json.
+import type { paths } from './schema';
+import { isProblemDetails, type ProblemDetails, type SessionInfo } from './types';
 
 /** An answer that was not 2xx (or was a problem), with the server's problem when it sent one. */
 export class ApiError extends Error {
@@ -34,62 +37,113 @@ export function sessionEnded(): void {
   unauthenticatedListeners.forEach((listener) => listener());
 }
 
-export interface RequestOptions {
+// What the document says of one operation, read from the generated `paths`.
+
+type Method = 'get' | 'post' | 'patch' | 'delete';
+type SuccessStatus = 200 | 201 | 202 | 203 | 204;
+type Responses<O> = O extends { responses: infer R } ? R : never;
+type Successes<O> = Responses<O>[Extract<keyof Responses<O>, SuccessStatus>];
+/** What a 2xx answer holds in `media`; `undefined` for one without content (204). A 2xx
+ *  problem (202 while a manifest is being built) is left out: it is thrown. */
+type ContentOf<R, Media extends string> = R extends { content: infer C } ? (Media extends keyof C ? C[Media] : never) : undefined;
+type Answer<O, Media extends string> = Successes<O> extends infer R ? (R extends unknown ? ContentOf<R, Media> : never) : never;
+type JsonAnswer<O> = Answer<O, 'application/json'>;
+type TextAnswer<O> = Answer<O, 'text/plain'>;
+type Operation<P extends keyof paths, M extends Method> = paths[P][M];
+
+/** The paths whose `method` answers JSON (or nothing). */
+export type JsonPath<M extends Method> = { [P in keyof paths]: [JsonAnswer<paths[P][M]>] extends [never] ? never : P }[keyof paths];
+/** The paths whose GET answers text/plain. */
+export type TextPath = { [P in keyof paths]: [TextAnswer<paths[P]['get']>] extends [never] ? never : P }[keyof paths];
+
+type OperationParameters<O> = O extends { parameters: infer X } ? X : never;
+type PathOption<O> = OperationParameters<O> extends { path: infer X } ? { path: X } : { path?: undefined };
+type QueryOption<O> = OperationParameters<O> extends { query: infer Q } ? { query: Q } : OperationParameters<O> extends { query?: infer Q } ? ([Q] extends [undefined] ? { query?: undefined } : { query?: Q }) : { query?: undefined };
+type BodyOption<O> = O extends { requestBody: { content: infer C } } ? { body: C[keyof C] } : { body?: undefined };
+
+/** A call's path parameters, query and body, as the document types them. The
+ *  `Idempotency-Key` and `X-CSRF-Token` headers are the client's (see `request`). */
+export type CallOptions<O> = PathOption<O> &
+  QueryOption<O> &
+  BodyOption<O> & {
+    signal?: AbortSignal;
+    /** Sent as `Idempotency-Key` (creates). */
+    idempotencyKey?: string;
+  };
+/** The options argument, optional when nothing in it is required. */
+type Args<O> = object extends CallOptions<O> ? [options?: CallOptions<O>] : [options: CallOptions<O>];
+
+/** What `request` sends: a path template of the document and its parts, untyped. */
+interface RequestParts {
+  path?: Record<string, string>;
+  query?: object;
   body?: unknown;
-  query?: Record<string, string | number | boolean | undefined | null>;
-  idempotencyKey?: string;
   signal?: AbortSignal;
-  /** Answer as text instead of JSON (logs). */
-  text?: boolean;
+  idempotencyKey?: string;
 }
 
-/** Builds `/api/v1/...?query` from parts, encoding each path segment. */
-export function apiPath(segments: string[], query?: RequestOptions['query']): string {
-  const path = '/api/v1/' + segments.map(encodeURIComponent).join('/');
+/** `/api/v1/namespaces/{namespace}` with each `{parameter}` filled in (encoded). */
+export function fillPath(template: string, parameters: Record<string, string> = {}): string {
+  return template.replace(/\{([^}]+)\}/g, (_match, key: string) => {
+    const value = parameters[key];
+    if (value === undefined) throw new Error(`no value for {${key}} in ${template}`);
+    return encodeURIComponent(value);
+  });
+}
+
+/** `?a=1&b=x` of a query, leaving out unset and empty values; arrays repeat their key. */
+export function queryString(query: object | undefined): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query ?? {})) {
-    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  const entries: [string, unknown][] = Object.entries(query ?? {});
+  for (const [key, value] of entries) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    for (const one of values) {
+      if (typeof one === 'string' ? one !== '' : typeof one === 'number' || typeof one === 'boolean') params.append(key, String(one));
+    }
   }
   const search = params.toString();
-  return search ? `${path}?${search}` : path;
+  return search ? `?${search}` : '';
+}
+
+/** Builds `/api/v1/...?query` from parts, encoding each path segment (for links and "copy as"). */
+export function apiPath(segments: string[], query?: object): string {
+  return '/api/v1/' + segments.map(encodeURIComponent).join('/') + queryString(query);
+}
+
+/** Paths of one namespace's resources (for links and "copy as"). */
+export function nsPath(namespace: string, ...rest: string[]): string {
+  return apiPath(['namespaces', namespace, ...rest]);
 }
 
 async function parseProblem(response: Response): Promise<ProblemDetails | null> {
   const type = response.headers.get('content-type') ?? '';
   if (!type.includes('json')) return null;
   try {
-    return (await response.json()) as ProblemDetails;
+    const body: unknown = await response.json();
+    return isProblemDetails(body) ? body : null;
   } catch {
     return null;
   }
 }
 
-/** One call to the gateway. `path` is absolute (`/api/v1/...`). */
-export async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { Accept: options.text ? 'text/plain' : 'application/json' };
-  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+/** One call to the gateway; the answer is JSON (parsed), text, or undefined (204). */
+async function request(method: string, template: string, parts: RequestParts, accept: 'application/json' | 'text/plain'): Promise<unknown> {
+  const headers: Record<string, string> = { Accept: accept };
+  if (parts.body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['X-CSRF-Token'] = csrfToken;
-  if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;
-  let url = path;
-  if (options.query) {
-    const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(options.query)) {
-      if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
-    }
-    const search = params.toString();
-    if (search) url += (url.includes('?') ? '&' : '?') + search;
-  }
+  if (parts.idempotencyKey) headers['Idempotency-Key'] = parts.idempotencyKey;
+  const url = fillPath(template, parts.path) + queryString(parts.query);
   let response: Response;
   try {
     response = await fetch(url, {
       method,
       headers,
       credentials: 'same-origin',
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: options.signal,
+      body: parts.body === undefined ? undefined : JSON.stringify(parts.body),
+      signal: parts.signal,
     });
   } catch (error) {
-    if ((error as Error).name === 'AbortError') throw error;
+    if (error instanceof Error && error.name === 'AbortError') throw error;
     throw new ApiError(0, null, 'network');
   }
   // A problem+json answer is an error even with a 2xx status: `202 Accepted` with
@@ -99,28 +153,52 @@ export async function request<T>(method: string, path: string, options: RequestO
     if (response.status === 401) sessionEnded();
     throw new ApiError(response.status, problem, problem?.detail ?? response.statusText);
   }
-  if (options.text) return (await response.text()) as T;
-  if (response.status === 204) return undefined as T;
+  if (accept === 'text/plain') return response.text();
+  if (response.status === 204) return undefined;
   const type = response.headers.get('content-type') ?? '';
-  return (type.includes('json') ? await response.json() : await response.text()) as T;
+  return type.includes('json') ? response.json() : response.text();
 }
 
-export const api = {
-  get: <T>(path: string, options?: RequestOptions) => request<T>('GET', path, options),
-  post: <T>(path: string, body: unknown, options?: RequestOptions) => request<T>('POST', path, { ...options, body }),
-  patch: <T>(path: string, body: unknown, options?: RequestOptions) => request<T>('PATCH', path, { ...options, body }),
-  del: <T>(path: string, options?: RequestOptions) => request<T>('DELETE', path, options),
-};
+// The typed calls. Each is an overload over an untyped implementation: the overload is the one
+// place an answer gets its type, trusting the gateway to answer as openapi/openapi.json says (the
+// Rust side's drift test keeps the document equal to its handlers, `npm run check:api` keeps
+// schema.d.ts equal to the document).
+
+function get<P extends JsonPath<'get'>>(path: P, ...[options]: Args<Operation<P, 'get'>>): Promise<JsonAnswer<Operation<P, 'get'>>>;
+function get(path: string, options?: RequestParts): Promise<unknown> {
+  return request('GET', path, options ?? {}, 'application/json');
+}
+
+function text<P extends TextPath>(path: P, ...[options]: Args<Operation<P, 'get'>>): Promise<string>;
+function text(path: string, options?: RequestParts): Promise<unknown> {
+  return request('GET', path, options ?? {}, 'text/plain');
+}
+
+function post<P extends JsonPath<'post'>>(path: P, ...[options]: Args<Operation<P, 'post'>>): Promise<JsonAnswer<Operation<P, 'post'>>>;
+function post(path: string, options?: RequestParts): Promise<unknown> {
+  return request('POST', path, options ?? {}, 'application/json');
+}
+
+function patch<P extends JsonPath<'patch'>>(path: P, ...[options]: Args<Operation<P, 'patch'>>): Promise<JsonAnswer<Operation<P, 'patch'>>>;
+function patch(path: string, options?: RequestParts): Promise<unknown> {
+  return request('PATCH', path, options ?? {}, 'application/json');
+}
+
+function del<P extends JsonPath<'delete'>>(path: P, ...[options]: Args<Operation<P, 'delete'>>): Promise<JsonAnswer<Operation<P, 'delete'>>>;
+function del(path: string, options?: RequestParts): Promise<unknown> {
+  return request('DELETE', path, options ?? {}, 'application/json');
+}
+
+/**
+ * Calls by path template: `api.get('/api/v1/namespaces/{namespace}/queue', { path: { namespace } })`;
+ * `text` reads a text/plain answer (logs and the other artifacts of `…/logs`).
+ */
+export const api = { get, text, post, patch, del };
 
 /** Session calls (`/api/v1/session`). */
 export const session = {
-  current: () => api.get<SessionInfo>('/api/v1/session'),
-  signIn: (token: string) => api.post<SessionInfo>('/api/v1/session', { token }),
-  signOut: () => api.del<void>('/api/v1/session'),
-  config: () => api.get<{ oauth: boolean }>('/api/v1/session/config'),
+  current: (): Promise<SessionInfo> => api.get('/api/v1/session'),
+  signIn: (token: string): Promise<SessionInfo> => api.post('/api/v1/session', { body: { token } }),
+  signOut: (): Promise<void> => api.del('/api/v1/session'),
+  config: () => api.get('/api/v1/session/config'),
 };
-
-/** Paths of one namespace's resources. */
-export function nsPath(namespace: string, ...rest: string[]): string {
-  return apiPath(['namespaces', namespace, ...rest]);
-}

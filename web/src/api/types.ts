@@ -1,5 +1,61 @@
-// Shapes of the gateway's REST answers the console reads (see openapi/openapi.json).
+// The console's names for the gateway's types: aliases of the ones generated from
+// openapi/openapi.json (schema.d.ts, `npm run gen:api`), plus what the document leaves out or
+// leaves open, each checked by a named guard where an answer enters the console.
+import type { components, operations } from './schema';
 
+type Schemas = components['schemas'];
+
+export type BackupDiff = Schemas['BackupDiff'];
+export type BackupDryRun = Schemas['BackupDryRun'];
+export type ChangedItem = Schemas['ChangedItem'];
+export type ClusterQueue = Schemas['ClusterQueue'];
+export type ContentsPage = Schemas['ContentsPage'];
+export type DeleteOutcome = Schemas['DeleteOutcome'];
+export type Description = Schemas['Description'];
+export type FieldError = Schemas['FieldError'];
+export type HiddenItems = Schemas['HiddenItems'];
+export type ItemIdentity = Schemas['ItemIdentity'];
+export type KindCount = Schemas['KindCount'];
+export type KindStatistics = Schemas['KindStatistics'];
+export type ManifestItem = Schemas['ManifestItem'];
+export type NamespaceAccess = Schemas['NamespaceAccess'];
+export type NamespaceCoverage = Schemas['NamespaceCoverage'];
+export type NamespaceList = Schemas['NamespaceList'];
+export type NamespaceQueue = Schemas['NamespaceQueue'];
+export type NamespaceStatistics = Schemas['NamespaceStatistics'];
+export type Operation = Schemas['Operation'];
+export type OperationDetail = Schemas['OperationDetail'];
+export type OperationOverlap = Schemas['OperationOverlap'];
+export type OperationOverlaps = Schemas['OperationOverlaps'];
+export type OperationPage = Schemas['OperationPage'];
+export type OwnerGraph = Schemas['OwnerGraphView'];
+export type PolicyView = Schemas['PolicyView'];
+export type PreviewCounts = Schemas['PreviewCounts'];
+export type PreviewEntry = Schemas['PreviewEntry'];
+export type ProblemDetails = Schemas['ProblemDetails'];
+export type QueueCounts = Schemas['QueueCounts'];
+export type QueueItem = Schemas['QueueItem'];
+export type RestorePreview = Schemas['RestorePreviewView'];
+export type RulesView = Schemas['RulesView'];
+export type SessionInfo = Schemas['SessionInfo'];
+export type SharedStorage = Schemas['SharedStorage'];
+export type TenantResource = Schemas['TenantResource'];
+export type TimelineEntry = Schemas['TimelineEntry'];
+
+/** The filters and page of a tenant list (`GET …/backups`, `…/restores`, …). */
+export type ListQuery = NonNullable<operations['list_backups']['parameters']['query']>;
+/** The filters and page of `GET …/history`. */
+export type HistoryQuery = NonNullable<operations['namespace_history']['parameters']['query']>;
+/** The filters and page of `GET …/backups/{name}/contents`. */
+export type ContentsQuery = NonNullable<operations['backup_contents']['parameters']['query']>;
+/** The window of `GET …/stats`. */
+export type StatsQuery = NonNullable<operations['namespace_stats']['parameters']['query']>;
+
+// NAC's custom resources. Their schemas in the document are the CRDs' `spec` and `status`
+// only: `apiVersion`, `kind` and `metadata` are missing, so the console names the metadata it
+// reads here and checks it (`isTenantObject`) on every object that comes in.
+
+/** The metadata of a Kubernetes object, as far as the console reads it. */
 export interface ObjectMeta {
   name: string;
   namespace?: string;
@@ -9,452 +65,154 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   resourceVersion?: string;
+  generation?: number;
+  finalizers?: string[];
 }
 
-export interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
-
-export interface VeleroProgress {
-  itemsBackedUp?: number;
-  itemsRestored?: number;
-  totalItems?: number;
-}
-
-export interface VeleroStatus {
-  phase?: string;
-  startTimestamp?: string;
-  completionTimestamp?: string;
-  expiration?: string;
-  errors?: number;
-  warnings?: number;
-  failureReason?: string;
-  progress?: VeleroProgress;
-  validationErrors?: string[];
-}
-
-export interface TenantStatus {
-  phase?: string;
-  conditions?: Condition[];
-  queueInfo?: { estimatedQueuePosition?: number };
-  veleroBackup?: { nacuuid?: string; name?: string; namespace?: string; status?: VeleroStatus };
-  veleroRestore?: { nacuuid?: string; name?: string; namespace?: string; status?: VeleroStatus };
-  [key: string]: unknown;
-}
-
-export type BackupSpec = Record<string, unknown>;
-
-export interface NonAdminBackup {
+/** What every Kubernetes object has besides its spec and status. */
+export interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
-  spec: { backupSpec: BackupSpec; deleteBackup?: boolean };
-  status?: TenantStatus;
 }
 
-export interface NonAdminRestore {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: { restoreSpec: Record<string, unknown> & { backupName?: string } };
-  status?: TenantStatus;
+export type NonAdminBackup = Schemas['NonAdminBackup'] & KubeObject;
+export type NonAdminRestore = Schemas['NonAdminRestore'] & KubeObject;
+export type NonAdminBackupStorageLocation = Schemas['NonAdminBackupStorageLocation'] & KubeObject;
+export type NonAdminSchedule = Schemas['NonAdminSchedule'] & KubeObject;
+
+/** NAC's request phase of a custom resource (`status.phase`). */
+export type RequestPhase = NonNullable<NonNullable<Schemas['NonAdminBackup']['status']>['phase']>;
+
+/** The custom resource each tenant resource of the API serves. */
+export interface TenantObjects {
+  backups: NonAdminBackup;
+  restores: NonAdminRestore;
+  'storage-locations': NonAdminBackupStorageLocation;
+  schedules: NonAdminSchedule;
 }
 
-export interface NonAdminBackupStorageLocation {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: { backupStorageLocationSpec: Record<string, unknown> };
-  status?: TenantStatus & { veleroBackupStorageLocation?: { status?: { phase?: string; message?: string } } };
+/** A backup's spec (the Velero backup spec NAC checks against the administrator's policy). */
+export type BackupSpec = Schemas['NonAdminBackup']['spec']['backupSpec'];
+
+/** A storage location's spec (the Velero location spec; `credential` names a Secret of the namespace). */
+export type StorageLocationSpec = Schemas['NonAdminBackupStorageLocation']['spec']['backupStorageLocationSpec'];
+
+/** A status condition of a custom resource (metav1.Condition). */
+export type Condition = NonNullable<NonNullable<Schemas['NonAdminBackup']['status']>['conditions']>[number];
+
+/** What a sentence about a condition reads (a history timeline entry has no transition time). */
+export type ConditionFacts = Pick<Condition, 'type' | 'status'> & Partial<Pick<Condition, 'reason' | 'message' | 'lastTransitionTime'>>;
+
+/** One page of a tenant list with its items checked (`listPage` in lib/listAll). */
+export interface TenantList<R extends TenantResource> {
+  items: TenantObjects[R][];
+  /** The next page's token, when there is one. */
+  continue?: string;
+  /** Storage locations only: approval state by name. */
+  approvals: Record<string, string>;
 }
 
-export interface NonAdminSchedule {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: { schedule: string; paused?: boolean; skipImmediately?: boolean; template: { backupSpec: BackupSpec } };
-  status?: TenantStatus & {
-    lastBackup?: { name?: string; veleroBackupName?: string; phase?: string; startTimestamp?: string; completionTimestamp?: string; expiration?: string };
-    veleroSchedule?: { status?: { lastBackup?: string; phase?: string } };
-    [key: string]: unknown;
-  };
-}
-
-export interface ObjectList<T> {
-  apiVersion: string;
-  kind: string;
-  metadata: { continue?: string };
-  items: T[];
-  approvals?: Record<string, string> | null;
-}
-
-export interface NamespaceAccess {
-  name: string;
-  permissions: Record<string, string[]>;
-  canDownload: boolean;
-}
-
-export interface FieldError {
-  field: string;
-  message: string;
-  reason: string;
-}
-
-export interface ProblemDetails {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  requestId?: string | null;
-  errors?: FieldError[];
-}
-
-export interface QueueEta {
-  startInSeconds: number;
-  finishInSeconds: number;
-  samples: number;
-}
-
-export interface QueueItem {
-  kind: string;
-  namespace: string;
-  name: string;
-  phase?: string | null;
-  state: string;
-  position: number;
-  etaSeconds?: number | null;
-  eta?: QueueEta | null;
-}
-
-export interface NamespaceQueue {
-  namespace: string;
-  items: QueueItem[];
-}
-
-export interface QueueCounts {
-  pending: number;
-  running: number;
-  meanDurationSeconds?: number | null;
-}
-
-export interface ClusterQueue {
-  backups: QueueCounts;
-  restores: QueueCounts;
-  mine: QueueItem[];
-}
-
-export interface RulesView {
-  enforced: Record<string, unknown>;
-  defaults: Record<string, unknown>;
-  maximum: Record<string, unknown>;
-  allowed: Record<string, unknown>;
-}
-
-export interface PolicyView {
-  namespace: string;
-  backup: RulesView;
-  restore: RulesView;
-  storageLocation: RulesView;
-  requireApprovalForStorageLocations: boolean;
-  restrictions: string[];
-}
-
-export interface Description {
-  kind: string;
-  namespace: string;
-  name: string;
-  requestPhase?: string | null;
-  veleroPhase?: string | null;
-  queuePosition?: number | null;
-  eta?: QueueEta | null;
-  conditions: Condition[];
-  effectiveSpec: Record<string, unknown>;
-  progress: { totalItems?: number | null; itemsBackedUp?: number | null; itemsRestored?: number | null; volumeSnapshotsAttempted?: number | null; volumeSnapshotsCompleted?: number | null; [key: string]: unknown };
-  started?: string | null;
-  completed?: string | null;
-  expiration?: string | null;
-  errors: number;
-  warnings: number;
-  failureReason?: string | null;
-  validationErrors: string[];
-  deletion?: { requested: boolean; phase?: string | null; errors: string[] } | null;
-  resourceList?: Record<string, string[]> | null;
-  resourceListUnavailable?: string | null;
-  [key: string]: unknown;
-}
-
-export interface Operation {
-  id: string;
-  namespace: string;
-  kind?: string | null;
-  name: string;
-  uid: string;
-  veleroName?: string | null;
-  parentName?: string | null;
-  requester?: string | null;
-  createdAt: string;
-  startedAt?: string | null;
-  completedAt?: string | null;
-  phase?: string | null;
-  phaseRank: number;
-  nacPhase?: string | null;
-  itemsDone?: number | null;
-  itemsTotal?: number | null;
-  warnings?: number | null;
-  errors?: number | null;
-  failureReason?: string | null;
-  queuePosition?: number | null;
-  deletedAt?: string | null;
-  durationMs?: number | null;
-}
-
-export interface OperationPage {
-  items: Operation[];
-  continue?: string | null;
-}
-
-export interface TimelineEntry {
-  at: string;
-  attribute: string;
-  value: string;
-  reason?: string | null;
-  message?: string | null;
-}
-
-export interface OperationDetail {
-  operation: Operation;
-  timeline: TimelineEntry[];
-}
-
-export interface KindStatistics {
-  kind: string;
-  total: number;
-  byPhase: Record<string, number>;
-  successRate?: number | null;
-  p50DurationMs?: number | null;
-  p95DurationMs?: number | null;
-  itemsDone: number;
-  [key: string]: unknown;
-}
-
-export interface NamespaceStatistics {
-  namespace: string;
-  from: string;
-  to: string;
-  kinds: KindStatistics[];
-}
-
-export interface NamespaceCoverage {
-  namespace: string;
-  lastSuccessfulBackup?: string | null;
-  lastSuccessfulBackupAt?: string | null;
-  lastSuccessfulBackupAgeSeconds?: number | null;
-  failingSchedules: string[];
-}
-
-export interface DeleteOutcome {
-  kind: string;
-  name: string;
-  permanent: boolean;
-  message: string;
-}
-
-export interface SessionInfo {
-  username: string;
-  groups: string[];
-  expiresAt: string;
-  csrfToken: string;
-}
-
-/** One Server-Sent Event of `/api/v1/namespaces/{ns}/events`. */
+/** One Server-Sent Event of `/api/v1/namespaces/{ns}/events`: not in the document (the stream is
+ *  a plain `text/event-stream` string there), so `parseChangeEvent` checks it. */
 export interface ChangeEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  type: Schemas['ChangeAction'];
   namespace: string;
-  resource: 'backups' | 'restores' | 'storage-locations' | 'schedules';
+  resource: TenantResource;
   name: string;
   object: unknown;
 }
 
-// Backup manifests (seed 002): `…/backups/{name}/manifest|contents|graph|diff`, the backup
-// dry-run (`POST …/backups?dryRun=true`) and the restore preview (`POST …/restores?dryRun=true`).
+/** Whether a JSON value is an object (not null, not an array). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** One object of a backup, reduced to its selectable fields. */
-export interface ManifestItem {
-  group: string;
-  version: string;
-  kind: string;
-  resource: string;
-  namespace?: string | null;
-  name: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  owners?: string[];
-  uid?: string | null;
+/** The spec field each custom resource cannot be without (required by its CRD). */
+const REQUIRED_SPEC_FIELD: Record<TenantResource, string> = {
+  backups: 'backupSpec',
+  restores: 'restoreSpec',
+  'storage-locations': 'backupStorageLocationSpec',
+  schedules: 'template',
+};
+
+/**
+ * Whether `value` is an object of `resource`: it has `metadata.name` (which the document's
+ * schemas leave out) and its spec's required field. The rest of the object is taken as the
+ * document says.
+ */
+export function isTenantObject<R extends TenantResource>(resource: R, value: unknown): value is TenantObjects[R] {
+  return isRecord(value) && isRecord(value.metadata) && typeof value.metadata.name === 'string' && isRecord(value.spec) && REQUIRED_SPEC_FIELD[resource] in value.spec;
 }
 
-/** How many items of one kind a manifest holds. */
-export interface KindCount {
-  group: string;
-  kind: string;
-  resource: string;
-  count: number;
+/** `value` as an object of `resource`, or an error naming what was wrong. */
+export function tenantObject<R extends TenantResource>(resource: R, value: unknown): TenantObjects[R] {
+  if (!isTenantObject(resource, value)) throw new Error(`the gateway sent a ${resource} object without metadata.name or spec`);
+  return value;
 }
 
-/** Which backup a manifest describes. */
-export interface ManifestBackup {
-  namespace: string;
-  name: string;
-  veleroBackup: string;
-  completedAt?: string | null;
+const CHANGE_ACTIONS: readonly string[] = ['ADDED', 'MODIFIED', 'DELETED'] satisfies Schemas['ChangeAction'][];
+const TENANT_RESOURCES: readonly string[] = ['backups', 'restores', 'storage-locations', 'schedules'] satisfies TenantResource[];
+const isChangeAction = (value: unknown): value is Schemas['ChangeAction'] => typeof value === 'string' && CHANGE_ACTIONS.includes(value);
+const isTenantResource = (value: unknown): value is TenantResource => typeof value === 'string' && TENANT_RESOURCES.includes(value);
+
+/** The change event of one SSE message (`type` is the event's name), or null when it is not one. */
+export function parseChangeEvent(type: string, data: string): ChangeEvent | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!isChangeAction(type) || !isRecord(value)) return null;
+  const { namespace, resource, name, object } = value;
+  if (typeof namespace !== 'string' || !isTenantResource(resource) || typeof name !== 'string') return null;
+  return { type, namespace, resource, name, object };
 }
 
-/** Items of a backup the caller may not list, counted per resource: never named. */
-export interface HiddenItems {
-  group: string;
-  resource: string;
-  kind: string;
-  namespace?: string | null;
-  count: number;
-  /** `3 Secret items hidden: you may not list secrets in team-a` */
-  message: string;
+/**
+ * Whether a JSON answer is a problem (RFC 9457 as the gateway writes it). Error answers are
+ * read before any type is known, so the console checks the fields it shows.
+ */
+export function isProblemDetails(value: unknown): value is ProblemDetails {
+  return isRecord(value) && typeof value.status === 'number' && typeof value.title === 'string' && typeof value.detail === 'string' && typeof value.code === 'string';
 }
 
-/** One page of a backup's contents (`GET …/contents`). */
-export interface ContentsPage {
-  backup: ManifestBackup;
-  counts: KindCount[];
-  total: number;
-  matched: number;
-  items: ManifestItem[];
-  continue?: string | null;
-  hidden?: HiddenItems[];
+/**
+ * The conditions of a description: `Description.conditions` is an array of free objects in the
+ * document (they are the custom resource's status conditions). Objects without a string `type`
+ * and `status` are left out; other fields are kept when they are strings.
+ */
+export function descriptionConditions(description: Pick<Description, 'conditions'>): ConditionFacts[] {
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return description.conditions.flatMap(({ type, status, reason, message, lastTransitionTime }) =>
+    typeof type === 'string' && typeof status === 'string' ? [{ type, status, reason: text(reason), message: text(message), lastTransitionTime: text(lastTransitionTime) }] : [],
+  );
 }
 
-/** The owner graph (`GET …/graph`): item keys `<resource>[.<group>]/<namespace>/<version>/<name>`. */
-export interface OwnerGraph {
-  nodes: string[];
-  edges: { owner: string; dependent: string }[];
-  missingOwners?: { dependent: string; ownerUid: string }[];
+/** A whole number of a free JSON object (`Description.progress` is one in the document). */
+export function countOf(object: Record<string, unknown> | null | undefined, key: string): number | undefined {
+  const value = object?.[key];
+  return typeof value === 'number' ? value : undefined;
 }
 
-/** Which object an item is, whatever version it was stored at. */
-export interface ItemIdentity {
-  groupResource: string;
-  namespace?: string | null;
-  name: string;
+/** The string values of a free JSON object (e.g. a list's `approvals`), others left out. */
+export function stringValues(object: Record<string, unknown> | null | undefined): Record<string, string> {
+  const strings: Record<string, string> = {};
+  for (const [key, value] of Object.entries(object ?? {})) if (typeof value === 'string') strings[key] = value;
+  return strings;
 }
 
-export type ChangedField = 'version' | 'labels' | 'annotations' | 'owners';
-
-export interface ChangedItem {
-  identity: ItemIdentity;
-  fields: ChangedField[];
-  before: ManifestItem;
-  after: ManifestItem;
-}
-
-/** The changes from backup `from` (`against`) to backup `to` (`GET …/diff?against=`). */
-export interface BackupDiff {
-  from: ManifestBackup;
-  to: ManifestBackup;
-  added: ManifestItem[];
-  removed: ManifestItem[];
-  changed: ChangedItem[];
-  unchanged: number;
-  hidden?: HiddenItems[];
-}
-
-/** The objects a new operation shares with one running operation ("backup X", "restore Y"). */
-export interface OperationOverlap {
-  operation: string;
-  total: number;
-  items: ItemIdentity[];
-  truncated: boolean;
-}
-
-/** Whether a created backup or restore that has not started waits on running operations
- *  (`GET …/backups/{name}/overlaps`, `GET …/restores/{name}/overlaps`). */
-export interface OperationOverlaps {
-  operation: string;
-  pending: boolean;
-  waiting: boolean;
-  overlaps: OperationOverlap[];
-}
-
-/** A list the caller could not read: its objects are missing from a dry-run. */
-export interface UnreadableList {
-  group: string;
-  version: string;
-  kind: string;
-  resource: string;
-  namespace?: string | null;
-  reason: 'Forbidden' | 'Failed' | string;
-  message: string;
-}
-
-/** What a backup would take (`POST …/backups?dryRun=true`). */
-export interface BackupDryRun {
-  apiVersion: string;
-  kind: string;
-  backup: Record<string, unknown>;
-  counts: KindCount[];
-  totalItems: number;
-  items: ManifestItem[];
-  unreadable: UnreadableList[];
-  overlaps: OperationOverlap[];
-  hidden?: HiddenItems[];
-}
-
-export type RestoreAction = 'Create' | 'Update' | 'Skip' | 'Fail' | 'Undetermined';
-
-/** One line of a restore preview. */
-export interface PreviewEntry {
-  group: string;
-  version: string;
-  kind: string;
-  resource: string;
-  namespace?: string | null;
-  targetNamespace?: string | null;
-  name: string;
-  action: RestoreAction | string;
-  reason: string;
-  message: string;
-  warning?: boolean;
-}
-
-export interface PreviewCounts {
-  total: number;
-  create: number;
-  update: number;
-  skip: number;
-  fail: number;
-  undetermined: number;
-  excluded: number;
-  warnings: number;
-  namespacesCreated: number;
-}
-
-/** What a restore would do (`POST …/restores?dryRun=true`). */
-export interface RestorePreview {
-  apiVersion: string;
-  kind: string;
-  restore: Record<string, unknown>;
-  backupName: string;
-  entries: PreviewEntry[];
-  counts: PreviewCounts;
-  overlaps: OperationOverlap[];
-  hidden?: HiddenItems[];
-}
-
-/** The namespace's place in the shared backup pool (`GET …/sharedstorage`, seed 001). */
-export interface SharedStorage {
-  configured: boolean;
-  state?: 'Provisioning' | 'WaitingForCapacity' | 'Ready' | 'Unavailable' | 'Retained' | 'Purging' | string;
-  message?: string | null;
-  purgeAfter?: string | null;
+/**
+ * A backup's resource list (`"group/version/Kind"` → names), from the artifact's JSON or a
+ * description's `resourceList` (a free object in the document); null when it is not one.
+ */
+export function resourceListOf(value: unknown): Record<string, string[]> | null {
+  if (!isRecord(value)) return null;
+  const list: Record<string, string[]> = {};
+  for (const [kind, names] of Object.entries(value)) {
+    const strings: unknown[] = Array.isArray(names) ? names : [];
+    const valid = strings.filter((name): name is string => typeof name === 'string');
+    if (!Array.isArray(names) || valid.length !== strings.length) return null;
+    list[kind] = valid;
+  }
+  return list;
 }

@@ -1,8 +1,8 @@
 // A backup's timeline from the history store: phase, Velero phase, queue and condition changes,
 // oldest first, as a vertical stepper with times; follows the backup's live version.
 import { Alert, ProgressStep, ProgressStepper, Spinner } from '@patternfly/react-core';
-import { api, nsPath } from '../api/client';
-import type { OperationDetail, OperationPage } from '../api/types';
+import { api } from '../api/client';
+import type { OperationDetail } from '../api/types';
 import { describeError } from '../components/ErrorAlert';
 import { formatTimestamp } from '../format';
 import { useLoad } from '../hooks';
@@ -19,10 +19,10 @@ const VARIANT: Record<Tone, 'success' | 'danger' | 'warning' | 'info' | 'default
 
 /** Finds the backup's operation (`?q=NAME&kind=backup`) and loads its timeline; null when none. */
 export async function loadBackupTimeline(namespace: string, name: string, uid: string | undefined, signal?: AbortSignal): Promise<OperationDetail | null> {
-  const page = await api.get<OperationPage>(nsPath(namespace, 'history'), { query: { q: name, kind: 'backup', limit: 100 }, signal });
+  const page = await api.get('/api/v1/namespaces/{namespace}/history', { path: { namespace }, query: { q: name, kind: ['backup'], limit: 100 }, signal });
   const operation = pickOperation(page.items ?? [], name, uid);
   if (!operation) return null;
-  return api.get<OperationDetail>(nsPath(namespace, 'history', operation.id), { signal });
+  return api.get('/api/v1/namespaces/{namespace}/history/{operationId}', { path: { namespace, operationId: operation.id }, signal });
 }
 
 export function BackupTimeline({ namespace, name, uid, version }: { namespace: string; name: string; uid?: string; version?: string }) {

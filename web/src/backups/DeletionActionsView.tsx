@@ -1,6 +1,5 @@
 // The deletion actions of a backup (seed 003), from its conditions: each action's outcome in the
 // order they run, and — while a failing action holds the deletion — what it waits on.
-//! data-testids: deletion-actions, deletion-action (data-name, data-reason), deletion-waiting.
 import { Alert, Content, Label, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { formatTimestamp } from '../format';

@@ -17,7 +17,7 @@ import AngleUpIcon from '@patternfly/react-icons/dist/esm/icons/angle-up-icon';
 import SyncAltIcon from '@patternfly/react-icons/dist/esm/icons/sync-alt-icon';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { DownloadLink, MarkedText, useArtifactText } from '../components/LogText';
+import { DownloadLink, MarkedText, useLogText } from '../components/LogText';
 import { artifactNotReady, artifactPath } from '../lib/artifacts';
 import { findMatches, lineCount, stepMatch } from '../lib/logSearch';
 import { fmt, t } from '../strings';
@@ -38,10 +38,10 @@ export interface LogViewerProps {
 export function LogViewer({ namespace, name, running, canDownload }: LogViewerProps) {
   const l = t.backups.logs;
   const path = artifactPath(namespace, 'backups', name, 'log');
-  const log = useArtifactText(path, !!canDownload);
+  const log = useLogText(namespace, 'backups', name, !!canDownload);
   const [follow, setFollow] = useState(true);
   const [query, setQuery] = useState('');
-  const [current, setCurrent] = useState(-1);
+  const [picked, setPicked] = useState<{ query: string; index: number }>();
   const viewer = useRef<HTMLPreElement>(null);
 
   // Follow: fetch again while running; once more when the backup has just finished.
@@ -60,12 +60,7 @@ export function LogViewer({ namespace, name, running, canDownload }: LogViewerPr
   const count = matches.ranges.length;
 
   // A new query starts at the first match; a re-fetched log keeps the position when it can.
-  useEffect(() => {
-    setCurrent(count > 0 ? 0 : -1);
-  }, [query]);
-  useEffect(() => {
-    if (current >= count) setCurrent(count > 0 ? count - 1 : -1);
-  }, [count, current]);
+  const current = picked?.query === query ? Math.min(picked.index, count - 1) : count > 0 ? 0 : -1;
 
   useEffect(() => {
     const element = viewer.current;
@@ -77,7 +72,7 @@ export function LogViewer({ namespace, name, running, canDownload }: LogViewerPr
     }
   }, [current, matches, follow, running]);
 
-  const step = (direction: 1 | -1) => setCurrent((index) => stepMatch(index, count, direction));
+  const step = (direction: 1 | -1) => setPicked({ query, index: stepMatch(current, count, direction) });
 
   if (canDownload === undefined) return <Spinner size="lg" aria-label={t.app.loading} />;
   if (!canDownload) {

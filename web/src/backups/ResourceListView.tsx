@@ -3,11 +3,10 @@
 import { useMemo, useState } from 'react';
 import { Alert, Spinner, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { api } from '../api/client';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { useLoad } from '../hooks';
 import { fmt, t } from '../strings';
-import { artifactNotReady, artifactPath } from '../lib/artifacts';
+import { artifactNotReady, fetchResourceList } from '../lib/artifacts';
 
 /** Kinds and names matching `filter` (case-insensitive, on kind or name), kinds sorted (pure). */
 export function filterResourceList(list: Record<string, string[]> | null | undefined, filter: string): [string, string[]][] {
@@ -20,10 +19,9 @@ export function filterResourceList(list: Record<string, string[]> | null | undef
 
 export function ResourceListView({ namespace, name, canDownload, running }: { namespace: string; name: string; canDownload: boolean | undefined; running: boolean }) {
   const r = t.backups.resources;
-  const path = artifactPath(namespace, 'backups', name, 'resource-list');
   const loaded = useLoad<Record<string, string[]> | null>(
-    (signal) => (canDownload && !running ? api.get<Record<string, string[]>>(path, { signal }) : Promise.resolve(null)),
-    `${path}/${canDownload}/${running}`,
+    (signal) => (canDownload && !running ? fetchResourceList(namespace, name, signal) : Promise.resolve(null)),
+    `${namespace}/${name}/resource-list/${canDownload}/${running}`,
   );
   const [filter, setFilter] = useState('');
   const rows = useMemo(() => filterResourceList(loaded.data, filter), [loaded.data, filter]);

@@ -26,7 +26,7 @@ describe('copy-as actions of backups', () => {
       cli: 'nac backup get nightly -n team-a -o yaml',
     });
     expect(logsAction('team-a', 'nightly')).toEqual({ method: 'GET', path: '/api/v1/namespaces/team-a/backups/nightly/logs?artifact=log', cli: 'nac backup logs nightly -n team-a' });
-    expect(deleteAction('team-a', 'nightly')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/backups/nightly', cli: 'nac backup delete nightly -n team-a' });
+    expect(deleteAction('team-a', 'nightly')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/backups/nightly', cli: 'nac backup delete nightly -n team-a', target: { resource: 'backups', namespace: 'team-a', name: 'nightly' } });
     const restore = restoreAction('team-a', 'nightly');
     expect(restore.body).toEqual({ name: 'nightly-restore', spec: { restoreSpec: { backupName: 'nightly' } } });
     expect(restore.cli).toBe('nac restore create nightly-restore -n team-a --from-backup nightly');

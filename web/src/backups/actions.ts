@@ -1,7 +1,7 @@
 // The "copy as YAML / curl / nac CLI" descriptions of every backup action (create, describe, logs,
 // results, delete, restore), built in one place so the console and the CLI stay in step.
 import { apiPath, nsPath } from '../api/client';
-import type { CopyableAction } from '../components/CopyAs';
+import { deleteActionOf, type CopyableAction, type DeleteAction } from '../components/CopyAs';
 import { artifactPath } from '../lib/artifacts';
 import { nacManifest, shellQuote } from '../lib/fields';
 import { backupObject, buildCreateCli } from './createForm';
@@ -35,8 +35,8 @@ export function resultsAction(namespace: string, name: string): CopyableAction {
   return { method: 'GET', path: artifactPath(namespace, 'backups', name, 'results') };
 }
 
-export function deleteAction(namespace: string, name: string): CopyableAction {
-  return { method: 'DELETE', path: nsPath(namespace, 'backups', name), cli: nacBackup('delete', namespace, name) };
+export function deleteAction(namespace: string, name: string): DeleteAction {
+  return deleteActionOf('backups', namespace, name, nacBackup('delete', namespace, name));
 }
 
 /** The restore name proposed for a backup (`NAME-restore`, kept within 253 characters). */

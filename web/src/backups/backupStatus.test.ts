@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NonAdminBackup, Operation, QueueItem } from '../api/types';
+import type { NonAdminBackup, Operation, QueueItem, RequestPhase } from '../api/types';
 import {
   backupProgress,
   backupQueueByName,
@@ -17,7 +17,7 @@ import {
 } from './backupStatus';
 
 // Shaped like the demo gateway's answers (GET /api/v1/namespaces/team-a/backups).
-const backup = (name: string, phase: string, veleroPhase: string | undefined, extra: Partial<NonAdminBackup['metadata']> = {}, position = 0): NonAdminBackup => ({
+const backup = (name: string, phase: RequestPhase, veleroPhase: string | undefined, extra: Partial<NonAdminBackup['metadata']> = {}, position = 0): NonAdminBackup => ({
   apiVersion: 'oadp.openshift.io/v1alpha1',
   kind: 'NonAdminBackup',
   metadata: { name, namespace: 'team-a', creationTimestamp: '2026-11-23T05:59:01Z', uid: `uid-${name}`, ...extra },

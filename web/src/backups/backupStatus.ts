@@ -1,6 +1,6 @@
 // Reading a NonAdminBackup's status for people: phases, progress, queue and ETA, conditions and
 // history timeline entries in plain words, list filters, and which history operation is this backup.
-import type { Condition, NonAdminBackup, Operation, QueueItem, TimelineEntry } from '../api/types';
+import type { ConditionFacts, NonAdminBackup, Operation, QueueItem, TimelineEntry } from '../api/types';
 import { formatDuration } from '../format';
 import { fmt, t } from '../strings';
 import { matchesTerms, parseLabelSelector } from '../lib/labelSelector';
@@ -107,7 +107,7 @@ export function sortNewestFirst(backups: NonAdminBackup[]): NonAdminBackup[] {
 export type Tone = 'success' | 'danger' | 'warning' | 'info' | 'custom';
 
 /** A condition as a sentence, with a tone for its icon; unknown ones verbatim. */
-export function describeCondition(condition: Condition): { text: string; tone: Tone } {
+export function describeCondition(condition: ConditionFacts): { text: string; tone: Tone } {
   const c = t.backups.conditions;
   const message = condition.message ?? condition.reason ?? '';
   const key = `${condition.type}/${condition.status}`;
@@ -152,7 +152,7 @@ export function describeTimelineEntry(entry: TimelineEntry): { text: string; ton
     return entry.value === '0' ? { text: w.queueLeft, tone: 'info' } : { text: fmt(w.queueEntered, { value: entry.value }), tone: 'info' };
   }
   if (entry.attribute.startsWith('condition/')) {
-    const condition: Condition = {
+    const condition: ConditionFacts = {
       type: entry.attribute.slice('condition/'.length),
       status: entry.value,
       reason: entry.reason ?? undefined,

@@ -79,18 +79,23 @@ export function formatPolicyValue(path: string, value: unknown): string {
   if (typeof value === 'boolean') return value ? t.common.yes : t.common.no;
   if (Array.isArray(value)) return value.map((item) => formatPolicyValue(path, item)).join(', ');
   if (typeof value === 'object') {
-    if (path === 'labelSelector' || path.endsWith('Selector')) return formatLabelSelector(value as LabelSelector);
+    if (path === 'labelSelector' || path.endsWith('Selector')) return formatLabelSelector(value);
     return JSON.stringify(value);
   }
-  return String(value);
+  return plainText(value);
+}
+
+/** A JSON scalar as text (strings as they are). */
+function plainText(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
 }
 
 /** The text an input shows for a spec value (the inverse of what `buildBackupSpec` reads). */
 export function formValueOf(field: SpecField, value: unknown): string {
   if (value === null || value === undefined) return '';
-  if (field === 'labelSelector') return formatLabelSelector(value as LabelSelector);
-  if (Array.isArray(value)) return value.join(',');
-  return String(value);
+  if (field === 'labelSelector') return formatLabelSelector(value);
+  if (Array.isArray(value)) return value.map(plainText).join(',');
+  return plainText(value);
 }
 
 /** The form's starting values: enforced fields are filled in (and shown read-only). */
@@ -195,8 +200,8 @@ export function buildCreateCli(namespace: string, name: string, backupSpec: Reco
   if (backupSpec.includedResources) flags.push('--include-resources', shellQuote(list(backupSpec.includedResources)));
   if (backupSpec.excludedResources) flags.push('--exclude-resources', shellQuote(list(backupSpec.excludedResources)));
   if (selector) flags.push('--selector', shellQuote(formatLabelSelector(selector)));
-  if (backupSpec.ttl) flags.push('--ttl', shellQuote(String(backupSpec.ttl)));
-  if (backupSpec.storageLocation) flags.push('--storage-location', shellQuote(String(backupSpec.storageLocation)));
+  if (backupSpec.ttl) flags.push('--ttl', shellQuote(plainText(backupSpec.ttl)));
+  if (backupSpec.storageLocation) flags.push('--storage-location', shellQuote(plainText(backupSpec.storageLocation)));
   return [...base, ...flags].join(' ');
 }
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../api/types';
+import type { ConditionFacts } from '../api/types';
 import { blockingAction, deletionActionsOf, isDeletionActionCondition } from './deletionActions';
 
 const at = '2026-11-23T12:00:00Z';
-const CONDITIONS: Condition[] = [
+const CONDITIONS: ConditionFacts[] = [
   { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted', lastTransitionTime: at },
   { type: 'deletionaction.oadp.openshift.io/c-notify', status: 'False', reason: 'Failed', message: 'webhook answered 500 for configmaps/team-a/web-config', lastTransitionTime: at },
   { type: 'deletionaction.oadp.openshift.io/B-upper', status: 'True', reason: 'Skipped', message: 'no item of the backup matches', lastTransitionTime: at },

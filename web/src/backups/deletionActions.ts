@@ -1,7 +1,7 @@
 // Deletion actions of a backup (seed 003) from its conditions (pure, unit-tested): NAC records
 // each DeletionAction's outcome as a condition `deletionaction.oadp.openshift.io/<action>`
 // (Succeeded, Skipped, Ignored, Failed); a Failed one under failurePolicy Fail holds the deletion.
-import type { Condition } from '../api/types';
+import type { ConditionFacts } from '../api/types';
 import type { Tone } from './backupStatus';
 
 export const DELETION_ACTION_PREFIX = 'deletionaction.oadp.openshift.io/';
@@ -16,7 +16,7 @@ export interface DeletionActionOutcome {
 }
 
 /** Whether a condition records a deletion action (those are shown apart from the others). */
-export function isDeletionActionCondition(condition: Condition): boolean {
+export function isDeletionActionCondition(condition: ConditionFacts): boolean {
   return condition.type.startsWith(DELETION_ACTION_PREFIX) && condition.type.length > DELETION_ACTION_PREFIX.length;
 }
 
@@ -36,7 +36,7 @@ function toneOf(reason: string): Tone {
 }
 
 /** The deletion actions' outcomes, in the order they run (alphanumeric by name). */
-export function deletionActionsOf(conditions: Condition[] | undefined): DeletionActionOutcome[] {
+export function deletionActionsOf(conditions: ConditionFacts[] | undefined): DeletionActionOutcome[] {
   return (conditions ?? [])
     .filter(isDeletionActionCondition)
     .map((condition) => ({

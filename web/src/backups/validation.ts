@@ -40,10 +40,18 @@ export function validateResources(text: string, allowed?: unknown[]): string | n
   for (const item of splitList(text)) {
     if (item !== '*' && !isSubdomain(item)) return fmt(v.resourceInvalid, { value: item });
     if (allowed && allowed.length && !allowed.includes(item)) {
-      return fmt(v.notAllowed, { value: item, allowed: allowed.filter((a) => a !== null).join(', ') });
+      return fmt(v.notAllowed, { value: item, allowed: allowedText(allowed) });
     }
   }
   return null;
+}
+
+/** An allow-list as text (null, "unset", left out). */
+function allowedText(allowed: unknown[]): string {
+  return allowed
+    .filter((value) => value !== null)
+    .map((value) => (typeof value === 'string' ? value : JSON.stringify(value)))
+    .join(', ');
 }
 
 /** A value that must be on an allow-list (an empty value passes only when the list holds null). */
@@ -51,5 +59,5 @@ export function validateAllowed(value: string, allowed?: unknown[]): string | nu
   if (!allowed || !allowed.length) return null;
   if (!value) return allowed.includes(null) ? null : v.required;
   if (allowed.includes(value)) return null;
-  return fmt(v.notAllowed, { value, allowed: allowed.filter((a) => a !== null).join(', ') });
+  return fmt(v.notAllowed, { value, allowed: allowedText(allowed) });
 }

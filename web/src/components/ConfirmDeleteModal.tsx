@@ -19,9 +19,9 @@ import {
   TextInput,
 } from '@patternfly/react-core';
 import { api } from '../api/client';
-import type { DeleteOutcome } from '../api/types';
+import type { DeleteOutcome, TenantResource } from '../api/types';
 import { fmt, t } from '../strings';
-import { CopyAs, type CopyableAction } from './CopyAs';
+import { CopyAs, type DeleteAction } from './CopyAs';
 import { ErrorAlert } from './ErrorAlert';
 
 export interface DeleteTexts {
@@ -43,14 +43,21 @@ export interface ConfirmDeleteModalProps {
   texts: DeleteTexts;
   /** Instead of `texts.copyTitle`. */
   copyTitle?: string;
-  /** The DELETE request (sent as is, and offered as curl / nac CLI). */
-  action: CopyableAction;
+  /** The deletion (sent, and offered as curl / nac CLI). */
+  action: DeleteAction;
   isOpen?: boolean;
   /** Asks for the typed name and shows the warning in red. */
   permanent?: boolean;
   onDeleted?: (outcome: DeleteOutcome) => void;
   onClose: () => void;
 }
+
+const DELETE_PATHS = {
+  backups: '/api/v1/namespaces/{namespace}/backups/{name}',
+  restores: '/api/v1/namespaces/{namespace}/restores/{name}',
+  'storage-locations': '/api/v1/namespaces/{namespace}/storage-locations/{name}',
+  schedules: '/api/v1/namespaces/{namespace}/schedules/{name}',
+} as const;
 
 const TEST_IDS = {
   permanent: { modal: 'delete-modal', input: 'delete-confirm-input', confirm: 'delete-confirm-button' },
@@ -74,7 +81,9 @@ export function ConfirmDeleteModal({ name, texts, copyTitle, action, isOpen = tr
     setBusy(true);
     setError(null);
     try {
-      const outcome = await api.del<DeleteOutcome>(action.path);
+      const { resource, namespace, name: target } = action.target;
+      const path: (typeof DELETE_PATHS)[TenantResource] = DELETE_PATHS[resource];
+      const outcome = await api.del(path, { path: { namespace, name: target } });
       setBusy(false);
       setTyped('');
       onDeleted?.(outcome);
@@ -133,7 +142,7 @@ export function ConfirmDeleteModal({ name, texts, copyTitle, action, isOpen = tr
 }
 
 /** A list's pending deletion: `ask(name)` opens the confirmation for that row; render `dialog`. */
-export function useDeleteDialog(texts: DeleteTexts, actionOf: (name: string) => CopyableAction, onDeleted: (outcome: DeleteOutcome) => void) {
+export function useDeleteDialog(texts: DeleteTexts, actionOf: (name: string) => DeleteAction, onDeleted: (outcome: DeleteOutcome) => void) {
   const [name, setName] = useState<string | null>(null);
   const dialog = name ? <ConfirmDeleteModal name={name} texts={texts} action={actionOf(name)} onDeleted={onDeleted} onClose={() => setName(null)} /> : null;
   return { ask: setName, dialog };

@@ -2,6 +2,8 @@
 // repeated from a terminal or a CI script.
 import { useState } from 'react';
 import { ClipboardCopy, ClipboardCopyVariant, ExpandableSection, Tab, Tabs, TabTitleText } from '@patternfly/react-core';
+import { nsPath } from '../api/client';
+import type { TenantResource } from '../api/types';
 import { toYaml } from '../yaml';
 import { t } from '../strings';
 
@@ -15,6 +17,17 @@ export interface CopyableAction {
   object?: unknown;
   /** The equivalent `nac` command line. */
   cli?: string;
+}
+
+/** The deletion of one object: how to copy it, and what it deletes (sent by ConfirmDeleteModal). */
+export interface DeleteAction extends CopyableAction {
+  method: 'DELETE';
+  target: { resource: TenantResource; namespace: string; name: string };
+}
+
+/** The `DELETE /api/v1/namespaces/{namespace}/{resource}/{name}` of an object. */
+export function deleteActionOf(resource: TenantResource, namespace: string, name: string, cli?: string): DeleteAction {
+  return { method: 'DELETE', path: nsPath(namespace, resource, name), ...(cli ? { cli } : {}), target: { resource, namespace, name } };
 }
 
 /** The curl command of an action (pure; the token comes from $NAC_TOKEN). */

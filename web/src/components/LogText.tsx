@@ -2,13 +2,16 @@
 // text with its search matches marked (the current one outlined), and the download link.
 import { Button } from '@patternfly/react-core';
 import DownloadIcon from '@patternfly/react-icons/dist/esm/icons/download-icon';
-import { api } from '../api/client';
 import { useLoad, type Loaded } from '../hooks';
+import { fetchArtifact, type ArtifactOwner } from '../lib/artifacts';
 import { splitAtMatches } from '../lib/logSearch';
 
-/** Fetches `path` as text while `enabled` (else answers null without asking the gateway). */
-export function useArtifactText(path: string, enabled: boolean): Loaded<string | null> {
-  return useLoad<string | null>((signal) => (enabled ? api.get<string>(path, { text: true, signal }) : Promise.resolve(null)), `${path}/${enabled}`);
+/** Fetches the log of a backup or restore while `enabled` (else answers null without asking the gateway). */
+export function useLogText(namespace: string, kind: ArtifactOwner, name: string, enabled: boolean): Loaded<string | null> {
+  return useLoad<string | null>(
+    (signal) => (enabled ? fetchArtifact(namespace, kind, name, 'log', signal) : Promise.resolve(null)),
+    `${namespace}/${kind}/${name}/log/${enabled}`,
+  );
 }
 
 const CURRENT_MATCH = {

@@ -3,14 +3,14 @@
 // client's once touched), one Idempotency-Key per distinct request, and a refusal's field errors
 // placed on their fields; and the namespace's policy every create form shows.
 import { useRef, useState } from 'react';
-import { api, nsPath } from '../api/client';
-import type { FieldError, PolicyView } from '../api/types';
+import { api } from '../api/client';
+import type { FieldError } from '../api/types';
 import { useLoad } from '../hooks';
 import { idempotencyKeyFor, newIdempotencyKey, refusalToFieldErrors } from '../lib/fields';
 
 /** The namespace's policy (the administrator's rules the forms show and check). */
 export function usePolicy(namespace: string) {
-  return useLoad((signal) => api.get<PolicyView>(nsPath(namespace, 'policy'), { signal }), namespace);
+  return useLoad((signal) => api.get('/api/v1/namespaces/{namespace}/policy', { path: { namespace }, signal }), namespace);
 }
 
 export type FieldErrors<F extends string> = Partial<Record<F, string>>;
@@ -33,7 +33,7 @@ export function useCreateForm<S extends object | null, F extends string>(initial
 
   /** Sets one value; its field (`field`, by default the value's own name) counts as touched and loses its server error. */
   const update = <K extends keyof NonNullable<S>>(key: K, value: NonNullable<S>[K], field: F = key as unknown as F) => {
-    setForm((current) => (current ? ({ ...current, [key]: value } as S) : current));
+    setForm((current) => (current ? ({ ...current, [key]: value }) : current));
     setTouched((current) => new Set(current).add(field));
     setServerErrors((current) => {
       if (!(field in current)) return current;

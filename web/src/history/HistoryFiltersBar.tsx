@@ -1,6 +1,6 @@
 // The history page's filter toolbar: kind, phase, text search (applied as you pause typing),
 // time range with custom dates, and "clear filters". Wraps on narrow screens.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import {
   Button,
   FormHelperText,
@@ -32,7 +32,12 @@ export function HistoryFiltersBar({
   const words = t.history.filters;
   // The search box keeps its own text and applies it once typing pauses.
   const [text, setText] = useState(filters.q);
-  useEffect(() => setText(filters.q), [filters.q]);
+  const [textOf, setTextOf] = useState(filters.q);
+  if (textOf !== filters.q) {
+    // The filters changed elsewhere (cleared, or the URL): the box follows.
+    setTextOf(filters.q);
+    setText(filters.q);
+  }
   const applyText = useDebounced(() => {
     if (text !== filters.q) onChange({ ...filters, q: text });
   }, 350);

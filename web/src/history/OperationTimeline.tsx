@@ -2,8 +2,7 @@
 // first, with why it failed at the top.
 import { Alert, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, List, ListComponent, ListItem, Spinner, Title } from '@patternfly/react-core';
 import { Link } from 'react-router';
-import { api, nsPath } from '../api/client';
-import type { OperationDetail } from '../api/types';
+import { api } from '../api/client';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { formatTimestamp } from '../format';
 import { useLoad } from '../hooks';
@@ -13,7 +12,7 @@ import { describeTimelineEntry, operationLink } from './operations';
 export function OperationTimeline({ namespace, operationId }: { namespace: string; operationId: string }) {
   const words = t.history.timeline;
   const { data, error, loading, reload } = useLoad(
-    (signal) => api.get<OperationDetail>(nsPath(namespace, 'history', operationId), { signal }),
+    (signal) => api.get('/api/v1/namespaces/{namespace}/history/{operationId}', { path: { namespace, operationId }, signal }),
     `${namespace}/${operationId}`,
   );
   if (error) return <ErrorAlert error={error} onRetry={reload} />;

@@ -69,8 +69,8 @@ describe('API queries', () => {
   const filters: HistoryFilters = { ...DEFAULT_FILTERS, kind: 'backup', phase: 'Failed', q: ' nightly ' };
   it('passes every filter and the page to the history query', () => {
     expect(historyQuery(filters, window, { limit: 50, continueToken: 'abc' })).toEqual({
-      kind: 'backup',
-      phase: 'Failed',
+      kind: ['backup'],
+      phase: ['Failed'],
       q: 'nightly',
       since: '2026-11-16T06:00:00.000Z',
       until: '2026-11-23T06:00:00.000Z',
@@ -81,13 +81,13 @@ describe('API queries', () => {
   });
   it('charts every phase of the selected kind, or of backups, schedule runs and restores', () => {
     expect(chartQuery(filters, window, { limit: 500 })).toEqual({
-      kind: 'backup',
+      kind: ['backup'],
       since: '2026-11-16T06:00:00.000Z',
       until: '2026-11-23T06:00:00.000Z',
       limit: 500,
       continue: undefined,
     });
-    expect(chartQuery(DEFAULT_FILTERS, window, { limit: 500 }).kind).toBe('backup,schedule_run,restore');
+    expect(chartQuery(DEFAULT_FILTERS, window, { limit: 500 }).kind).toEqual(['backup', 'schedule_run', 'restore']);
   });
   it('asks the stats of the same window', () => {
     expect(statsQuery(window)).toEqual({ from: '2026-11-16T06:00:00.000Z', to: '2026-11-23T06:00:00.000Z' });

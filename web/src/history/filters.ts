@@ -1,6 +1,7 @@
 // The history page's filters: read from and written to the URL (so a filtered view can be shared
 // and survives reloads), turned into a time window and into the history/stats API queries
 // (pure; unit-tested in filters.test.ts).
+import type { HistoryQuery, StatsQuery } from '../api/types';
 
 /** Operation kinds the history knows (the `kind` parameter of the history API). */
 export const HISTORY_KINDS = ['backup', 'schedule_run', 'restore', 'backup_storage_location', 'download', 'delete'] as const;
@@ -115,13 +116,12 @@ export function windowOf(filters: HistoryFilters, now: number): Window {
   return { from, to };
 }
 
-export type Query = Record<string, string | number | undefined>;
 
 /** The history API query of one page of the table. */
-export function historyQuery(filters: HistoryFilters, window: { from: number; to: number }, page: { limit: number; continueToken?: string | null }): Query {
+export function historyQuery(filters: HistoryFilters, window: { from: number; to: number }, page: { limit: number; continueToken?: string | null }): HistoryQuery {
   return {
-    kind: filters.kind || undefined,
-    phase: filters.phase || undefined,
+    kind: filters.kind ? [filters.kind] : undefined,
+    phase: filters.phase ? [filters.phase] : undefined,
     q: filters.q.trim() || undefined,
     since: new Date(window.from).toISOString(),
     until: new Date(window.to).toISOString(),
@@ -137,9 +137,9 @@ export const CHARTED_KINDS: readonly HistoryKind[] = ['backup', 'schedule_run', 
  * The history API query behind the charts: the same window and kind, but every phase and no
  * text (a success rate over only the failed ones would say nothing).
  */
-export function chartQuery(filters: HistoryFilters, window: { from: number; to: number }, page: { limit: number; continueToken?: string | null }): Query {
+export function chartQuery(filters: HistoryFilters, window: { from: number; to: number }, page: { limit: number; continueToken?: string | null }): HistoryQuery {
   return {
-    kind: filters.kind || CHARTED_KINDS.join(','),
+    kind: filters.kind ? [filters.kind] : [...CHARTED_KINDS],
     since: new Date(window.from).toISOString(),
     until: new Date(window.to).toISOString(),
     limit: page.limit,
@@ -148,7 +148,7 @@ export function chartQuery(filters: HistoryFilters, window: { from: number; to: 
 }
 
 /** The stats API query of a window. */
-export function statsQuery(window: { from: number; to: number }): Query {
+export function statsQuery(window: { from: number; to: number }): StatsQuery {
   return { from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString() };
 }
 

@@ -2,7 +2,7 @@
 // current by merging a fresh first page on refresh; and every operation of the window for the
 // charts (followed over a few pages, capped) with the window's stats.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, nsPath } from '../api/client';
+import { api } from '../api/client';
 import type { NamespaceStatistics, Operation, OperationPage } from '../api/types';
 import { chartQuery, historyQuery, statsQuery, windowOf, type HistoryFilters, type Window } from './filters';
 import { mergeOperations } from './operations';
@@ -40,27 +40,38 @@ export function useHistoryPages(namespace: string, filters: HistoryFilters): His
   const key = `${namespace}?${JSON.stringify(filters)}`;
   // Requests of an older key or generation are ignored when they answer.
   const current = useRef({ key, generation, pagesLoaded: 0 });
-  current.current.key = key;
-  current.current.generation = generation;
+  useEffect(() => {
+    current.current.key = key;
+    current.current.generation = generation;
+  }, [key, generation]);
+  // A new key or generation starts over (set while rendering: React's pattern for state that
+  // follows a value).
+  const request = `${generation}:${key}`;
+  const [requested, setRequested] = useState(request);
+  if (requested !== request) {
+    setRequested(request);
+    setLoading(true);
+    setError(undefined);
+    setMoreError(undefined);
+  }
 
   const fetchPage = useCallback(
     (continueFrom: string | null, signal?: AbortSignal) => {
       const window = windowOf(filters, Date.now());
       if (window.problem) return Promise.resolve<OperationPage>({ items: [], continue: null });
-      return api.get<OperationPage>(nsPath(namespace, 'history'), {
+      return api.get('/api/v1/namespaces/{namespace}/history', {
+        path: { namespace },
         query: historyQuery(filters, window, { limit: PAGE_SIZE, continueToken: continueFrom }),
         signal,
       });
     },
-    // The filters are captured through `key` (their JSON), so equal filters do not refetch.
+    // The filters are captured through `key` (their JSON, with the namespace), so equal filters do not refetch.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `key` stands for `namespace` and `filters`
     [key],
   );
 
   useEffect(() => {
     const controller = new AbortController();
-    setLoading(true);
-    setError(undefined);
-    setMoreError(undefined);
     fetchPage(null, controller.signal)
       .then((page) => {
         if (controller.signal.aborted) return;
@@ -137,7 +148,8 @@ export async function loadChartData(namespace: string, filters: HistoryFilters, 
     let continueToken: string | null = null;
     let pages = 0;
     do {
-      const page: OperationPage = await api.get<OperationPage>(nsPath(namespace, 'history'), {
+      const page: OperationPage = await api.get('/api/v1/namespaces/{namespace}/history', {
+        path: { namespace },
         query: chartQuery(filters, range, { limit: CHART_PAGE_SIZE, continueToken }),
         signal,
       });
@@ -148,7 +160,7 @@ export async function loadChartData(namespace: string, filters: HistoryFilters, 
     return { operations, capped: !!continueToken };
   };
   const [stats, { operations, capped }] = await Promise.all([
-    api.get<NamespaceStatistics>(nsPath(namespace, 'stats'), { query: statsQuery(range), signal }),
+    api.get('/api/v1/namespaces/{namespace}/stats', { path: { namespace }, query: statsQuery(range), signal }),
     readOperations(),
   ]);
   return { operations, capped, stats, window: range };

@@ -1,7 +1,7 @@
 // "Why did this fail": groups the messages of Velero's results by namespace, resource kind and
 // common cause, after the failure reason and validation errors, for the top of a failed backup
 // or restore.
-import type { Condition, Description } from '../api/types';
+import { descriptionConditions, type ConditionFacts, type Description } from '../api/types';
 import { fmt } from '../strings';
 
 /** One severity of Velero's results file (`pkg/util/results.Result`). */
@@ -67,10 +67,10 @@ const PARTIAL_PHASES = new Set(['PartiallyFailed', 'WaitingForPluginOperationsPa
 export function needsFailureSummary(description: Pick<Description, 'veleroPhase' | 'requestPhase' | 'conditions'> | null | undefined): boolean {
   if (!description) return false;
   const phase = description.veleroPhase ?? '';
-  return FAILED_PHASES.has(phase) || PARTIAL_PHASES.has(phase) || !!refusalOf(description.conditions);
+  return FAILED_PHASES.has(phase) || PARTIAL_PHASES.has(phase) || !!refusalOf(descriptionConditions(description));
 }
 
-function refusalOf(conditions: Condition[] | undefined): string | undefined {
+function refusalOf(conditions: ConditionFacts[] | undefined): string | undefined {
   const accepted = conditions?.find((condition) => condition.type === 'Accepted');
   if (!accepted || accepted.status !== 'False') return undefined;
   return accepted.message || accepted.reason || accepted.type;
@@ -177,7 +177,7 @@ export function summarizeFailure(
   description: Pick<Description, 'veleroPhase' | 'requestPhase' | 'conditions' | 'failureReason' | 'validationErrors' | 'errors' | 'warnings'> | null | undefined,
 ): FailureSummary {
   const phase = description?.veleroPhase ?? '';
-  const refusal = refusalOf(description?.conditions);
+  const refusal = refusalOf(description ? descriptionConditions(description) : undefined);
   const errorGroups = groupMessages('error', results?.errors);
   const warningGroups = groupMessages('warning', results?.warnings);
   const hasResults = !!results;

@@ -10,16 +10,21 @@ describe('listAll', () => {
     const { calls } = fakeGateway({
       'GET /api/v1/namespaces/team-a/storage-locations': ({ query }) =>
         query.get('continue')
-          ? { body: { apiVersion: 'v1', kind: 'L', metadata: {}, items: [{ metadata: { name: 'b' } }], approvals: { b: 'Approved' } } }
-          : { body: { apiVersion: 'v1', kind: 'L', metadata: { continue: 'tok 1' }, items: [{ metadata: { name: 'a' } }], approvals: { a: 'Pending' } } },
+          ? { body: { apiVersion: 'v1', kind: 'L', metadata: {}, items: [{ metadata: { name: 'b' }, spec: { backupStorageLocationSpec: {} } }], approvals: { b: 'Approved' } } }
+          : { body: { apiVersion: 'v1', kind: 'L', metadata: { continue: 'tok 1' }, items: [{ metadata: { name: 'a' }, spec: { backupStorageLocationSpec: {} } }], approvals: { a: 'Pending' } } },
     });
-    const all = await listAll<{ metadata: { name: string } }>('team-a', 'storage-locations');
+    const all = await listAll('team-a', 'storage-locations');
     expect(all.items.map((item) => item.metadata.name)).toEqual(['a', 'b']);
     expect(all.approvals).toEqual({ a: 'Pending', b: 'Approved' });
     expect(calls.map((call) => call.url)).toEqual([
       '/api/v1/namespaces/team-a/storage-locations?limit=500',
       '/api/v1/namespaces/team-a/storage-locations?limit=500&continue=tok+1',
     ]);
+  });
+
+  it('refuses an item that is not a storage location', async () => {
+    fakeGateway({ 'GET /api/v1/namespaces/team-a/storage-locations': { body: { apiVersion: 'v1', kind: 'L', metadata: {}, items: [{ metadata: {} }] } } });
+    await expect(listAll('team-a', 'storage-locations')).rejects.toThrow('storage-locations object without metadata.name');
   });
 
   it('copes with lists without approvals', async () => {

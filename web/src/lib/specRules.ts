@@ -73,7 +73,7 @@ export function ruleViolation(rules: RulesView | undefined, path: string, value:
         return fmt(t.restores.policy.violatesAllowedUnset, { values: formatRuleValue(rule.allowed.filter((v) => v !== null)) });
       }
     } else {
-      const values = Array.isArray(value) ? value : [value];
+      const values: unknown[] = Array.isArray(value) ? value : [value];
       const refused = values.find((item) => !rule.allowed!.some((allowed) => sameValue(item, allowed, duration)));
       if (refused !== undefined) {
         return fmt(t.restores.policy.violatesAllowed, { value: formatRuleValue(refused), values: formatRuleValue(rule.allowed.filter((v) => v !== null)) });

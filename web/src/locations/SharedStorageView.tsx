@@ -1,8 +1,6 @@
 // The namespace's shared backup storage (seed 001) where storage locations are shown: its state,
 // the message for tenants, and the purge date while Retained. Renders nothing when the cluster
 // has no shared pool, the gateway does not know the endpoint, or it cannot be read.
-//! data-testids: shared-storage (data-state), shared-storage-state, shared-storage-message,
-//! shared-storage-purge.
 import { Alert, Card, CardBody, CardTitle, Content, Label } from '@patternfly/react-core';
 import type { SharedStorage } from '../api/types';
 import { t } from '../strings';

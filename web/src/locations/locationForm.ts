@@ -2,7 +2,7 @@
 // (with the administrator's storage-location rules), the POST /storage-locations body, the
 // NonAdminBackupStorageLocation YAML, the kubectl command creating the credential Secret, and
 // where the server's 422 field errors belong.
-import type { RulesView } from '../api/types';
+import type { RulesView, StorageLocationSpec } from '../api/types';
 import { nacManifest, objectNameError, relativePath, shellQuote } from '../lib/fields';
 import { implicitValue, ruleViolation } from '../lib/specRules';
 import { fmt, t } from '../strings';
@@ -123,14 +123,14 @@ export function validateLocationForm(form: LocationForm, rules: RulesView | unde
 
 export interface LocationRequest {
   name: string;
-  spec: { backupStorageLocationSpec: Record<string, unknown> };
+  spec: { backupStorageLocationSpec: StorageLocationSpec };
 }
 
 /** The short-form body of POST /storage-locations. */
 export function buildLocationRequest(form: LocationForm): LocationRequest {
-  const objectStorage: Record<string, string> = { bucket: form.bucket.trim() };
+  const objectStorage: StorageLocationSpec['objectStorage'] = { bucket: form.bucket.trim() };
   if (form.prefix.trim()) objectStorage.prefix = form.prefix.trim();
-  const spec: Record<string, unknown> = { provider: form.provider.trim(), objectStorage };
+  const spec: StorageLocationSpec = { provider: form.provider.trim(), objectStorage };
   const config = configObject(form.config);
   if (Object.keys(config).length) spec.config = config;
   spec.credential = { name: form.credentialName.trim(), key: form.credentialKey.trim() };

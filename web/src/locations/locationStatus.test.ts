@@ -56,10 +56,10 @@ describe('row values', () => {
     const unavailable = {
       ...probe,
       status: { phase: 'Created', conditions: [], veleroBackupStorageLocation: { status: { phase: 'Unavailable', message: 'bucket not found' } } },
-    } as NonAdminBackupStorageLocation;
+    } satisfies NonAdminBackupStorageLocation;
     expect(locationPhase(unavailable)).toBe('Unavailable');
     expect(locationProblem(unavailable)).toBe('bucket not found');
-    const available = { ...unavailable, status: { phase: 'Created', veleroBackupStorageLocation: { status: { phase: 'Available' } } } } as NonAdminBackupStorageLocation;
+    const available = { ...unavailable, status: { phase: 'Created', veleroBackupStorageLocation: { status: { phase: 'Available' } } } } satisfies NonAdminBackupStorageLocation;
     expect(locationProblem(available)).toBeNull();
   });
 

@@ -43,32 +43,28 @@ export function locationProblem(location: NonAdminBackupStorageLocation): string
   return null;
 }
 
-function specOf(location: NonAdminBackupStorageLocation): Record<string, unknown> {
-  return location.spec?.backupStorageLocationSpec ?? {};
-}
-
 export function locationProvider(location: NonAdminBackupStorageLocation): string {
-  return String(specOf(location).provider ?? '—');
+  return location.spec.backupStorageLocationSpec.provider ?? '—';
 }
 
 /** `bucket/prefix` (or just the bucket). */
 export function locationBucket(location: NonAdminBackupStorageLocation): string {
-  const storage = (specOf(location).objectStorage ?? {}) as { bucket?: string; prefix?: string };
-  if (!storage.bucket) return '—';
+  const storage = location.spec.backupStorageLocationSpec.objectStorage;
+  if (!storage?.bucket) return '—';
   return storage.prefix ? `${storage.bucket}/${storage.prefix.replace(/^\/+/, '')}` : storage.bucket;
 }
 
 export function isDefaultLocation(location: NonAdminBackupStorageLocation): boolean {
-  return specOf(location).default === true;
+  return location.spec.backupStorageLocationSpec.default === true;
 }
 
 export function locationAccessMode(location: NonAdminBackupStorageLocation): string {
-  return String(specOf(location).accessMode ?? 'ReadWrite');
+  return location.spec.backupStorageLocationSpec.accessMode ?? 'ReadWrite';
 }
 
 /** The credential Secret and key, `name/key`. */
 export function locationCredential(location: NonAdminBackupStorageLocation): string {
-  const credential = specOf(location).credential as { name?: string; key?: string } | undefined;
+  const credential = location.spec.backupStorageLocationSpec.credential;
   return credential?.name ? `${credential.name}/${credential.key ?? ''}` : '—';
 }
 

@@ -39,8 +39,8 @@ describe('shared storage', () => {
   it('finds a backup waiting for backup storage', () => {
     const waiting = completedBackup('nightly', { phase: 'New' });
     waiting.status!.conditions = [
-      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted' },
-      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full' },
+      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted', lastTransitionTime: '2026-11-23T05:59:01Z' },
+      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full', lastTransitionTime: '2026-11-23T05:59:01Z' },
     ];
     expect(storageWaitMessage(waiting)).toBe('waiting for backup storage: every shared backup bucket is full');
     expect(storageWaitMessage(completedBackup('probe-1'))).toBeNull();

@@ -2,7 +2,7 @@
 // `GET …/sharedstorage`, shown where storage locations are. Nothing is shown when the cluster has
 // no pool (configured=false) or the gateway does not know the endpoint (404). Also: a backup
 // waiting for that storage (condition reason WaitingForBackupStorage).
-import { ApiError, api, nsPath } from '../api/client';
+import { api, ApiError } from '../api/client';
 import type { NonAdminBackup, SharedStorage } from '../api/types';
 import { formatTimestamp, formatUntil } from '../format';
 import { useLoad, type Loaded } from '../hooks';
@@ -15,7 +15,7 @@ export const WAITING_FOR_BACKUP_STORAGE = 'WaitingForBackupStorage';
 export function useSharedStorage(namespace: string): Loaded<SharedStorage> {
   return useLoad(
     (signal) =>
-      api.get<SharedStorage>(nsPath(namespace, 'sharedstorage'), { signal }).catch((error: unknown) => {
+      api.get('/api/v1/namespaces/{namespace}/sharedstorage', { path: { namespace }, signal }).catch((error: unknown) => {
         if (error instanceof ApiError && error.status === 404) return { configured: false };
         throw error;
       }),

@@ -1,13 +1,10 @@
 // Comparing a completed backup with another of its namespace (`GET …/diff?against=`): the user
 // picks the other backup; the earlier of the two is the baseline, so "added" means "new since".
 // Added and removed items are listed, changed ones with what changed.
-//! data-testids: compare-view, compare-with, compare-none, compare-direction, compare-summary,
-//! compare-identical, compare-added, compare-removed, compare-changed, compare-item
-//! (data-name), compare-change; notices as in ManifestRead.
 import { useState } from 'react';
 import { Content, FormGroup, FormSelect, FormSelectOption, List, ListItem, Spinner, Stack, Title } from '@patternfly/react-core';
-import { api, nsPath } from '../api/client';
-import type { BackupDiff, ManifestItem, NonAdminBackup } from '../api/types';
+import { api } from '../api/client';
+import type { ManifestItem, NonAdminBackup } from '../api/types';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { useLoad } from '../hooks';
 import { listAll } from '../lib/listAll';
@@ -33,14 +30,16 @@ function ItemList({ items, testId }: { items: ManifestItem[]; testId: string }) 
 export function CompareView({ namespace, backup }: { namespace: string; backup: NonAdminBackup }) {
   const c = t.manifests.compare;
   const name = backup.metadata.name;
-  const others = useLoad((signal) => listAll<NonAdminBackup>(namespace, 'backups', signal).then((all) => comparableBackups(all.items, name)), `${namespace}/${name}/compare`);
+  const others = useLoad((signal) => listAll(namespace, 'backups', signal).then((all) => comparableBackups(all.items, name)), `${namespace}/${name}/compare`);
   const [other, setOther] = useState('');
   const chosen = others.data?.find((candidate) => candidate.metadata.name === other);
   const direction = chosen ? diffDirection({ name, at: backupFinishedAt(backup) }, { name: other, at: backupFinishedAt(chosen) }) : null;
-  const path = direction ? nsPath(namespace, 'backups', direction.name, 'diff') : '';
   const read = useManifestRead(
-    (signal) => api.get<BackupDiff>(path, { query: { against: direction?.against }, signal }),
-    `${path}?${direction?.against ?? ''}`,
+    async (signal) => {
+      if (!direction) throw new Error('no backup to compare with');
+      return api.get('/api/v1/namespaces/{namespace}/backups/{name}/diff', { path: { namespace, name: direction.name }, query: { against: direction.against }, signal });
+    },
+    `${namespace}/${direction?.name ?? ''}/diff?${direction?.against ?? ''}`,
     !!direction,
   );
 

@@ -1,10 +1,6 @@
 // The contents browser of a completed backup (`GET …/contents`): counts by kind (each one a
 // filter), filters by kind, name text and label selector (sent to the server), pages of items
 // with "load more" (`continue`), and the manifest.json download.
-//! data-testids: contents-view, contents-total, contents-counts, contents-count (data-kind),
-//! contents-kind, contents-search, contents-selector, contents-selector-error, contents-clear,
-//! contents-table, contents-item (data-kind, data-name), contents-empty, contents-more,
-//! contents-shown, manifest-download; notices: manifest-not-yet, manifest-building, manifest-missing.
 import { useEffect, useState } from 'react';
 import {
   Button,
@@ -23,8 +19,8 @@ import {
   ToolbarItem,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { api, nsPath } from '../api/client';
-import type { ContentsPage, ManifestItem } from '../api/types';
+import { api } from '../api/client';
+import type { ContentsQuery, ManifestItem } from '../api/types';
 import { DownloadLink } from '../components/LogText';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { parseLabelSelector } from '../lib/labelSelector';
@@ -32,6 +28,11 @@ import { fmt, t } from '../strings';
 import { contentsQuery, isFiltered, itemKey, kindFilterValue, kindTitle, labelsText, manifestDownloadPath, NO_FILTER, type ContentsFilter } from './contents';
 import { manifestNotice, useManifestRead } from './ManifestRead';
 import { HiddenNotice } from './HiddenNotice';
+
+/** One page of a backup's contents. */
+function readContents(namespace: string, name: string, query: ContentsQuery, signal?: AbortSignal) {
+  return api.get('/api/v1/namespaces/{namespace}/backups/{name}/contents', { path: { namespace, name }, query, signal });
+}
 
 /** Typing settles this long before the server is asked. */
 const TYPING_MS = 300;
@@ -56,18 +57,20 @@ export function ContentsView({ namespace, name, running, completed }: { namespac
     return () => clearTimeout(timer);
   }, [selector, selectorOk]);
 
-  const path = nsPath(namespace, 'backups', name, 'contents');
-  const key = `${path}?${JSON.stringify(filter)}`;
-  const read = useManifestRead((signal) => api.get<ContentsPage>(path, { query: contentsQuery(filter), signal }), key, !running, completed);
+  const key = `${namespace}/${name}/contents?${JSON.stringify(filter)}`;
+  const read = useManifestRead((signal) => readContents(namespace, name, contentsQuery(filter), signal), key, !running, completed);
 
   // Further pages, appended; they belong to one first page (a new filter starts over).
   const [more, setMore] = useState<{ key: string; items: ManifestItem[]; next: string | null }>();
   const [moreError, setMoreError] = useState<unknown>();
   const [loadingMore, setLoadingMore] = useState(false);
-  useEffect(() => {
+  // Set while rendering (React's pattern for state that follows a value).
+  const [firstPage, setFirstPage] = useState({ key, data: read.data });
+  if (firstPage.key !== key || firstPage.data !== read.data) {
+    setFirstPage({ key, data: read.data });
     setMore(undefined);
     setMoreError(undefined);
-  }, [key, read.data]);
+  }
 
   const notice = manifestNotice(read, running);
   if (notice) return <div data-testid="contents-view">{notice}</div>;
@@ -81,7 +84,7 @@ export function ContentsView({ namespace, name, running, completed }: { namespac
     setLoadingMore(true);
     setMoreError(undefined);
     try {
-      const answer = await api.get<ContentsPage>(path, { query: contentsQuery(filter, next) });
+      const answer = await readContents(namespace, name, contentsQuery(filter, next));
       setMore({ key, items: [...(extra?.items ?? []), ...answer.items], next: answer.continue ?? null });
     } catch (error) {
       setMoreError(error);

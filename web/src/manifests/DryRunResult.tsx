@@ -1,8 +1,5 @@
 // What a backup would take (the answer of `POST …/backups?dryRun=true`): counts by kind, the
 // items, the lists the user could not read, and running operations it would wait on.
-//! data-testids: dry-run-result, dry-run-total, dry-run-stale, dry-run-empty, dry-run-counts,
-//! dry-run-count (data-kind), dry-run-items-toggle, dry-run-items, dry-run-item (data-kind,
-//! data-name), dry-run-unreadable, overlaps (see OverlapList).
 import { useEffect, useRef, useState } from 'react';
 import { Alert, Content, ExpandableSection, List, ListItem, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';

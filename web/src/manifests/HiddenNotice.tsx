@@ -1,6 +1,5 @@
 // Items of a backup the signed-in user may not list (Kubernetes RBAC), counted per resource:
 // the gateway never names them, and the console says how many and why.
-//! data-testids: hidden-items, hidden-item.
 import { Alert, List, ListItem } from '@patternfly/react-core';
 import type { HiddenItems } from '../api/types';
 import { t } from '../strings';

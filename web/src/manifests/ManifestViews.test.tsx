@@ -214,8 +214,8 @@ describe('deletion actions and storage waits', () => {
     const waiting = completedBackup('b1', { phase: 'New', veleroPhase: undefined });
     delete waiting.status!.veleroBackup;
     waiting.status!.conditions = [
-      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted' },
-      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full' },
+      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted', lastTransitionTime: '2026-11-23T05:59:01Z' },
+      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full', lastTransitionTime: '2026-11-23T05:59:01Z' },
     ];
     fakeGateway(routes(waiting, { [`GET ${NS}/history`]: { body: HISTORY_PAGE } }));
     open('b1');

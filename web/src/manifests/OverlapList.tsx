@@ -1,7 +1,6 @@
 // Running operations a new backup or restore would wait on, each with its overlapping items
 // (expandable); the dry-run and the restore preview show it, and the detail pages of a created
 // backup or restore that has not started yet (see WaitingOn).
-//! data-testids: overlaps, overlap (data-operation), overlap-item, overlaps-none.
 import { Content, ExpandableSection, List, ListItem, Title } from '@patternfly/react-core';
 import type { OperationOverlap } from '../api/types';
 import { fmt, t } from '../strings';

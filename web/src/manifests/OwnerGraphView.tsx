@@ -1,11 +1,8 @@
 // The owner graph of a completed backup (`GET …/graph`) as an indented tree: owners, and what
 // they own below them; how many items stand alone; owner references to objects not in the backup.
-//! data-testids: graph-view, graph-tree, graph-row (data-key, data-depth), graph-no-edges,
-//! graph-standalone, graph-truncated, graph-missing; notices as in ManifestRead.
 import { useMemo } from 'react';
 import { Content, ExpandableSection, Label, List, ListItem } from '@patternfly/react-core';
-import { api, nsPath } from '../api/client';
-import type { OwnerGraph } from '../api/types';
+import { api } from '../api/client';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { fmt, t } from '../strings';
 import { keyTitle, ownerTree } from './graph';
@@ -14,8 +11,12 @@ import { manifestNotice, useManifestRead } from './ManifestRead';
 /** `running`: the backup may still change; `completed`: it finished with data (a manifest is expected). */
 export function OwnerGraphView({ namespace, name, running, completed }: { namespace: string; name: string; running: boolean; completed: boolean }) {
   const g = t.manifests.graph;
-  const path = nsPath(namespace, 'backups', name, 'graph');
-  const read = useManifestRead((signal) => api.get<OwnerGraph>(path, { signal }), path, !running, completed);
+  const read = useManifestRead(
+    (signal) => api.get('/api/v1/namespaces/{namespace}/backups/{name}/graph', { path: { namespace, name }, signal }),
+    `${namespace}/${name}/graph`,
+    !running,
+    completed,
+  );
   const tree = useMemo(() => (read.data ? ownerTree(read.data) : null), [read.data]);
   const notice = manifestNotice(read, running);
   if (notice || !tree || !read.data) return <div data-testid="graph-view">{notice}</div>;

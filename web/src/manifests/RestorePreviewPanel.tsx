@@ -1,9 +1,6 @@
 // The restore wizard's preview (`POST …/restores?dryRun=true` with the wizard's request): what
 // the restore would do with each object, in the order it processes them — Create, Update, Skip,
 // Fail or Undetermined, and why — the totals, and running operations it would wait on.
-//! data-testids: restore-preview, preview-loading, preview-counts, preview-count (data-key),
-//! preview-filter, preview-table, preview-entry (data-action, data-name), preview-empty,
-//! preview-none, preview-refresh, overlaps (see OverlapList), error-alert.
 import { useMemo, useState } from 'react';
 import {
   Button,
@@ -20,7 +17,7 @@ import {
   Title,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { api, nsPath } from '../api/client';
+import { api } from '../api/client';
 import type { RestorePreview } from '../api/types';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { useLoad } from '../hooks';
@@ -37,7 +34,12 @@ export function RestorePreviewPanel({ namespace, request }: { namespace: string;
   const p = t.manifests.preview;
   const body = JSON.stringify(request);
   const loaded = useLoad(
-    (signal) => api.post<RestorePreview>(nsPath(namespace, 'restores'), request, { query: { dryRun: true }, signal }),
+    async (signal): Promise<RestorePreview> => {
+      const answer = await api.post('/api/v1/namespaces/{namespace}/restores', { path: { namespace }, query: { dryRun: true }, body: request, signal });
+      // A dry run answers 200 with the preview (201 and 202 are a created restore).
+      if (!('entries' in answer)) throw new Error('the gateway created a restore instead of previewing it');
+      return answer;
+    },
     `${namespace}/${body}`,
   );
   const [action, setAction] = useState('');

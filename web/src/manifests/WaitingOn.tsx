@@ -1,9 +1,8 @@
 // On the detail page of a created backup or restore that has not started yet (new or queued):
 // the running operations of its namespace it waits on, each with the overlapping items, from
 // `GET …/{backups|restores}/{name}/overlaps`, fetched again whenever the operation changes.
-//! data-testids: waiting-on, waiting-on-error, overlaps (see OverlapList).
 import { Alert } from '@patternfly/react-core';
-import { api, nsPath } from '../api/client';
+import { api } from '../api/client';
 import type { OperationOverlaps } from '../api/types';
 import { describeError } from '../components/ErrorAlert';
 import { useLoad } from '../hooks';
@@ -20,10 +19,15 @@ interface Props {
   version: string;
 }
 
+const OVERLAPS_PATHS = {
+  backups: '/api/v1/namespaces/{namespace}/backups/{name}/overlaps',
+  restores: '/api/v1/namespaces/{namespace}/restores/{name}/overlaps',
+} as const;
+
 export function WaitingOn({ namespace, kind, name, pending, version }: Props) {
   const o = t.manifests.overlaps;
   const answer = useLoad<OperationOverlaps | null>(
-    (signal) => (pending ? api.get<OperationOverlaps>(nsPath(namespace, kind, name, 'overlaps'), { signal }) : Promise.resolve(null)),
+    (signal) => (pending ? api.get(OVERLAPS_PATHS[kind], { path: { namespace, name }, signal }) : Promise.resolve(null)),
     `${namespace}/${kind}/${name}/${pending}/${version}`,
   );
   if (!pending) return null;

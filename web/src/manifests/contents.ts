@@ -2,7 +2,7 @@
 // and items as text, where manifest.json downloads from, and whether a failed read only means the
 // manifest is not there (yet).
 import { ApiError, apiPath } from '../api/client';
-import type { ItemIdentity, KindCount, ManifestItem } from '../api/types';
+import type { ContentsQuery, ItemIdentity, KindCount, ManifestItem } from '../api/types';
 
 /** Items per page of the contents browser. */
 export const CONTENTS_PAGE_SIZE = 100;
@@ -32,8 +32,8 @@ export function kindTitle(kind: Pick<KindCount, 'kind' | 'group'>): string {
 }
 
 /** The query of one contents page (empty filters left out). */
-export function contentsQuery(filter: ContentsFilter, continueToken?: string | null, limit = CONTENTS_PAGE_SIZE): Record<string, string | number> {
-  const query: Record<string, string | number> = { limit };
+export function contentsQuery(filter: ContentsFilter, continueToken?: string | null, limit = CONTENTS_PAGE_SIZE): ContentsQuery {
+  const query: ContentsQuery = { limit };
   if (filter.kind) query.kind = filter.kind;
   if (filter.q.trim()) query.q = filter.q.trim();
   if (filter.labelSelector.trim()) query.labelSelector = filter.labelSelector.trim();

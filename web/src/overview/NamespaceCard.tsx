@@ -7,10 +7,10 @@ import BanIcon from '@patternfly/react-icons/dist/esm/icons/ban-icon';
 import CheckCircleIcon from '@patternfly/react-icons/dist/esm/icons/check-circle-icon';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import ExclamationTriangleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-triangle-icon';
-import { api, nsPath } from '../api/client';
-import type { NamespaceAccess, NamespaceCoverage } from '../api/types';
+import { api } from '../api/client';
+import type { NamespaceAccess } from '../api/types';
 import { formatDuration } from '../format';
-import { useLoad } from '../hooks';
+import { useLoad, useNow } from '../hooks';
 import { fmt, t } from '../strings';
 import { capabilities, isReadOnly } from './namespaces';
 import { protectionStatus } from './protection';
@@ -28,9 +28,10 @@ const levelIcon = {
 
 /** "Last backup 3h ago" with a coloured icon, once the coverage has loaded. */
 function ProtectionLine({ namespace }: { namespace: string }) {
-  const { data } = useLoad((signal) => api.get<NamespaceCoverage>(nsPath(namespace, 'coverage'), { signal }), `${namespace}/coverage`);
+  const { data } = useLoad((signal) => api.get('/api/v1/namespaces/{namespace}/coverage', { path: { namespace }, signal }), `${namespace}/coverage`);
+  const now = useNow(60_000);
   if (!data) return null;
-  const status = protectionStatus(data, Date.now());
+  const status = protectionStatus(data, now);
   const words = t.overview.picker;
   return (
     <p data-testid="namespace-protection" data-level={status.level} style={{ display: 'flex', gap: '0.4rem', alignItems: 'center', marginTop: '0.75rem' }}>
@@ -58,7 +59,7 @@ export function NamespaceCard({ access }: { access: NamespaceAccess }) {
             onClick: (event: MouseEvent) => {
               if (!isPlainClick(event)) return;
               event.preventDefault();
-              navigate(to);
+              void navigate(to);
             },
           },
         }}

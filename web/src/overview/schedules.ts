@@ -7,11 +7,9 @@ import type { ScheduleRun } from '../schedules/scheduleStatus';
 
 export type ScheduleHealth = 'healthy' | 'failing' | 'paused' | 'waiting' | 'refused';
 
-/** The schedule's newest run as NAC reports it in `status.lastBackup` (an object; the older string shape is ignored). */
+/** The schedule's newest run as NAC reports it in `status.lastBackup`. */
 export function lastRunOf(schedule: NonAdminSchedule): ScheduleRun | null {
-  const last = (schedule.status as { lastBackup?: unknown } | undefined)?.lastBackup;
-  if (last && typeof last === 'object' && typeof (last as ScheduleRun).name === 'string') return last as ScheduleRun;
-  return null;
+  return schedule.status?.lastBackup ?? null;
 }
 
 /** How a schedule is doing: refused by NAC, paused, failing, waiting for its first run, or healthy. */

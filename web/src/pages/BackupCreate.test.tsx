@@ -38,13 +38,13 @@ describe('BackupCreate', () => {
     expect(panel.textContent).toContain('snapshotVolumes: No');
     expect(panel.textContent).toContain('ttl: 720h0m0s');
     // Enforced: pre-filled and locked; default: placeholder; maximum: a limit.
-    await waitFor(() => expect((screen.getByTestId('field-snapshotVolumes') as HTMLSelectElement).value).toBe('false'));
-    expect((screen.getByTestId('field-snapshotVolumes') as HTMLSelectElement).disabled).toBe(true);
+    await waitFor(() => expect(screen.getByTestId<HTMLSelectElement>('field-snapshotVolumes').value).toBe('false'));
+    expect(screen.getByTestId<HTMLSelectElement>('field-snapshotVolumes').disabled).toBe(true);
     expect(text('enforced-snapshotVolumes')).toBe('Enforced by your administrator: No');
     expect(screen.getByTestId('field-ttl').getAttribute('placeholder')).toBe('Default: 168h0m0s');
     expect(screen.getByText('At most 720h0m0s')).toBeTruthy();
     expect(screen.getByTestId('policy-restrictions').textContent).toContain('cluster-scoped resources are never backed up or restored');
-    expect((screen.getByTestId('cluster-resources') as HTMLInputElement).disabled).toBe(true);
+    expect(screen.getByTestId<HTMLInputElement>('cluster-resources').disabled).toBe(true);
   });
 
   it('validates fields as the user types', async () => {
@@ -208,7 +208,7 @@ describe('BackupCreate', () => {
     fakeGateway(routes({ 'GET /api/v1/namespaces/team-a/sharedstorage': { body: READY_STORAGE } }));
     open();
     expect(await screen.findByText('Without a storage location, the backup goes to this namespace’s shared pool storage (Ready).')).toBeTruthy();
-    expect((screen.getByTestId('field-storageLocation') as HTMLSelectElement).options[0].textContent).toBe('This namespace’s shared pool storage');
+    expect(screen.getByTestId<HTMLSelectElement>('field-storageLocation').options[0].textContent).toBe('This namespace’s shared pool storage');
     // Choosing a location of its own makes the pool irrelevant.
     expect(screen.queryByText('This namespace has no storage locations of its own; backups go to the administrator’s default.')).toBeNull();
   });

@@ -1,20 +1,12 @@
-//! Create a backup (`/ns/:namespace/backups/new`): a form over the backup spec that first shows
-//! what the administrator enforces (enforced values read-only, defaults as placeholders, maxima as
-//! limits), validates as the user types, sends one Idempotency-Key per distinct request (double
-//! clicks never create two backups), shows the server's 422 field errors at their inputs, and
-//! opens the new backup on 201. "Preview (dry run)" posts the same body with `?dryRun=true` and
-//! shows what the backup would take (counts by kind, items, unreadable lists, running operations
-//! it would wait on) without creating anything. Without a storage location, the help says where
-//! the backup goes when the namespace uses the shared backup pool.
-//!
-//! data-testids: backup-create, policy-panel, policy-rules, policy-restrictions, field-<field>
-//! (inputs: field-name, field-includedResources, field-excludedResources, field-labelSelector,
-//! field-ttl, field-storageLocation, field-snapshotVolumes, field-defaultVolumesToFsBackup),
-//! error-<field> (as-you-type error), server-error-<field> (422 error at the field),
-//! enforced-<field> (enforced hint), cluster-resources, create-submit, create-preview,
-//! dry-run-result (see DryRunResult), create-cancel,
-//! create-server-errors (422 errors without a field), error-alert, copy-as.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+// Create a backup (`/ns/:namespace/backups/new`): a form over the backup spec that first shows
+// what the administrator enforces (enforced values read-only, defaults as placeholders, maxima as
+// limits), validates as the user types, sends one Idempotency-Key per distinct request (double
+// clicks never create two backups), shows the server's 422 field errors at their inputs, and
+// opens the new backup on 201. "Preview (dry run)" posts the same body with `?dryRun=true` and
+// shows what the backup would take (counts by kind, items, unreadable lists, running operations
+// it would wait on) without creating anything. Without a storage location, the help says where
+// the backup goes when the namespace uses the shared backup pool.
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import {
   ActionGroup,
@@ -44,13 +36,14 @@ import {
   Title,
 } from '@patternfly/react-core';
 import LockIcon from '@patternfly/react-icons/dist/esm/icons/lock-icon';
-import { api, ApiError, nsPath } from '../api/client';
-import type { BackupDryRun, FieldError, NonAdminBackup, NonAdminBackupStorageLocation, ObjectList, PolicyView, RulesView } from '../api/types';
+import { api, ApiError } from '../api/client';
+import { isTenantObject, type BackupDryRun, type FieldError, type PolicyView, type RulesView } from '../api/types';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { usePolicy } from '../components/useCreateForm';
 import { useLoad } from '../hooks';
-import { newIdempotencyKey } from '../lib/fields';
+import { idempotencyKeyFor, newIdempotencyKey } from '../lib/fields';
+import { listPage } from '../lib/listAll';
 import { fmt, t } from '../strings';
 import { createAction } from '../backups/actions';
 import { sharedStorageView, useSharedStorage } from '../locations/sharedStorage';
@@ -162,7 +155,7 @@ export default function BackupCreate() {
   const navigate = useNavigate();
   const policy = usePolicy(namespace);
   const locations = useLoad(
-    (signal) => api.get<ObjectList<NonAdminBackupStorageLocation>>(nsPath(namespace, 'storage-locations'), { signal }),
+    (signal) => listPage(namespace, 'storage-locations', {}, signal),
     `${namespace}/storage-locations`,
   );
   const rules: RulesView | undefined = policy.data?.backup;
@@ -188,7 +181,7 @@ export default function BackupCreate() {
     setForm((current) => {
       const next = { ...current };
       for (const field of FIELD_ORDER) {
-        if (field !== 'name' && fieldRules(rules, field as SpecField).enforced !== undefined) (next as Record<string, string>)[field] = enforced[field];
+        if (field !== 'name' && fieldRules(rules, field).enforced !== undefined) (next as Record<string, string>)[field] = enforced[field];
       }
       return next;
     });
@@ -198,7 +191,7 @@ export default function BackupCreate() {
   const body = buildCreateBody(form, rules);
   const bodyText = JSON.stringify(body);
   // One key per distinct request: a double click or a retry after a lost answer reuses it.
-  const idempotencyKey = useMemo(() => (bodyText ? newIdempotencyKey() : ''), [bodyText]);
+  const keyRef = useRef<{ body: string; key: string } | null>(null);
 
   const set = <K extends FormField>(field: K, value: BackupForm[K]) => {
     setForm((current) => ({ ...current, [field]: value }));
@@ -225,11 +218,15 @@ export default function BackupCreate() {
     setServerErrors({});
     try {
       if (dryRunOnly) {
-        const result = await api.post<BackupDryRun>(nsPath(namespace, 'backups'), body, { query: { dryRun: true } });
+        const result = await api.post('/api/v1/namespaces/{namespace}/backups', { path: { namespace }, query: { dryRun: true }, body });
+        // A dry run answers 200 with what the backup would take (201 and 202 are a created backup).
+        if (!('totalItems' in result)) throw new Error('the gateway created a backup instead of previewing it');
         setDryRun({ body: bodyText, result });
       } else {
-        const created = await api.post<NonAdminBackup>(nsPath(namespace, 'backups'), body, { idempotencyKey });
-        navigate(`/ns/${encodeURIComponent(namespace)}/backups/${encodeURIComponent(created?.metadata?.name ?? body.name)}`);
+        keyRef.current = idempotencyKeyFor(keyRef.current, bodyText, newIdempotencyKey);
+        const created = await api.post('/api/v1/namespaces/{namespace}/backups', { path: { namespace }, body, idempotencyKey: keyRef.current.key });
+        const createdName = isTenantObject('backups', created) ? created.metadata.name : body.name;
+        void navigate(`/ns/${encodeURIComponent(namespace)}/backups/${encodeURIComponent(createdName)}`);
       }
     } catch (error) {
       if (error instanceof ApiError && error.status === 422) {

@@ -1,23 +1,10 @@
-//! One backup (`/ns/:namespace/backups/:name`): live status over SSE, "why did this fail" at the
-//! top of a failed backup, conditions in plain words, progress, the history timeline, the log
-//! viewer, results, resource list, the manifest's contents, owner graph and comparison with
-//! another backup, effective spec, restore and permanent deletion (with its deletion actions),
-//! a wait for the shared backup storage, and, while it has not started, the running operations
-//! it waits on.
-//!
-//! data-testids: backup-detail, backup-title, request-phase, velero-phase, stream-state,
-//! restore-button, delete-button, delete-requested, backup-gone, failure-summary (failure-reason,
-//! failure-refusal, failure-validation, failure-error-groups, failure-group, failure-warning-groups),
-//! detail-tabs (tab-overview, tab-timeline, tab-logs, tab-results, tab-resources, tab-contents,
-//! tab-graph, tab-compare, tab-spec), compare-button, storage-wait, deletion-waiting,
-//! deletion-actions (deletion-action), contents-view, graph-view, compare-view (see src/manifests),
-//! conditions (condition), backup-progress, backup-facts, timeline (timeline-entry, timeline-empty),
-//! log-viewer (log-search, log-match-count, log-previous, log-next, log-follow, log-refresh,
-//! log-download, log-text, logs-not-yet, logs-no-permission), results-view (results-errors,
-//! results-warnings, results-download, results-not-yet), resource-list, effective-spec,
-//! delete-modal (delete-confirm-input, delete-confirm-button), copy-as, waiting-on (see
-//! src/manifests/WaitingOn).
-import { useEffect, useState, type ReactNode } from 'react';
+// One backup (`/ns/:namespace/backups/:name`): live status over SSE, "why did this fail" at the
+// top of a failed backup, conditions in plain words, progress, the history timeline, the log
+// viewer, results, resource list, the manifest's contents, owner graph and comparison with
+// another backup, effective spec, restore and permanent deletion (with its deletion actions),
+// a wait for the shared backup storage, and, while it has not started, the running operations
+// it waits on.
+import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import {
   Alert,
@@ -50,8 +37,8 @@ import CheckCircleIcon from '@patternfly/react-icons/dist/esm/icons/check-circle
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import ExclamationTriangleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-triangle-icon';
 import InfoCircleIcon from '@patternfly/react-icons/dist/esm/icons/info-circle-icon';
-import { api, ApiError, nsPath } from '../api/client';
-import type { DeleteOutcome, Description, NonAdminBackup } from '../api/types';
+import { api, ApiError } from '../api/client';
+import { descriptionConditions, isTenantObject, tenantObject, type DeleteOutcome, type NonAdminBackup } from '../api/types';
 import { ConfirmDeleteModal } from '../components/ConfirmDeleteModal';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
@@ -65,7 +52,7 @@ import { may, useNamespaceAccess, useNamespaces } from '../namespaces';
 import { fmt, t } from '../strings';
 import { toYaml } from '../yaml';
 import { deleteAction, describeAction, restoreAction } from '../backups/actions';
-import { artifactNotReady } from '../lib/artifacts';
+import { artifactNotReady, fetchResults } from '../lib/artifacts';
 import { backupProgress, describeCondition, isRestorable, isRunning, secondsBetween, veleroPhaseOf, type Tone } from '../backups/backupStatus';
 import { BackupTimeline } from '../backups/BackupTimeline';
 import { BackupFailureSummary } from '../backups/BackupFailureSummary';
@@ -101,35 +88,39 @@ export default function BackupDetail() {
   const canDownload = namespaces.data ? !!access?.canDownload : undefined;
   const now = useNow(10000);
 
-  const loaded = useLoad((signal) => api.get<NonAdminBackup>(nsPath(namespace, 'backups', name), { signal }), `${namespace}/${name}`);
+  const loaded = useLoad((signal) => api.get('/api/v1/namespaces/{namespace}/backups/{name}', { path: { namespace, name }, signal }).then((backup) => tenantObject('backups', backup)), `${namespace}/${name}`);
   const [backup, setBackup] = useState<NonAdminBackup>();
   const [gone, setGone] = useState(false);
-  useEffect(() => {
+  // Another backup starts empty; each answer replaces what events set (set while rendering:
+  // React's pattern for state that follows a value).
+  const [shown, setShown] = useState({ target: `${namespace}/${name}`, data: loaded.data });
+  if (shown.target !== `${namespace}/${name}`) {
+    setShown({ target: `${namespace}/${name}`, data: loaded.data });
     setBackup(undefined);
     setGone(false);
-  }, [namespace, name]);
-  useEffect(() => {
+  } else if (shown.data !== loaded.data) {
+    setShown({ target: shown.target, data: loaded.data });
     if (loaded.data) {
       setBackup(loaded.data);
       setGone(false);
     }
-  }, [loaded.data]);
+  }
   const stream = useNamespaceEvents(
     namespace,
     (event) => {
       if (event.resource !== 'backups' || event.name !== name || event.namespace !== namespace) return;
       if (event.type === 'DELETED') setGone(true);
-      else {
-        setBackup(event.object as NonAdminBackup);
+      else if (isTenantObject('backups', event.object)) {
+        setBackup(event.object);
         setGone(false);
-      }
+      } else loaded.reload();
     },
     loaded.reload,
   );
 
   const version = backup?.metadata.resourceVersion ?? '';
   const description = useLoad(
-    (signal) => api.get<Description>(nsPath(namespace, 'backups', name, 'describe'), { signal }),
+    (signal) => api.get('/api/v1/namespaces/{namespace}/backups/{name}/describe', { path: { namespace, name }, signal }),
     `${namespace}/${name}/${version}`,
   );
   const requestPhase = backup?.status?.phase ?? description.data?.requestPhase;
@@ -138,7 +129,7 @@ export default function BackupDetail() {
   const finished = !!veleroPhase && !running;
 
   const results = useLoad<VeleroResults | null>(
-    (signal) => (finished && canDownload ? api.get<VeleroResults>(nsPath(namespace, 'backups', name, 'logs'), { query: { artifact: 'results' }, signal }) : Promise.resolve(null)),
+    (signal) => (finished && canDownload ? fetchResults(namespace, 'backups', name, signal) : Promise.resolve(null)),
     `${namespace}/${name}/results/${finished}/${canDownload}`,
   );
 
@@ -176,7 +167,7 @@ export default function BackupDetail() {
   }
 
   const progress = backupProgress(backup);
-  const allConditions = backup.status?.conditions ?? description.data?.conditions ?? [];
+  const allConditions = backup.status?.conditions ?? (description.data ? descriptionConditions(description.data) : []);
   // Deletion actions have their own list; the rest are read as sentences.
   const conditions = allConditions.filter((condition) => !isDeletionActionCondition(condition));
   const deletionActions = deletionActionsOf(allConditions);
@@ -199,7 +190,7 @@ export default function BackupDetail() {
   const duration = secondsBetween(started, completed ?? (running && started ? new Date(now).toISOString() : null));
   const position = backup.status?.queueInfo?.estimatedQueuePosition;
   const eta = description.data?.eta;
-  const effectiveSpec = description.data?.effectiveSpec ?? (backup.status?.veleroBackup as { spec?: unknown } | undefined)?.spec;
+  const effectiveSpec = description.data?.effectiveSpec ?? backup.status?.veleroBackup?.spec;
 
   const restoreButton = (
     <Button
@@ -320,7 +311,7 @@ export default function BackupDetail() {
                 <Fact term={d.completed} value={formatTimestamp(completed)} />
                 <Fact term={d.duration} value={duration === null ? t.common.none : formatDuration(duration)} />
                 <Fact term={d.expiration} value={expiration ? `${formatTimestamp(expiration)} (${formatUntil(expiration, now)})` : t.common.none} />
-                <Fact term={d.storageLocation} value={String((effectiveSpec as Record<string, unknown> | undefined)?.storageLocation ?? t.common.none)} />
+                <Fact term={d.storageLocation} value={typeof effectiveSpec?.storageLocation === 'string' ? effectiveSpec.storageLocation : t.common.none} />
                 {running && position ? <Fact term={d.queuePosition} value={fmt(t.common.queuePosition, { position })} /> : null}
                 {running && eta ? (
                   <Fact

@@ -26,7 +26,7 @@ function routes(overrides: Record<string, FakeRoute> = {}): Record<string, FakeR
 }
 
 const open = (path = '/ns/team-a/backups') => renderPage(path, { '/ns/:namespace/backups': <BackupList /> });
-const row = (name: string) => document.querySelector(`[data-testid="backup-row"][data-backup="${name}"]`) as HTMLElement | null;
+const row = (name: string) => document.querySelector<HTMLElement>(`[data-testid="backup-row"][data-backup="${name}"]`);
 const rowNames = () => screen.queryAllByTestId('backup-row').map((r) => r.getAttribute('data-backup'));
 
 beforeEach(() => FakeEventSource.install());
@@ -84,7 +84,7 @@ describe('BackupList', () => {
     await waitFor(() => expect(rowNames()).toEqual(['probe-1']));
     fireEvent.change(screen.getByTestId('filter-selector'), { target: { value: 'app in (web' } });
     expect(screen.getByText(/Not a label selector: unbalanced parentheses/)).toBeTruthy();
-    expect((screen.getByTestId('filter-apply') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId<HTMLButtonElement>('filter-apply').disabled).toBe(true);
     fireEvent.change(screen.getByTestId('filter-selector'), { target: { value: 'app=db' } });
     fireEvent.click(screen.getByTestId('filter-apply'));
     await waitFor(() => expect(calls.some((call) => call.query.get('labelSelector') === 'app=db' && call.query.get('phase') === 'Completed')).toBe(true));
@@ -99,7 +99,7 @@ describe('BackupList', () => {
     await waitFor(() => expect(calls.some((call) => call.path === BACKUPS)).toBe(true));
     const first = calls.find((call) => call.path === BACKUPS)!;
     expect([first.query.get('phase'), first.query.get('labelSelector')]).toEqual(['Failed', 'app=web']);
-    expect((screen.getByTestId('filter-selector') as HTMLInputElement).value).toBe('app=web');
+    expect(screen.getByTestId<HTMLInputElement>('filter-selector').value).toBe('app=web');
   });
 
   it('loads further pages with the continue token', async () => {
@@ -136,8 +136,8 @@ describe('BackupList', () => {
     const waiting = completedBackup('nightly', { phase: 'New' });
     delete waiting.status!.veleroBackup;
     waiting.status!.conditions = [
-      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted' },
-      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full' },
+      { type: 'Accepted', status: 'True', reason: 'BackupAccepted', message: 'backup accepted', lastTransitionTime: '2026-11-23T05:59:01Z' },
+      { type: 'Queued', status: 'False', reason: 'WaitingForBackupStorage', message: 'waiting for backup storage: every shared backup bucket is full', lastTransitionTime: '2026-11-23T05:59:01Z' },
     ];
     fakeGateway(routes({ [`GET ${BACKUPS}`]: { body: list([completedBackup('probe-1'), waiting]) } }));
     open();

@@ -1,13 +1,7 @@
-//! The backups of a namespace (`/ns/:namespace/backups`), live: phases, progress, queue position
-//! and ETA, age and expiry update without reload. Filters (phase, label selector) go to the server
-//! and into the URL; more pages load on demand; restore and delete from each row. A backup
-//! waiting for the shared backup storage says so under its request phase.
-//!
-//! data-testids: backup-list, stream-state, create-backup, filter-phase, filter-selector,
-//! filter-apply, filter-clear, backups-table, backup-row (with data-backup=NAME), backup-link,
-//! row-storage-wait, row-progress, row-queue, row-eta, row-age, row-expires, row-restore, row-delete, load-more,
-//! backups-empty, backups-empty-filtered, delete-outcome, delete-modal (delete-confirm-input,
-//! delete-confirm-button), error-alert.
+// The backups of a namespace (`/ns/:namespace/backups`), live: phases, progress, queue position
+// and ETA, age and expiry update without reload. Filters (phase, label selector) go to the server
+// and into the URL; more pages load on demand; restore and delete from each row. A backup
+// waiting for the shared backup storage says so under its request phase.
 import { useEffect, useRef, useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import {
@@ -36,8 +30,9 @@ import {
   ToolbarItem,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr, type ThProps } from '@patternfly/react-table';
-import { api, nsPath } from '../api/client';
-import type { DeleteOutcome, NamespaceQueue, NonAdminBackup, ObjectList } from '../api/types';
+import { api } from '../api/client';
+import type { DeleteOutcome, NamespaceQueue, NonAdminBackup } from '../api/types';
+import { listPage } from '../lib/listAll';
 import { deleteAction } from '../backups/actions';
 import { ConfirmDeleteModal } from '../components/ConfirmDeleteModal';
 import { ErrorAlert } from '../components/ErrorAlert';
@@ -86,16 +81,13 @@ export default function BackupList() {
   const [deleteTarget, setDeleteTarget] = useState<string>();
   const [outcome, setOutcome] = useState<DeleteOutcome>();
 
-  const list = useLiveList<NonAdminBackup>(namespace, 'backups', async (signal) => {
+  const list = useLiveList(namespace, 'backups', async (signal) => {
     const items: NonAdminBackup[] = [];
     let token: string | undefined;
     for (let page = 0; page < pages; page += 1) {
-      const answer = await api.get<ObjectList<NonAdminBackup>>(nsPath(namespace, 'backups'), {
-        query: { phase, labelSelector, limit: PAGE_SIZE, continue: token },
-        signal,
-      });
-      items.push(...(answer.items ?? []));
-      token = answer.metadata?.continue || undefined;
+      const answer = await listPage(namespace, 'backups', { phase, labelSelector, limit: PAGE_SIZE, continue: token }, signal);
+      items.push(...answer.items);
+      token = answer.continue;
       if (!token) break;
     }
     if (!signal.aborted) setMore(token);
@@ -112,8 +104,14 @@ export default function BackupList() {
     }
     reload();
   }, [phase, labelSelector, pages, reload]);
-  useEffect(() => setSelectorDraft(labelSelector), [labelSelector]);
-  useEffect(() => setPages(1), [namespace, phase, labelSelector]);
+  // The URL's filters win over the draft and start again from one page (set while rendering:
+  // React's pattern for state that follows a value).
+  const [listedFor, setListedFor] = useState({ namespace, phase, labelSelector });
+  if (listedFor.namespace !== namespace || listedFor.phase !== phase || listedFor.labelSelector !== labelSelector) {
+    if (listedFor.labelSelector !== labelSelector) setSelectorDraft(labelSelector);
+    setListedFor({ namespace, phase, labelSelector });
+    setPages(1);
+  }
 
   const filter = { phase, labelSelector };
   const visible = (list.data ?? []).filter((backup) => matchesListFilter(backup, filter));
@@ -126,7 +124,7 @@ export default function BackupList() {
   const signature = listSignature(list.data);
   const anyRunning = (list.data ?? []).some((backup) => isRunning(backup.status?.phase, veleroPhaseOf(backup)));
   const queue = useLoad<NamespaceQueue | null>(
-    (signal) => (anyRunning ? api.get<NamespaceQueue>(nsPath(namespace, 'queue'), { signal }) : Promise.resolve(null)),
+    (signal) => (anyRunning ? api.get('/api/v1/namespaces/{namespace}/queue', { path: { namespace }, signal }) : Promise.resolve(null)),
     `${namespace}/${signature}`,
   );
   const queueByName = backupQueueByName(queue.data?.items);

@@ -77,7 +77,7 @@ describe('History page', () => {
     expect(until - since).toBe(7 * 86_400_000);
     expect(tableCall.query.get('kind')).toBeNull();
     const chartCall = api.callsTo('/api/v1/namespaces/team-a/history').find((call) => call.query.get('limit') === '500')!;
-    expect(chartCall.query.get('kind')).toBe('backup,schedule_run,restore');
+    expect(chartCall.query.getAll('kind')).toEqual(['backup', 'schedule_run', 'restore']);
     expect(api.callsTo('/api/v1/namespaces/team-a/stats')).toHaveLength(1);
   });
 

@@ -1,16 +1,7 @@
-//! History of a namespace (`/ns/:namespace/history`): every operation, filterable (kind, phase,
-//! text, time range — kept in the URL), keyset-paged with "load more", each row expanding to its
-//! timeline; charts of the success rate per day and of durations, and the range's statistics.
-//! Live: refreshes on the namespace's change events.
-//!
-//! data-testids: history-page, history-filters, filter-kind, filter-phase, filter-range,
-//! filter-from, filter-to, filter-search, filter-clear, filter-range-problem, history-charts,
-//! success-rate-chart, success-rate-svg, success-bar, success-bar-empty, success-rate-table,
-//! duration-chart, duration-svg, duration-point, duration-table, chart-empty, chart-basis,
-//! history-stats, history-stats-row (data-kind), history-stats-empty, history-table,
-//! history-row (data-operation-id, data-name), history-expand, history-deleted,
-//! operation-timeline, timeline-entry, operation-failure-reason, operation-open,
-//! history-load-more, history-count, history-empty, live-indicator.
+// History of a namespace (`/ns/:namespace/history`): every operation, filterable (kind, phase,
+// text, time range — kept in the URL), keyset-paged with "load more", each row expanding to its
+// timeline; charts of the success rate per day and of durations, and the range's statistics.
+// Live: refreshes on the namespace's change events.
 import { useCallback, useMemo } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import {

@@ -1,12 +1,8 @@
-//! The namespace picker (`/`): only the namespaces where I may use backups, each a card that
-//! opens its dashboard in one click, with what I may do there (view, back up, restore,
-//! schedule, storage locations, download) and how fresh its newest backup is; a filter box
-//! when there are many; a clear empty state when there are none. Never redirects, even with
-//! one namespace.
-//!
-//! data-testids: namespace-picker, namespace-filter, namespace-count, namespace-card
-//! (data-namespace), namespace-link, namespace-read-only, capability-<view|backup|restore|schedule|locations|download>
-//! (data-allowed), namespace-protection (data-level), namespaces-empty, namespaces-no-match.
+// The namespace picker (`/`): only the namespaces where I may use backups, each a card that
+// opens its dashboard in one click, with what I may do there (view, back up, restore,
+// schedule, storage locations, download) and how fresh its newest backup is; a filter box
+// when there are many; a clear empty state when there are none. Never redirects, even with
+// one namespace.
 import { useState } from 'react';
 import { Content, EmptyState, EmptyStateBody, Gallery, PageSection, SearchInput, Spinner, Title } from '@patternfly/react-core';
 import CubesIcon from '@patternfly/react-icons/dist/esm/icons/cubes-icon';

@@ -1,17 +1,10 @@
-//! The dashboard of a namespace (`/ns/:namespace`): a protection banner (no successful backup
-//! yet / last backup N ago, coloured past 26 h and 7 d, failing schedules), quick actions
-//! (create backup, restore, schedule — disabled with the missing permission when not
-//! allowed), the last successful backup, running and queued work with ETAs, failure rates
-//! over 7 and 30 days, schedules with their health, and the namespace's shared backup storage
-//! (when the cluster has a shared pool). Live: reloads on the namespace's change events; the
-//! queue also every 5 seconds.
-//!
-//! data-testids: overview-page, overview-no-access, protection-status (data-level),
-//! action-create-backup, action-restore, action-create-schedule, action-history, last-backup,
-//! last-backup-link, dashboard-queue, dashboard-queue-empty, queue-table, queue-item,
-//! failure-rates, failure-rate-row (data-kind), failure-rate-7d, failure-rate-30d,
-//! failure-rates-empty, dashboard-schedules, schedule-health (data-name, data-health),
-//! schedules-empty, schedules-forbidden, live-indicator, shared-storage (see SharedStorageView).
+// The dashboard of a namespace (`/ns/:namespace`): a protection banner (no successful backup
+// yet / last backup N ago, coloured past 26 h and 7 d, failing schedules), quick actions
+// (create backup, restore, schedule — disabled with the missing permission when not
+// allowed), the last successful backup, running and queued work with ETAs, failure rates
+// over 7 and 30 days, schedules with their health, and the namespace's shared backup storage
+// (when the cluster has a shared pool). Live: reloads on the namespace's change events; the
+// queue also every 5 seconds.
 import { Link, useParams } from 'react-router';
 import {
   Alert,
@@ -31,12 +24,13 @@ import {
   Title,
 } from '@patternfly/react-core';
 import PlusCircleIcon from '@patternfly/react-icons/dist/esm/icons/plus-circle-icon';
-import { api, nsPath } from '../api/client';
-import type { NamespaceCoverage, NamespaceStatistics, NonAdminSchedule, ObjectList } from '../api/types';
+import { api } from '../api/client';
+import type { NonAdminSchedule } from '../api/types';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { LiveHeading } from '../components/PageHeading';
 import { formatAge, formatTimestamp } from '../format';
 import { useLoad, useNow } from '../hooks';
+import { listPage } from '../lib/listAll';
 import { may, useNamespaceAccess, useNamespaces } from '../namespaces';
 import { fmt, t } from '../strings';
 import { ActionLink } from '../overview/ActionLink';
@@ -59,22 +53,22 @@ export default function Overview() {
   const base = `/ns/${encodeURIComponent(namespace)}`;
   const canListSchedules = !access || may(access, 'schedules', 'list');
 
-  const coverage = useLoad((signal) => api.get<NamespaceCoverage>(nsPath(namespace, 'coverage'), { signal }), `${namespace}/coverage`);
+  const coverage = useLoad((signal) => api.get('/api/v1/namespaces/{namespace}/coverage', { path: { namespace }, signal }), `${namespace}/coverage`);
   const coverageAt = useReceivedAt(coverage.data);
   const { queue, reload: reloadQueue } = useNamespaceQueue(namespace);
   const sharedStorage = useSharedStorage(namespace);
   const stats7 = useLoad(
-    (signal) => api.get<NamespaceStatistics>(nsPath(namespace, 'stats'), { query: lastDays(7, Date.now()), signal }),
+    (signal) => api.get('/api/v1/namespaces/{namespace}/stats', { path: { namespace }, query: lastDays(7, Date.now()), signal }),
     `${namespace}/stats7`,
   );
   const stats30 = useLoad(
-    (signal) => api.get<NamespaceStatistics>(nsPath(namespace, 'stats'), { query: lastDays(30, Date.now()), signal }),
+    (signal) => api.get('/api/v1/namespaces/{namespace}/stats', { path: { namespace }, query: lastDays(30, Date.now()), signal }),
     `${namespace}/stats30`,
   );
   const schedules = useLoad(
     (signal) =>
       canListSchedules
-        ? api.get<ObjectList<NonAdminSchedule>>(nsPath(namespace, 'schedules'), { signal }).then((list) => list.items ?? [])
+        ? listPage(namespace, 'schedules', {}, signal).then((list) => list.items)
         : Promise.resolve<NonAdminSchedule[]>([]),
     `${namespace}/schedules/${canListSchedules}`,
   );

@@ -59,7 +59,7 @@ describe('Queue page', () => {
     const table = await screen.findByTestId('queue-table');
     expect(within(table).getByTestId('queue-eta').textContent).toBe('starts in ~30s · done in ~2mfrom 2 recent runs');
     await act(async () => {
-      vi.advanceTimersByTime(4000);
+      await vi.advanceTimersByTimeAsync(4000);
     });
     expect(within(table).getByTestId('queue-eta').textContent).toBe('starts in ~26s · done in ~2mfrom 2 recent runs');
     expect(screen.getByTestId('queue-updated').textContent).toBe('Updated 4s ago');
@@ -96,7 +96,7 @@ describe('Queue page', () => {
     });
     expect(api.callsTo('/api/v1/namespaces/team-a/queue').length).toBe(before + 1);
     await act(async () => {
-      vi.advanceTimersByTime(5000);
+      await vi.advanceTimersByTimeAsync(5000);
     });
     await eventually(() => expect(api.callsTo('/api/v1/namespaces/team-a/queue').length).toBe(before + 2));
   });

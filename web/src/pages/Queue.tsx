@@ -1,13 +1,8 @@
-//! The queue (`/ns/:namespace/queue`): the cluster's backup and restore queues as anonymous
-//! counts (other teams' work is never named), my running and waiting work in this namespace
-//! with position, state and estimates (start in / finish in, from how many past runs), and my
-//! work in other namespaces. Live: reloads on change events and every 5 seconds; estimates
-//! count down every second in between.
-//!
-//! data-testids: queue-page, cluster-queue-backups, cluster-queue-restores, namespace-queue,
-//! namespace-queue-empty, other-namespaces-queue, queue-table, queue-item (data-name,
-//! data-kind, data-state), queue-state, queue-position, queue-eta, queue-eta-basis,
-//! queue-updated, live-indicator.
+// The queue (`/ns/:namespace/queue`): the cluster's backup and restore queues as anonymous
+// counts (other teams' work is never named), my running and waiting work in this namespace
+// with position, state and estimates (start in / finish in, from how many past runs), and my
+// work in other namespaces. Live: reloads on change events and every 5 seconds; estimates
+// count down every second in between.
 import { useParams } from 'react-router';
 import {
   Card,

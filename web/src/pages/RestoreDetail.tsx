@@ -2,14 +2,6 @@
 // timing, conditions in plain words, the timeline from the history, the effective spec, the
 // searchable log and Velero's results — following live changes; deletion with confirmation;
 // while it has not started, the running operations it waits on.
-//! data-testids: restore-detail-page, restore-title, restore-phase (PhaseLabel "phase" inside),
-//! failure-summary (failure-headline, failure-reason, failure-error-groups, failure-group),
-//! restore-summary, restore-source, restore-progress, restore-queue, restore-conditions,
-//! restore-timeline, restore-timeline-empty, restore-spec, restore-tabs, restore-tab-details,
-//! restore-tab-logs, restore-tab-results, restore-logs (log-search, log-level, log-count,
-//! log-text, log-download, logs-not-ready), restore-results, restore-delete, restore-deleted,
-//! live-state, copy-as, confirm-delete, confirm-delete-button, waiting-on (see
-//! src/manifests/WaitingOn).
 import { useCallback, useMemo, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import {
@@ -37,8 +29,8 @@ import {
   TabTitleText,
   Title,
 } from '@patternfly/react-core';
-import { api, ApiError, nsPath } from '../api/client';
-import type { Description, NonAdminRestore, OperationDetail, OperationPage } from '../api/types';
+import { api, ApiError } from '../api/client';
+import { descriptionConditions, tenantObject, type Description, type NonAdminRestore, type OperationDetail } from '../api/types';
 import { resultSections } from '../backups/ResultsView';
 import { needsFailureSummary, summarizeFailure, type VeleroResults } from '../lib/failureSummary';
 import { ConfirmDeleteModal } from '../components/ConfirmDeleteModal';
@@ -50,7 +42,7 @@ import { PhaseLabel } from '../components/PhaseLabel';
 import { WhyNot } from '../components/WhyNot';
 import { formatDuration, formatTimestamp } from '../format';
 import { useLoad, useNamespaceEvents } from '../hooks';
-import { artifactPath } from '../lib/artifacts';
+import { fetchResults } from '../lib/artifacts';
 import { may, useNamespaceAccess } from '../namespaces';
 import { restoreDeleteAction, restoreDescribeAction, restoreResultsAction } from '../restores/actions';
 import { useCoalescedVersion } from '../restores/useCoalescedVersion';
@@ -83,9 +75,9 @@ interface Loaded {
 }
 
 async function loadTimeline(namespace: string, name: string, uid: string | undefined, signal: AbortSignal): Promise<OperationDetail | null> {
-  const page = await api.get<OperationPage>(nsPath(namespace, 'history'), { query: { kind: 'restore', q: name, limit: 100 }, signal });
+  const page = await api.get('/api/v1/namespaces/{namespace}/history', { path: { namespace }, query: { kind: ['restore'], q: name, limit: 100 }, signal });
   const operation = pickOperation(page.items ?? [], name, uid);
-  return operation ? api.get<OperationDetail>(nsPath(namespace, 'history', operation.id), { signal }) : null;
+  return operation ? api.get('/api/v1/namespaces/{namespace}/history/{operationId}', { path: { namespace, operationId: operation.id }, signal }) : null;
 }
 
 function Timeline({ namespace, name, uid, version }: { namespace: string; name: string; uid?: string; version: string }) {
@@ -157,8 +149,8 @@ export default function RestoreDetail() {
   const loaded = useLoad<Loaded>(
     async (signal) => {
       const [restore, description] = await Promise.all([
-        api.get<NonAdminRestore>(nsPath(namespace, 'restores', name), { signal }),
-        api.get<Description>(nsPath(namespace, 'restores', name, 'describe'), { signal }),
+        api.get('/api/v1/namespaces/{namespace}/restores/{name}', { path: { namespace, name }, signal }).then((restore) => tenantObject('restores', restore)),
+        api.get('/api/v1/namespaces/{namespace}/restores/{name}/describe', { path: { namespace, name }, signal }),
       ]);
       return { restore, description };
     },
@@ -180,11 +172,12 @@ export default function RestoreDetail() {
   const description = loaded.data?.description;
   const restore = loaded.data?.restore;
   const phase = description ? descriptionPhase(description) : undefined;
+  const conditions = description ? descriptionConditions(description) : [];
   const finished = isFinished(description?.veleroPhase);
   const failed = needsFailureSummary(description);
 
   const results = useLoad<VeleroResults | null>(
-    (signal) => (finished && canDownload ? api.get<VeleroResults>(artifactPath(namespace, 'restores', name, 'results'), { signal }) : Promise.resolve(null)),
+    (signal) => (finished && canDownload ? fetchResults(namespace, 'restores', name, signal) : Promise.resolve(null)),
     `${namespace}/${name}/results/${finished}/${canDownload}`,
   );
   const summary = useMemo(() => (failed && description ? summarizeFailure(results.data ?? null, description) : null), [failed, description, results.data]);
@@ -337,9 +330,9 @@ export default function RestoreDetail() {
                 <Title headingLevel="h2" size="md">
                   {d.conditions}
                 </Title>
-                {description.conditions.length ? (
+                {conditions.length ? (
                   <List data-testid="restore-conditions">
-                    {description.conditions.map((condition) => (
+                    {conditions.map((condition) => (
                       <ListItem key={condition.type}>
                         {conditionInWords(condition)} <small>({formatTimestamp(condition.lastTransitionTime)})</small>
                       </ListItem>
@@ -383,7 +376,7 @@ export default function RestoreDetail() {
           name={name}
           texts={t.restores.delete}
           action={restoreDeleteAction(namespace, name)}
-          onDeleted={() => navigate(`${base}/restores`)}
+          onDeleted={() => void navigate(`${base}/restores`)}
           onClose={() => setConfirming(false)}
         />
       )}

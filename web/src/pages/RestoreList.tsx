@@ -1,8 +1,5 @@
 // The namespace's restores, live: phase, progress, queue position, age and source backup, with
 // deletion (the restored objects stay) and a way into the restore wizard.
-//! data-testids: restore-list-page, restore-create (link to the wizard), restore-filter,
-//! restore-table, restore-row (data-name=NAME), restore-link, restore-source, restore-queue,
-//! restore-delete (per row), restores-empty, live-state, confirm-delete, confirm-delete-button.
 import { useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { PageSection, SearchInput, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
@@ -34,7 +31,7 @@ export default function RestoreList() {
   const access = useNamespaceAccess(namespace);
   const canCreate = may(access, 'restores', 'create');
   const canDelete = may(access, 'restores', 'delete');
-  const live = useLiveList<NonAdminRestore>(namespace, 'restores', (signal) => listAll<NonAdminRestore>(namespace, 'restores', signal).then((all) => all.items));
+  const live = useLiveList(namespace, 'restores', (signal) => listAll(namespace, 'restores', signal).then((all) => all.items));
   const now = useNow();
   const deletion = useDeleteDialog(t.restores.delete, (name) => restoreDeleteAction(namespace, name), live.reload);
   const [filter, setFilter] = useState('');

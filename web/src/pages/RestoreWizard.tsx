@@ -4,13 +4,6 @@
 // skipped and why, in restore order, and running operations it would wait on), 4. review with
 // copy-as, then create (Idempotency-Key) and go to the new restore. Fields are
 // validated as typed; the server's 422 field errors appear on their step's fields.
-//! data-testids: restore-wizard-page, restore-wizard, backup-picker, backup-option (data-name),
-//! backup-facts, backup-picker-empty, restore-name, restore-included, restore-excluded,
-//! restore-selector, restore-pvs, existing-policy-none, existing-policy-update, mapping-note,
-//! policy-panel, restore-preview (see RestorePreviewPanel), restore-review, restore-submit-error, restore-unplaced-errors, copy-as,
-//! wizard-next (Next / "Create restore"), wizard-back; field errors: FIELDID-error
-//! (restore-name-error, restore-included-error, restore-excluded-error, restore-selector-error,
-//! restore-pvs-error, existing-policy-error, backup-error).
 import { useEffect, useMemo, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
 import {
@@ -35,8 +28,8 @@ import {
   useWizardContext,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { api, nsPath } from '../api/client';
-import type { NonAdminBackup, NonAdminRestore } from '../api/types';
+import { api } from '../api/client';
+import { isTenantObject, tenantObject, type NonAdminBackup } from '../api/types';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { FieldHelper, PolicyPanel, ResourceSelectionFields, TextField } from '../components/FormFields';
@@ -77,7 +70,7 @@ export function restorableBackups(backups: NonAdminBackup[]): NonAdminBackup[] {
 function BackupFacts({ backup }: { backup: NonAdminBackup }) {
   const status = backup.status?.veleroBackup?.status;
   const phase = backupPhase(backup);
-  const location = backup.spec.backupSpec.storageLocation as string | undefined;
+  const location = backup.spec.backupSpec.storageLocation;
   return (
     <>
       <DescriptionList isHorizontal isCompact data-testid="backup-facts">
@@ -142,8 +135,8 @@ export default function RestoreWizard() {
   const backups = useLoad<NonAdminBackup[]>(
     (signal) =>
       fixedBackup
-        ? api.get<NonAdminBackup>(nsPath(namespace, 'backups', fixedBackup), { signal }).then((backup) => [backup])
-        : listAll<NonAdminBackup>(namespace, 'backups', signal).then((all) => all.items),
+        ? api.get('/api/v1/namespaces/{namespace}/backups/{name}', { path: { namespace, name: fixedBackup }, signal }).then((backup) => [tenantObject('backups', backup)])
+        : listAll(namespace, 'backups', signal).then((all) => all.items),
     `${namespace}/${fixedBackup ?? ''}`,
   );
   const rules = policy.data?.restore;
@@ -189,14 +182,15 @@ export default function RestoreWizard() {
       return;
     }
     const placed = await state.send(request, async (idempotencyKey) => {
-      const created = await api.post<NonAdminRestore>(nsPath(namespace, 'restores'), request, { idempotencyKey });
-      navigate(`${base}/restores/${encodeURIComponent(created.metadata?.name ?? request.name)}`);
+      const created = await api.post('/api/v1/namespaces/{namespace}/restores', { path: { namespace }, body: request, idempotencyKey });
+      const createdName = isTenantObject('restores', created) ? created.metadata.name : request.name;
+      void navigate(`${base}/restores/${encodeURIComponent(createdName)}`);
     });
     const refusedFields = Object.keys(placed ?? {}) as RestoreField[];
     if (refusedFields.length) setJumpTo(STEP_OF_FIELD[refusedFields[0]]);
   };
 
-  const close = () => navigate(fixedBackup ? `${base}/backups/${encodeURIComponent(fixedBackup)}` : `${base}/restores`);
+  const close = () => void navigate(fixedBackup ? `${base}/backups/${encodeURIComponent(fixedBackup)}` : `${base}/restores`);
   const nextProps = { 'data-testid': 'wizard-next' } as never;
   const backProps = { 'data-testid': 'wizard-back' } as never;
 

@@ -2,16 +2,10 @@
 // 02:00", next runs), what each run backs up (resources, label selector, TTL within the
 // administrator's backup rules), paused and skip-immediately; the server's 422 field errors in
 // place; copy as YAML / curl.
-//! data-testids: schedule-create-page, schedule-form, schedule-name, schedule-cron,
-//! schedule-cron-words (plain-words description), schedule-next-runs, schedule-preset-* (hourly,
-//! nightly, weekdays, weekly, monthly), schedule-included, schedule-excluded, schedule-selector,
-//! schedule-ttl, schedule-paused, schedule-skip, policy-panel, schedule-submit, schedule-cancel,
-//! schedule-submit-error, copy-as; field errors: FIELDID-error (schedule-name-error,
-//! schedule-cron-error, schedule-ttl-error, schedule-included-error…).
 import { useMemo, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { Alert, Checkbox, Form, FormGroup, FormSection, PageSection, ToggleGroup, ToggleGroupItem } from '@patternfly/react-core';
-import { api, nsPath } from '../api/client';
+import { api } from '../api/client';
 import { CreateFormFooter, CreateFormHeading, FieldHelper, PolicyPanel, ResourceSelectionFields, TextField } from '../components/FormFields';
 import { useCreateForm, usePolicy } from '../components/useCreateForm';
 import { ruleHint } from '../lib/specRules';
@@ -67,8 +61,8 @@ export default function ScheduleCreate() {
     event.preventDefault();
     if (state.showErrors(clientErrors)) return;
     await state.send(request, async (idempotencyKey) => {
-      await api.post(nsPath(namespace, 'schedules'), request, { idempotencyKey });
-      navigate(list);
+      await api.post('/api/v1/namespaces/{namespace}/schedules', { path: { namespace }, body: request, idempotencyKey });
+      void navigate(list);
     });
   };
 
@@ -135,7 +129,7 @@ export default function ScheduleCreate() {
           <FieldHelper id="schedule-options" error={shown('paused') ?? shown('skipImmediately')} />
         </FormGroup>
         <PolicyPanel title={c.policy} rules={rules} restrictions={policy.data?.restrictions} />
-        <CreateFormFooter testIdPrefix="schedule" sent={state} texts={c} action={action} mayNotSubmit={!canCreate && !!access} onCancel={() => navigate(list)} />
+        <CreateFormFooter testIdPrefix="schedule" sent={state} texts={c} action={action} mayNotSubmit={!canCreate && !!access} onCancel={() => void navigate(list)} />
       </Form>
     </PageSection>
   );

@@ -2,12 +2,6 @@
 // health of the newest run (failing ones highlighted, also from the coverage answer), pause /
 // resume without confirmation, deletion with confirmation; a row expands to its recent runs,
 // template and "copy as" of its actions.
-//! data-testids: schedules-page, schedule-create (link to the form), schedules-empty,
-//! schedules-failing (alert), schedule-table, schedule-row (data-name=NAME, data-health=…),
-//! schedule-expand, schedule-cron, schedule-state, schedule-health, schedule-last-run,
-//! schedule-next-run, schedule-pause (toggles pause/resume), schedule-delete, schedule-details,
-//! schedule-run-link, schedule-action-error, live-state, copy-as, confirm-delete,
-//! confirm-delete-button.
 import { Fragment, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import {
@@ -27,8 +21,8 @@ import {
 import { ExpandableRowContent, Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import PauseIcon from '@patternfly/react-icons/dist/esm/icons/pause-icon';
 import PlayIcon from '@patternfly/react-icons/dist/esm/icons/play-icon';
-import { api, nsPath } from '../api/client';
-import type { NamespaceCoverage, NonAdminSchedule } from '../api/types';
+import { api } from '../api/client';
+import type { NonAdminSchedule } from '../api/types';
 import { useDeleteDialog } from '../components/ConfirmDeleteModal';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
@@ -85,9 +79,9 @@ export default function Schedules() {
   const canCreate = may(access, 'schedules', 'create');
   const canDelete = may(access, 'schedules', 'delete');
   const canPatch = mayPatchSchedules(access);
-  const live = useLiveList<NonAdminSchedule>(namespace, 'schedules', (signal) => listAll<NonAdminSchedule>(namespace, 'schedules', signal).then((all) => all.items));
+  const live = useLiveList(namespace, 'schedules', (signal) => listAll(namespace, 'schedules', signal).then((all) => all.items));
   const signature = runsSignature(live.data);
-  const coverage = useLoad((signal) => api.get<NamespaceCoverage>(nsPath(namespace, 'coverage'), { signal }), `${namespace}/${signature}`);
+  const coverage = useLoad((signal) => api.get('/api/v1/namespaces/{namespace}/coverage', { path: { namespace }, signal }), `${namespace}/${signature}`);
   const failing = coverage.data?.failingSchedules ?? [];
   const now = useNow();
   const deletion = useDeleteDialog(t.schedules.delete, (name) => scheduleDeleteAction(namespace, name), live.reload);
@@ -103,7 +97,7 @@ export default function Schedules() {
     setBusy((current) => new Set(current).add(name));
     setActionError(null);
     try {
-      await api.patch(nsPath(namespace, 'schedules', name), pausePatch(!schedule.spec.paused));
+      await api.patch('/api/v1/namespaces/{namespace}/schedules/{name}', { path: { namespace, name }, body: pausePatch(!schedule.spec.paused) });
     } catch (error) {
       setActionError(error);
     } finally {

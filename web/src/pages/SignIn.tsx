@@ -39,7 +39,7 @@ export default function SignIn() {
   };
   return (
     <LoginPage loginTitle={t.signIn.title} loginSubtitle={t.signIn.intro} brandImgSrc={undefined}>
-      <Form onSubmit={submit} aria-label={t.signIn.title}>
+      <Form onSubmit={(event) => void submit(event)} aria-label={t.signIn.title}>
         {error && <Alert variant="danger" isInline title={error} data-testid="signin-error" />}
         <FormGroup label={t.signIn.tokenLabel} fieldId="token" isRequired>
           <TextInput

@@ -2,14 +2,7 @@
 // must already exist: the kubectl command to create it is shown), default flag and access mode;
 // shows the administrator's rules and whether approval is needed; validates as typed; shows the
 // server's 422 field errors in place; copy as YAML / curl.
-//! data-testids: location-create-page, location-form, location-name, location-provider,
-//! location-provider-other, location-bucket, location-prefix, location-config-key-N,
-//! location-config-value-N, location-config-remove-N, location-config-add, location-secret-name,
-//! location-secret-key, location-secret-command, location-default, location-access-readwrite,
-//! location-access-readonly, location-approval-note, policy-panel, location-submit,
-//! location-cancel, location-submit-error, copy-as; field errors: FIELDID-error
-//! (location-name-error, location-bucket-error, location-secret-name-error, location-config-error…).
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import {
   Alert,
@@ -31,7 +24,7 @@ import {
 } from '@patternfly/react-core';
 import MinusCircleIcon from '@patternfly/react-icons/dist/esm/icons/minus-circle-icon';
 import PlusCircleIcon from '@patternfly/react-icons/dist/esm/icons/plus-circle-icon';
-import { api, nsPath } from '../api/client';
+import { api } from '../api/client';
 import { CreateFormFooter, CreateFormHeading, FieldHelper, PolicyPanel, TextField } from '../components/FormFields';
 import { useCreateForm, usePolicy } from '../components/useCreateForm';
 import { ruleFor, ruleHint } from '../lib/specRules';
@@ -66,12 +59,13 @@ export default function StorageLocationCreate() {
   const [otherProvider, setOtherProvider] = useState(false);
 
   const policySettled = policy.data !== undefined || !!policy.error;
-  useEffect(() => {
-    if (form || !policySettled) return;
+  // The form starts once the policy is known (set while rendering: React's pattern for state
+  // that follows a value).
+  if (!form && policySettled) {
     const initial = initialLocationForm(policy.data?.storageLocation);
     setForm(initial);
     setOtherProvider(!(PROVIDERS as readonly string[]).includes(initial.provider));
-  }, [form, policySettled, policy.data, setForm]);
+  }
 
   const clientErrors = useMemo(() => (form ? validateLocationForm(form, rules) : {}), [form, rules]);
   const shown = (field: LocationField) => state.shown(field, clientErrors);
@@ -101,8 +95,8 @@ export default function StorageLocationCreate() {
     event.preventDefault();
     if (state.showErrors(clientErrors)) return;
     await state.send(request, async (idempotencyKey) => {
-      await api.post(nsPath(namespace, 'storage-locations'), request, { idempotencyKey });
-      navigate(list);
+      await api.post('/api/v1/namespaces/{namespace}/storage-locations', { path: { namespace }, body: request, idempotencyKey });
+      void navigate(list);
     });
   };
 
@@ -286,7 +280,7 @@ export default function StorageLocationCreate() {
           <FieldHelper id="location-access" error={shown('accessMode')} hint={ruleHint(rules, 'accessMode')} />
         </FormGroup>
         <PolicyPanel title={c.policy} rules={rules} restrictions={policy.data?.restrictions} />
-        <CreateFormFooter testIdPrefix="location" sent={state} texts={c} action={action} mayNotSubmit={!canCreate && !!access} onCancel={() => navigate(list)} />
+        <CreateFormFooter testIdPrefix="location" sent={state} texts={c} action={action} mayNotSubmit={!canCreate && !!access} onCancel={() => void navigate(list)} />
       </Form>
     </PageSection>
   );

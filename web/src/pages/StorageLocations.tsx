@@ -1,15 +1,10 @@
 // The namespace's own storage locations, live: provider, bucket/prefix, the Velero location's
 // phase and the administrator's approval (Pending explained), with deletion; and the namespace's
 // place in the cluster's shared backup pool, when there is one.
-//! data-testids: locations-page, shared-storage (see SharedStorageView), location-create (link to the form), locations-empty,
-//! locations-pending (alert when some wait for approval), location-table, location-row
-//! (data-name=NAME), location-where, location-approval, location-phase, location-problem, location-delete,
-//! live-state, confirm-delete, confirm-delete-button.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useParams } from 'react-router';
 import { Alert, Label, PageSection, Tooltip } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import type { NonAdminBackupStorageLocation } from '../api/types';
 import { useDeleteDialog } from '../components/ConfirmDeleteModal';
 import { Age, CreateLink, ListBody, RowDeleteButton } from '../components/ListPage';
 import { ListHeading } from '../components/PageHeading';
@@ -44,8 +39,8 @@ export default function StorageLocations() {
   const canCreate = may(access, 'storage-locations', 'create');
   const canDelete = may(access, 'storage-locations', 'delete');
   const [approvals, setApprovals] = useState<Record<string, string>>({});
-  const live = useLiveList<NonAdminBackupStorageLocation>(namespace, 'storage-locations', (signal) =>
-    listAll<NonAdminBackupStorageLocation>(namespace, 'storage-locations', signal).then((all) => {
+  const live = useLiveList(namespace, 'storage-locations', (signal) =>
+    listAll(namespace, 'storage-locations', signal).then((all) => {
       setApprovals(all.approvals);
       return all.items;
     }),
@@ -68,10 +63,11 @@ export default function StorageLocations() {
     }
   }, [pending, reload]);
   const askedFor = useRef(new Set<string>());
-  const unknownKey = unknown.filter((name) => !askedFor.current.has(name)).join(',');
+  const unknownKey = unknown.join(',');
   useEffect(() => {
-    if (!unknownKey) return;
-    unknownKey.split(',').forEach((name) => askedFor.current.add(name));
+    const fresh = unknownKey.split(',').filter((name) => name && !askedFor.current.has(name));
+    if (!fresh.length) return;
+    fresh.forEach((name) => askedFor.current.add(name));
     reload();
   }, [unknownKey, reload]);
 

@@ -1,17 +1,16 @@
 // Keeping dashboard, queue and history current: reload on the namespace's change events
 // (debounced, one event stream per page) and on a timer while the page is visible.
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useEffectEvent, useRef, useState } from 'react';
 import type { ChangeEvent } from '../api/types';
 import { useNamespaceEvents, type StreamState } from '../hooks';
 
 /** Calls `callback` every `ms` while the tab is visible (and `enabled`). */
 export function useInterval(callback: () => void, ms: number, enabled = true): void {
-  const callbackRef = useRef(callback);
-  callbackRef.current = callback;
+  const tick = useEffectEvent(callback);
   useEffect(() => {
     if (!enabled) return;
     const timer = setInterval(() => {
-      if (typeof document === 'undefined' || document.visibilityState !== 'hidden') callbackRef.current();
+      if (typeof document === 'undefined' || document.visibilityState !== 'hidden') tick();
     }, ms);
     return () => clearInterval(timer);
   }, [ms, enabled]);
@@ -20,7 +19,9 @@ export function useInterval(callback: () => void, ms: number, enabled = true): v
 /** A trigger that calls `callback` once, `ms` after the last of a burst of calls. */
 export function useDebounced(callback: () => void, ms: number): () => void {
   const callbackRef = useRef(callback);
-  callbackRef.current = callback;
+  useEffect(() => {
+    callbackRef.current = callback;
+  });
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(timer.current), []);
   return useCallback(() => {
@@ -40,12 +41,10 @@ export function useReloadOnChanges(
   debounceMs = 400,
 ): StreamState {
   const debounced = useDebounced(reload, debounceMs);
-  const mattersRef = useRef(matters);
-  mattersRef.current = matters;
   return useNamespaceEvents(
     namespace,
     (event) => {
-      if (mattersRef.current(event)) debounced();
+      if (matters(event)) debounced();
     },
     debounced,
   );
@@ -57,6 +56,7 @@ export function useReceivedAt(data: unknown): number {
   // pattern), not in an effect: an effect runs later, so a count-down could restart from zero.
   const [seen, setSeen] = useState(() => ({ data, at: Date.now() }));
   if (seen.data !== data) {
+    // eslint-disable-next-line react-hooks/purity -- the time of this render is the point (see above)
     const next = { data, at: Date.now() };
     setSeen(next);
     return next.at;

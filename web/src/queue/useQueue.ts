@@ -1,6 +1,6 @@
 // The queue data of a namespace page: my items there and the cluster's counts, reloaded on the
 // namespace's backup/restore changes and every few seconds while visible.
-import { api, apiPath, nsPath } from '../api/client';
+import { api } from '../api/client';
 import type { ClusterQueue, NamespaceQueue } from '../api/types';
 import { useLoad, type Loaded } from '../hooks';
 import { useInterval, useReceivedAt } from './live';
@@ -14,7 +14,7 @@ export interface LiveQueue {
 
 /** My queue items in `namespace`, polled; call `reload` on change events. */
 export function useNamespaceQueue(namespace: string, pollMs = QUEUE_POLL_MS): LiveQueue {
-  const queue = useLoad((signal) => api.get<NamespaceQueue>(nsPath(namespace, 'queue'), { signal }), `${namespace}/queue`);
+  const queue = useLoad((signal) => api.get('/api/v1/namespaces/{namespace}/queue', { path: { namespace }, signal }), `${namespace}/queue`);
   const receivedAt = useReceivedAt(queue.data);
   useInterval(queue.reload, pollMs);
   return { queue: { ...queue, receivedAt }, reload: queue.reload };
@@ -22,7 +22,7 @@ export function useNamespaceQueue(namespace: string, pollMs = QUEUE_POLL_MS): Li
 
 /** The cluster's queue counts and my items everywhere, polled. */
 export function useClusterQueue(pollMs = QUEUE_POLL_MS): Loaded<ClusterQueue> & { receivedAt: number } {
-  const cluster = useLoad((signal) => api.get<ClusterQueue>(apiPath(['queue']), { signal }), 'cluster-queue');
+  const cluster = useLoad((signal) => api.get('/api/v1/queue', { signal }), 'cluster-queue');
   const receivedAt = useReceivedAt(cluster.data);
   useInterval(cluster.reload, pollMs);
   return { ...cluster, receivedAt };

@@ -13,7 +13,7 @@ import {
 } from '@patternfly/react-core';
 import { CopyAs } from '../components/CopyAs';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { DownloadLink, MarkedText, useArtifactText } from '../components/LogText';
+import { DownloadLink, MarkedText, useLogText } from '../components/LogText';
 import { artifactPath } from '../lib/artifacts';
 import { searchLog, type LevelFilter } from '../lib/logSearch';
 import { fmt, t } from '../strings';
@@ -25,7 +25,7 @@ export const MAX_RENDERED_LINES = 3000;
 export function RestoreLogPanel({ namespace, name, finished, canDownload }: { namespace: string; name: string; finished: boolean; canDownload: boolean }) {
   const l = t.restores.logs;
   const path = artifactPath(namespace, 'restores', name, 'log');
-  const log = useArtifactText(path, finished && canDownload);
+  const log = useLogText(namespace, 'restores', name, finished && canDownload);
   const [query, setQuery] = useState('');
   const [level, setLevel] = useState<LevelFilter>('all');
   const found = useMemo(() => searchLog(log.data ?? '', query, level), [log.data, query, level]);

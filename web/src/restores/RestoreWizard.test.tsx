@@ -45,7 +45,7 @@ describe('RestoreWizard', () => {
   it('shows the backup and proposes a restore name', async () => {
     fakeGateway(SIGNED_IN_AS_ALICE, base);
     await openOptions();
-    expect((screen.getByTestId('restore-name') as HTMLInputElement).value).toMatch(/^ui-hist-1-restore-\d{14}$/);
+    expect(screen.getByTestId<HTMLInputElement>('restore-name').value).toMatch(/^ui-hist-1-restore-\d{14}$/);
     expect(screen.getByTestId('mapping-note').textContent).toContain('Restores always go back into namespace team-a');
   });
 
@@ -56,11 +56,11 @@ describe('RestoreWizard', () => {
     expect((await screen.findByTestId('restore-name-error')).textContent).toContain("Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit.");
     type('restore-included', 'deployments, Pods');
     expect(screen.getByTestId('restore-included-error').textContent).toContain('"Pods" is not a resource name');
-    expect((screen.getByTestId('wizard-next') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId<HTMLButtonElement>('wizard-next').disabled).toBe(true);
     type('restore-name', 'undo-1');
     type('restore-included', 'deployments');
     await waitFor(() => expect(screen.queryByTestId('restore-name-error')).toBeNull());
-    expect((screen.getByTestId('wizard-next') as HTMLButtonElement).disabled).toBe(false);
+    expect(screen.getByTestId<HTMLButtonElement>('wizard-next').disabled).toBe(false);
   });
 
   it('lists only restorable backups in the picker and needs a choice', async () => {
@@ -68,10 +68,10 @@ describe('RestoreWizard', () => {
     renderPage('/ns/team-a/restores/new', { '/ns/:namespace/restores/new': <RestoreWizard /> });
     const picker = await screen.findByTestId('backup-picker');
     expect(within(picker).getAllByTestId('backup-option').map((row) => row.getAttribute('data-name'))).toEqual(['ui-hist-2', 'ui-hist-1']);
-    expect((screen.getByTestId('wizard-next') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId<HTMLButtonElement>('wizard-next').disabled).toBe(true);
     fireEvent.click(within(picker).getByLabelText('ui-hist-1'));
     expect(await screen.findByTestId('backup-facts')).toBeTruthy();
-    expect((screen.getByTestId('wizard-next') as HTMLButtonElement).disabled).toBe(false);
+    expect(screen.getByTestId<HTMLButtonElement>('wizard-next').disabled).toBe(false);
   });
 
   it('shows the server 422 on the field of its step, and retries with a new key only for a new body', async () => {
@@ -128,9 +128,9 @@ describe('RestoreWizard', () => {
         : base(call),
     );
     await openOptions();
-    expect((screen.getByTestId('existing-policy-update') as HTMLInputElement).disabled).toBe(true);
-    expect((screen.getByTestId('existing-policy-none') as HTMLInputElement).checked).toBe(true);
-    const pvs = screen.getByTestId('restore-pvs') as HTMLInputElement;
+    expect(screen.getByTestId<HTMLInputElement>('existing-policy-update').disabled).toBe(true);
+    expect(screen.getByTestId<HTMLInputElement>('existing-policy-none').checked).toBe(true);
+    const pvs = screen.getByTestId<HTMLInputElement>('restore-pvs');
     expect(pvs.checked).toBe(false);
     expect(pvs.disabled).toBe(true);
     expect(screen.getByText('Set by the administrator: false')).toBeTruthy();

@@ -32,14 +32,14 @@ describe('restore actions', () => {
     expect(restoreDescribeAction('team-a', 'r1')).toEqual({ method: 'GET', path: '/api/v1/namespaces/team-a/restores/r1/describe', cli: 'nac restore get r1 -n team-a -o yaml' });
     expect(restoreLogsAction('team-a', 'r1')).toEqual({ method: 'GET', path: '/api/v1/namespaces/team-a/restores/r1/logs?artifact=log', cli: 'nac restore logs r1 -n team-a' });
     expect(restoreResultsAction('team-a', 'r1').path).toBe('/api/v1/namespaces/team-a/restores/r1/logs?artifact=results');
-    expect(restoreDeleteAction('team-a', 'r1')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/restores/r1', cli: 'nac restore delete r1 -n team-a' });
+    expect(restoreDeleteAction('team-a', 'r1')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/restores/r1', cli: 'nac restore delete r1 -n team-a', target: { resource: 'restores', namespace: 'team-a', name: 'r1' } });
   });
 });
 
 describe('storage-location and schedule actions', () => {
   it('describes deletion and pause/resume', () => {
-    expect(locationDeleteAction('team-a', 'loc')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/storage-locations/loc' });
-    expect(scheduleDeleteAction('team-a', 'nightly')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/schedules/nightly' });
+    expect(locationDeleteAction('team-a', 'loc')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/storage-locations/loc', target: { resource: 'storage-locations', namespace: 'team-a', name: 'loc' } });
+    expect(scheduleDeleteAction('team-a', 'nightly')).toEqual({ method: 'DELETE', path: '/api/v1/namespaces/team-a/schedules/nightly', target: { resource: 'schedules', namespace: 'team-a', name: 'nightly' } });
     const pause = schedulePauseAction('team-a', 'nightly', true);
     expect(curlCommand(pause, '')).toBe(
       `curl -sS -X PATCH -H "Authorization: Bearer $NAC_TOKEN" -H 'Content-Type: application/json' --data '{"paused":true}' '/api/v1/namespaces/team-a/schedules/nightly'`,

@@ -50,13 +50,13 @@ describe('initialRestoreForm', () => {
 describe('isRestorable', () => {
   it('accepts Completed and PartiallyFailed backups only', () => {
     expect(isRestorable(backupUiHist1)).toBe(true);
-    const failed = { ...backupUiHist1, status: { ...backupUiHist1.status, veleroBackup: { status: { phase: 'Failed' } } } } as NonAdminBackup;
+    const failed = { ...backupUiHist1, status: { ...backupUiHist1.status, veleroBackup: { status: { phase: 'Failed' } } } } satisfies NonAdminBackup;
     expect(isRestorable(failed)).toBe(false);
-    const partial = { ...backupUiHist1, status: { ...backupUiHist1.status, veleroBackup: { status: { phase: 'PartiallyFailed' } } } } as NonAdminBackup;
+    const partial = { ...backupUiHist1, status: { ...backupUiHist1.status, veleroBackup: { status: { phase: 'PartiallyFailed' } } } } satisfies NonAdminBackup;
     expect(isRestorable(partial)).toBe(true);
     const deleting = { ...backupUiHist1, metadata: { ...backupUiHist1.metadata, deletionTimestamp: '2026-11-23T06:00:00Z' } };
     expect(isRestorable(deleting)).toBe(false);
-    const vanished = { ...backupUiHist1, status: { ...backupUiHist1.status, phase: 'BackingOff' } } as NonAdminBackup;
+    const vanished = { ...backupUiHist1, status: { ...backupUiHist1.status, phase: 'BackingOff' } } satisfies NonAdminBackup;
     expect(isRestorable(vanished)).toBe(false);
   });
 });

@@ -52,7 +52,7 @@ export function initialRestoreForm(backupName: string, name: string, rules: Rule
     backupName,
     includedResources: (implicitValue<string[]>(rules, 'includedResources', []) ?? []).join(', '),
     excludedResources: (implicitValue<string[]>(rules, 'excludedResources', []) ?? []).join(', '),
-    labelSelector: selector ? formatLabelSelector(selector as never) : '',
+    labelSelector: selector ? formatLabelSelector(selector) : '',
     restorePVs: implicitValue(rules, 'restorePVs', true),
     existingResourcePolicy: implicitValue<ExistingResourcePolicy>(rules, 'existingResourcePolicy', 'none'),
   };

@@ -20,7 +20,7 @@ const queued = {
   metadata: { name: 'r3', uid: 'u3' },
   spec: { restoreSpec: { backupName: 'ui-hist-1' } },
   status: { phase: 'Created', queueInfo: { estimatedQueuePosition: 2 }, veleroRestore: { status: { phase: 'New' } } },
-} as NonAdminRestore;
+} satisfies NonAdminRestore;
 
 describe('list values', () => {
   it('shows the Velero phase, else the request phase', () => {
@@ -55,7 +55,7 @@ describe('description values', () => {
 
 describe('conditions and timeline in words', () => {
   it('explains the real conditions', () => {
-    expect(restoreCompleted.status!.conditions!.map(conditionInWords)).toEqual([
+    expect(restoreCompleted.status.conditions.map(conditionInWords)).toEqual([
       'NAC accepted the restore request.',
       'Velero was asked to run it (its Velero Restore exists).',
     ]);

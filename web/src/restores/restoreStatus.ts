@@ -1,7 +1,7 @@
 // What a NonAdminRestore's status means for the list and detail pages: its phase, progress and
 // queue position, its conditions and history timeline in plain words, and which history
 // operation is its own.
-import type { Condition, Description, NonAdminRestore, Operation, TimelineEntry } from '../api/types';
+import { countOf, type ConditionFacts, type Description, type NonAdminRestore, type Operation, type TimelineEntry } from '../api/types';
 import { fmt, t } from '../strings';
 
 /** The phase to show: Velero's when it has one, else NAC's request phase. */
@@ -31,9 +31,7 @@ export function restoreQueuePosition(restore: NonAdminRestore): number | null {
 
 /** Items done and total of a restore's description (`itemsRestored` of `totalItems`). */
 export function descriptionProgress(description: Description): { done: number | null; total: number | null } {
-  const progress = description.progress ?? {};
-  const done = progress.itemsRestored ?? null;
-  return { done, total: progress.totalItems ?? null };
+  return { done: countOf(description.progress, 'itemsRestored') ?? null, total: countOf(description.progress, 'totalItems') ?? null };
 }
 
 /** The phase a description shows: Velero's, else the request's. */
@@ -42,7 +40,7 @@ export function descriptionPhase(description: Description): string {
 }
 
 /** One condition as a sentence. */
-export function conditionInWords(condition: Condition): string {
+export function conditionInWords(condition: ConditionFacts): string {
   const message = condition.message ?? '';
   const isTrue = condition.status === 'True';
   switch (condition.type) {

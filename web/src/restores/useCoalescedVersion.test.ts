@@ -14,14 +14,18 @@ describe('useCoalescedVersion', () => {
       for (let i = 0; i < 10; i += 1) result.current[1]();
     });
     expect(result.current[0]).toBe(0);
-    act(() => vi.advanceTimersByTime(500));
+    act(() => {
+      vi.advanceTimersByTime(500);
+    });
     expect(result.current[0]).toBe(1);
     act(() => {
       result.current[1]();
       vi.advanceTimersByTime(499);
     });
     expect(result.current[0]).toBe(1);
-    act(() => vi.advanceTimersByTime(1));
+    act(() => {
+      vi.advanceTimersByTime(1);
+    });
     expect(result.current[0]).toBe(2);
   });
 });

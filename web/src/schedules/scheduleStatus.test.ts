@@ -10,7 +10,7 @@ function withRun(phase: string, extra: Partial<NonAdminSchedule['spec']> = {}): 
   return {
     ...real,
     spec: { ...real.spec, paused: false, ...extra },
-    status: { ...real.status, lastBackup: { name: 'nightly-1', veleroBackupName: 'v', phase } } as unknown as NonAdminSchedule['status'],
+    status: { ...real.status, lastBackup: { name: 'nightly-1', veleroBackupName: 'v', phase } },
   };
 }
 
@@ -27,9 +27,9 @@ describe('runs', () => {
   });
 
   it('falls back to recentBackups, or nothing', () => {
-    const noLast = { ...real, status: { ...real.status, lastBackup: undefined } } as NonAdminSchedule;
+    const noLast = { ...real, status: { ...real.status, lastBackup: undefined } } satisfies NonAdminSchedule;
     expect(newestRun(noLast)?.name).toBe('sched-probe-20261123060500');
-    const fresh = { ...real, status: { phase: 'Created' } } as NonAdminSchedule;
+    const fresh = { ...real, status: { phase: 'Created' } } satisfies NonAdminSchedule;
     expect(newestRun(fresh)).toBeNull();
     expect(lastRunTime(fresh)).toBeNull();
   });
@@ -48,14 +48,14 @@ describe('scheduleHealth', () => {
     expect(scheduleHealth(withRun('InProgress'))).toBe('running');
     // Paused shows in the state column; health stays the newest run's.
     expect(scheduleHealth(withRun('Completed', { paused: true }))).toBe('healthy');
-    expect(scheduleHealth({ ...real, spec: { ...real.spec, paused: true }, status: { phase: 'Created' } } as NonAdminSchedule)).toBe('paused');
-    expect(scheduleHealth({ ...real, spec: { ...real.spec, paused: false }, status: { phase: 'Created' } } as NonAdminSchedule)).toBe('noRuns');
+    expect(scheduleHealth({ ...real, spec: { ...real.spec, paused: true }, status: { phase: 'Created' } } satisfies NonAdminSchedule)).toBe('paused');
+    expect(scheduleHealth({ ...real, spec: { ...real.spec, paused: false }, status: { phase: 'Created' } } satisfies NonAdminSchedule)).toBe('noRuns');
   });
   it('is invalid when NAC refused it', () => {
     const refused = {
       ...real,
-      status: { phase: 'BackingOff', conditions: [{ type: 'Accepted', status: 'False', reason: 'InvalidSchedule', message: 'spec.schedule: invalid cron expression' }] },
-    } as NonAdminSchedule;
+      status: { phase: 'BackingOff', conditions: [{ type: 'Accepted', status: 'False', reason: 'InvalidSchedule', message: 'spec.schedule: invalid cron expression', lastTransitionTime: '2026-11-23T05:59:36Z' }] },
+    } satisfies NonAdminSchedule;
     expect(scheduleHealth(refused)).toBe('invalid');
     expect(scheduleProblem(refused)).toBe('spec.schedule: invalid cron expression');
     expect(scheduleProblem(real)).toBeNull();

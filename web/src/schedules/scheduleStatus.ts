@@ -5,35 +5,19 @@ import type { NamespaceAccess, NonAdminSchedule } from '../api/types';
 import { formatUntil } from '../format';
 import { t } from '../strings';
 
+type ScheduleStatus = NonNullable<NonAdminSchedule['status']>;
+
 /** One backup a schedule created (status.lastBackup / status.recentBackups[]). */
-export interface ScheduleRun {
-  name: string;
-  veleroBackupName?: string;
-  phase?: string;
-  startTimestamp?: string;
-  completionTimestamp?: string;
-  expiration?: string;
-}
+export type ScheduleRun = NonNullable<ScheduleStatus['lastBackup']>;
 
-/** The status fields the list reads (the foundation's type has `lastBackup` as a string). */
-export interface ScheduleStatusView {
-  phase?: string;
-  nextRun?: string;
-  lastBackup?: ScheduleRun;
-  recentBackups?: ScheduleRun[];
-  veleroSchedule?: { name?: string; status?: { phase?: string; lastBackup?: string; lastSkipped?: string; validationErrors?: string[] } };
-  conditions?: { type: string; status: string; reason?: string; message?: string }[];
-}
-
-export function scheduleStatus(schedule: NonAdminSchedule): ScheduleStatusView {
-  return (schedule.status ?? {}) as unknown as ScheduleStatusView;
+export function scheduleStatus(schedule: NonAdminSchedule): ScheduleStatus {
+  return schedule.status ?? {};
 }
 
 /** The newest run: status.lastBackup, else the first of recentBackups. */
 export function newestRun(schedule: NonAdminSchedule): ScheduleRun | null {
   const status = scheduleStatus(schedule);
-  if (status.lastBackup && typeof status.lastBackup === 'object') return status.lastBackup;
-  return status.recentBackups?.[0] ?? null;
+  return status.lastBackup ?? status.recentBackups?.[0] ?? null;
 }
 
 /** When the schedule last created a backup. */

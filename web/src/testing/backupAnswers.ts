@@ -1,5 +1,5 @@
 // Gateway answers recorded from `nac demo` (team-a, user alice), used by the backups pages' tests.
-import type { Description, NonAdminBackup, OperationDetail, OperationPage, PolicyView } from '../api/types';
+import type { Description, NonAdminBackup, OperationDetail, OperationPage, PolicyView, RequestPhase } from '../api/types';
 import type { VeleroResults } from '../lib/failureSummary';
 import { openPolicy } from './accessAnswers';
 
@@ -18,7 +18,7 @@ export const STORAGE_LOCATIONS = { apiVersion: 'oadp.openshift.io/v1alpha1', kin
 
 const VELERO_SPEC = { includedNamespaces: ['team-a'], labelSelector: { matchLabels: { app: 'web' } }, ttl: '24h', storageLocation: 'default' };
 
-export function completedBackup(name = 'probe-1', overrides: { phase?: string; veleroPhase?: string; resourceVersion?: string; done?: number; total?: number; position?: number } = {}): NonAdminBackup {
+export function completedBackup(name = 'probe-1', overrides: { phase?: RequestPhase; veleroPhase?: string; resourceVersion?: string; done?: number; total?: number; position?: number } = {}): NonAdminBackup {
   return {
     apiVersion: 'oadp.openshift.io/v1alpha1',
     kind: 'NonAdminBackup',

@@ -3,6 +3,10 @@
 // bodies, an EventSource the test pushes events into, and waiting on real timers.
 import { act } from '@testing-library/react';
 import { vi } from 'vitest';
+import type { components } from '../api/schema';
+
+/** A list answer of the gateway (`ObjectList`) with its items typed, for fixtures. */
+export type ListAnswer<T> = Omit<components['schemas']['ObjectList'], 'items'> & { items: T[] };
 
 export interface FakeAnswer {
   status?: number;
@@ -60,7 +64,7 @@ export function fakeGateway(routes: Record<string, FakeRoute>, fallback?: FakeHa
     const answer = (typeof route === 'function' ? await route(call) : route) ?? (await fallback?.(call)) ?? { status: 404, body: problem(404, 'Not Found', 'not-found', `no fake for ${call.method} ${input}`) };
     const status = answer.status ?? 200;
     const contentType = answer.text ? 'text/plain; charset=utf-8' : status >= 400 ? 'application/problem+json' : 'application/json';
-    const payload = answer.body === undefined ? '' : answer.text ? String(answer.body) : JSON.stringify(answer.body);
+    const payload = answer.body === undefined ? '' : answer.text ? (typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body)) : JSON.stringify(answer.body);
     return new Response(status === 204 ? null : payload, { status, headers: { 'content-type': contentType } });
   });
   vi.stubGlobal('fetch', fetchMock);

@@ -1,6 +1,7 @@
 // Real answers of the demo gateway (team-a, alice), captured for the tests of the namespace
 // picker, dashboard, history and queue pages. Not used by the console itself.
-import type { ClusterQueue, NamespaceCoverage, NamespaceQueue, NamespaceStatistics, NonAdminSchedule, Operation, OperationDetail, ObjectList } from '../api/types';
+import type { ClusterQueue, NamespaceCoverage, NamespaceQueue, NamespaceStatistics, NonAdminSchedule, Operation, OperationDetail } from '../api/types';
+import type { ListAnswer } from './gateway';
 
 export const scheduleRun: Operation = {
   id: '9304b417-e271-4bf3-9c62-ead6f3ba13ce',
@@ -229,7 +230,7 @@ export const clusterQueue: ClusterQueue = {
   ],
 };
 
-export const schedules: ObjectList<NonAdminSchedule> = {
+export const schedules: ListAnswer<NonAdminSchedule> = {
   apiVersion: 'oadp.openshift.io/v1alpha1',
   kind: 'NonAdminScheduleList',
   metadata: {},
@@ -251,7 +252,7 @@ export const schedules: ObjectList<NonAdminSchedule> = {
         },
         phase: 'Created',
         conditions: [{ lastTransitionTime: '2026-11-23T05:59:36Z', message: 'schedule accepted', reason: 'ScheduleAccepted', status: 'True', type: 'Accepted' }],
-      } as unknown as NonAdminSchedule['status'],
+      },
     },
     {
       apiVersion: 'oadp.openshift.io/v1alpha1',

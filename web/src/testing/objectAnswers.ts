@@ -7,10 +7,10 @@ import type {
   NonAdminBackupStorageLocation,
   NonAdminRestore,
   NonAdminSchedule,
-  ObjectList,
   OperationDetail,
   OperationPage,
 } from '../api/types';
+import type { ListAnswer } from './gateway';
 
 /** The conditions of both demo backups (accepted and queued in the same second). */
 const backupConditions = [
@@ -85,7 +85,7 @@ function completedDemoBackup(name: string, resourceVersion: string, uid: string,
       "phase": "Created",
       "conditions": backupConditions
     }
-  } as unknown as NonAdminBackup;
+  } satisfies NonAdminBackup;
 }
 
 export const backupUiHist1 = completedDemoBackup(
@@ -168,7 +168,7 @@ export const restoreCompleted = {
       }
     ]
   }
-} as unknown as NonAdminRestore;
+} satisfies NonAdminRestore;
 
 export const restorePartiallyFailed = {
   "apiVersion": "oadp.openshift.io/v1alpha1",
@@ -227,7 +227,7 @@ export const restorePartiallyFailed = {
       }
     ]
   }
-} as unknown as NonAdminRestore;
+} satisfies NonAdminRestore;
 
 export const describePartiallyFailed = {
   "kind": "NonAdminRestore",
@@ -271,7 +271,7 @@ export const describePartiallyFailed = {
   "deletion": null,
   "resourceList": null,
   "resourceListUnavailable": null
-} as unknown as Description;
+} satisfies Description;
 
 export const resultsPartiallyFailed = {
   "errors": {
@@ -311,7 +311,7 @@ export const historyOfRestore = {
       "durationMs": 1000
     }
   ]
-} as unknown as OperationPage;
+} satisfies OperationPage;
 
 export const historyDetail = {
   "operation": historyOfRestore.items[0],
@@ -371,7 +371,7 @@ export const historyDetail = {
       "value": "0"
     }
   ]
-} as unknown as OperationDetail;
+} satisfies OperationDetail;
 
 export const locationList = {
   "apiVersion": "oadp.openshift.io/v1alpha1",
@@ -424,7 +424,7 @@ export const locationList = {
   "approvals": {
     "loc-probe": "NotRequired"
   }
-} as unknown as ObjectList<NonAdminBackupStorageLocation>;
+} satisfies ListAnswer<NonAdminBackupStorageLocation>;
 
 export const scheduleList = {
   "apiVersion": "oadp.openshift.io/v1alpha1",
@@ -508,4 +508,4 @@ export const scheduleList = {
       }
     }
   ]
-} as unknown as ObjectList<NonAdminSchedule>;
+} satisfies ListAnswer<NonAdminSchedule>;

@@ -265,9 +265,9 @@ mod tests {
     use axum::routing::post;
     use serde_json::{Value, json};
 
-    /// An authenticator whose API server accepts only the token `good` (as alice) and counts
-    /// the TokenReviews it answers.
-    fn authenticator(burst: u32) -> (Authenticator, Arc<AtomicU64>) {
+    /// An API server that accepts only the token `good` (as alice), answering each TokenReview
+    /// after `delay`, and the count of reviews it answered.
+    fn token_reviews(delay: Duration) -> (kube::Client, Arc<AtomicU64>) {
         let reviews = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&reviews);
         let api = axum::Router::new().route(
@@ -276,6 +276,7 @@ mod tests {
                 let counted = Arc::clone(&counted);
                 async move {
                     counted.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(delay).await;
                     let good = review["spec"]["token"] == "good";
                     let status = if good {
                         json!({"authenticated": true, "user": {"username": "alice", "uid": "1"}})
@@ -291,7 +292,13 @@ mod tests {
                 }
             }),
         );
-        let client = kube::Client::new(api, "default");
+        (kube::Client::new(api, "default"), reviews)
+    }
+
+    /// An authenticator whose API server accepts only the token `good` (as alice) and counts
+    /// the TokenReviews it answers.
+    fn authenticator(burst: u32) -> (Authenticator, Arc<AtomicU64>) {
+        let (client, reviews) = token_reviews(Duration::ZERO);
         let authenticator =
             Authenticator::new(client, AuthnConfig::default(), TokenHasher::random())
                 .with_pre_auth_limit(PreAuthLimitConfig {
@@ -411,31 +418,13 @@ mod tests {
 
     #[tokio::test]
     async fn streams_rechecking_one_token_together_share_one_review() {
-        let reviews = Arc::new(AtomicU64::new(0));
-        let counted = Arc::clone(&reviews);
-        let api = axum::Router::new().route(
-            "/apis/authentication.k8s.io/v1/tokenreviews",
-            post(move |Json(review): Json<Value>| {
-                let counted = Arc::clone(&counted);
-                async move {
-                    counted.fetch_add(1, Ordering::SeqCst);
-                    // A review takes a while, as a real one does: the others arrive meanwhile.
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    Json(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
-                        "spec": review["spec"],
-                        "status": {"authenticated": true, "user": {"username": "alice", "uid": "1"}}}))
-                }
-            }),
-        );
+        // A review takes a while, as a real one does: the others arrive meanwhile.
+        let (client, reviews) = token_reviews(Duration::from_millis(100));
         let config = AuthnConfig {
             success_ttl: Duration::from_millis(200),
             ..AuthnConfig::default()
         };
-        let authn = Arc::new(Authenticator::new(
-            kube::Client::new(api, "default"),
-            config,
-            TokenHasher::random(),
-        ));
+        let authn = Arc::new(Authenticator::new(client, config, TokenHasher::random()));
         let caller = authn
             .authenticate(BearerToken::new("good"), ClientAddress::Unknown)
             .await

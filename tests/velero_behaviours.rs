@@ -680,6 +680,19 @@ async fn backups_and_restores_as_velero_writes_them(cluster: TestCluster) {
 }
 
 /// Every status version of `name` recorded, in order, by phase.
+/// The phases the watch recorded for `name`, once it has delivered `last` (a GET can see the
+/// final phase before the watch event carrying it arrives).
+async fn phases_through(seen: &Arc<Mutex<Vec<Value>>>, name: &str, last: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let phases = phases_of(seen, name);
+        if phases.last().map(String::as_str) == Some(last) || std::time::Instant::now() > deadline {
+            return phases;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn phases_of(seen: &Arc<Mutex<Vec<Value>>>, name: &str) -> Vec<String> {
     let mut phases: Vec<String> = Vec::new();
     for o in seen.lock().unwrap().iter() {
@@ -744,7 +757,8 @@ async fn plugin_operations_hold_backups_and_restores(cluster: TestCluster) {
     .await;
     let done = wait_for::<Backup>(c, "moved", 60, |b| s(b, "/status/phase") == "Completed").await;
     assert_eq!(
-        phases_of(&backups, "moved")
+        phases_through(&backups, "moved", "Completed")
+            .await
             .into_iter()
             .skip_while(|p| p != "InProgress")
             .collect::<Vec<_>>(),
@@ -798,7 +812,8 @@ async fn plugin_operations_hold_backups_and_restores(cluster: TestCluster) {
     })
     .await;
     assert_eq!(
-        phases_of(&restores, "moved-back")
+        phases_through(&restores, "moved-back", "Completed")
+            .await
             .into_iter()
             .skip_while(|p| p != "InProgress")
             .collect::<Vec<_>>(),
@@ -832,7 +847,11 @@ async fn plugin_operations_hold_backups_and_restores(cluster: TestCluster) {
     )
     .await;
     let kept = wait_for::<Backup>(c, "kept", 60, |b| s(b, "/status/phase") == "Completed").await;
-    assert!(!phases_of(&backups, "kept").contains(&"WaitingForPluginOperations".to_string()));
+    assert!(
+        !phases_through(&backups, "kept", "Completed")
+            .await
+            .contains(&"WaitingForPluginOperations".to_string())
+    );
     assert!(kept["status"]["backupItemOperationsAttempted"].is_null());
 }
 

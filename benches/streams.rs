@@ -151,9 +151,21 @@ impl Process {
         memory(self.pid())
     }
 
+    /// SIGTERM, then its exit code and how long it took; an exit other than 0 prints the end of
+    /// its log (the log goes with the benchmark's temporary directory).
     async fn stop(mut self) -> (Option<i32>, Duration) {
         self.nac.sigterm();
-        self.nac.exited(Duration::from_secs(30)).await
+        let (code, took) = self.nac.exited(Duration::from_secs(30)).await;
+        if code != Some(0) {
+            let log = self.nac.log_text();
+            let lines: Vec<&str> = log.lines().collect();
+            eprintln!(
+                "process {} exited {code:?} after SIGTERM; the last lines of its log:\n{}",
+                self.pid(),
+                lines[lines.len().saturating_sub(40)..].join("\n")
+            );
+        }
+        (code, took)
     }
 }
 

@@ -166,6 +166,26 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
             .and_then(Value::as_str),
         Some("nonadminbackup.oadp.openshift.io/finalizer")
     );
+    // The controller caches NABs without managedFields; its writes made from those copies leave
+    // the server's record of who owns what whole: the tenant's spec, the controller's
+    // finalizer and status.
+    let managed = done
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (owned, subresource) in [
+        ("/fieldsV1/f:spec", Value::Null),
+        ("/fieldsV1/f:metadata/f:finalizers", Value::Null),
+        ("/fieldsV1/f:status", json!("status")),
+    ] {
+        assert!(
+            managed
+                .iter()
+                .any(|m| m.pointer(owned).is_some() && m["subresource"] == subresource),
+            "{owned}: {managed:?}"
+        );
+    }
     // Events on the NAB explain what happened; alice reads them in her namespace.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let reasons = loop {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
@@ -118,27 +118,19 @@ pub async fn pool_bucket_refs(context: &Context) -> Result<Vec<PoolBucketRef>, C
         .collect())
 }
 
-/// Runs the pool controller until the task is dropped.
-pub async fn run(context: Arc<Context>) {
+/// Runs the pool controller until the task is dropped; which namespaces use the pool comes
+/// from the NABs of [`super::nab::watch_all`].
+pub async fn run(
+    context: Arc<Context>,
+    nabs: Store<NonAdminBackup>,
+    nab_changes: super::velero_cache::Changes<NonAdminBackup>,
+) {
     let client = context.client.clone();
     let oadp = context.oadp_namespace.clone();
-    let (nab_store, nab_writer) = reflector::store::<NonAdminBackup>();
-    let nab_feed = watcher(
-        Api::<NonAdminBackup>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .reflect(nab_writer)
-    .touched_objects()
-    .map(|_| ());
+    let nab_feed = nab_changes.map(|_| ());
     fn changes<K>(api: Api<K>, config: watcher::Config) -> futures::stream::BoxStream<'static, ()>
     where
-        K: kube::Resource<DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug
-            + Send
-            + 'static,
+        K: super::velero_cache::Watched,
     {
         watcher(api, config)
             .default_backoff()
@@ -180,7 +172,7 @@ pub async fn run(context: Arc<Context>) {
             watcher::Config::default(),
         ),
     ]);
-    drive(context, nab_store, triggers).await;
+    drive(context, nabs, triggers).await;
 }
 
 async fn drive(

@@ -20,7 +20,7 @@ use http::{Request, header};
 use http_body_util::{BodyExt, Full, Limited};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::watcher;
 use rand::Rng;
 use serde_json::Value;
@@ -57,7 +57,7 @@ const SOON: Duration = Duration::from_millis(20);
 /// task is dropped.
 pub async fn run(context: Arc<Context>) {
     let actions: Api<DeletionAction> = Api::all(context.client.clone());
-    let controller = Controller::new(actions, watcher::Config::default());
+    let controller = super::velero_cache::lean_controller(actions, watcher::Config::default());
     driver::run(controller, ActionStatusReconciler, context).await;
 }
 

@@ -84,9 +84,13 @@ fn tenant_resource(kind: OriginKind) -> ApiResource {
 /// earlier namespace of the same name), those of a live schedule (whose controller makes their child NABs), and every backup
 /// stored on a BSL of the shared backup pool (the pool controller's, see the module
 /// documentation).
-pub fn kept_backups(backups: &[Backup], view: &super::sync::SyncView) -> HashSet<String> {
+pub fn kept_backups<B: std::borrow::Borrow<Backup>>(
+    backups: &[B],
+    view: &super::sync::SyncView,
+) -> HashSet<String> {
     backups
         .iter()
+        .map(|b| b.borrow())
         .filter(|b| {
             super::sync::retained_origin(b, view).is_some()
                 || super::sync::owned_by_live_schedule(b, view)

@@ -83,6 +83,9 @@ pub struct Context {
     pub velero: VeleroCaches,
     /// Watch caches of namespaces and BackupBuckets (filled while the controllers run).
     pub cluster: cluster_cache::ClusterCaches,
+    /// The one watch cache of every NonAdminBackup (filled while the controllers run): the
+    /// NAB, pool and NAR controllers and the backup sync all read it ([`nab::watch_all`]).
+    pub nabs: velero_cache::Cache<crate::api::nonadmin::NonAdminBackup>,
     /// Copies of objects this replica has just written over (see [`driver::Superseded`]).
     pub superseded: driver::Superseded,
     /// Versions this replica's own writes made (see [`driver::OwnWrites`]).
@@ -115,6 +118,7 @@ impl Context {
             positions: positions::Positions::default(),
             velero: VeleroCaches::default(),
             cluster: cluster_cache::ClusterCaches::default(),
+            nabs: velero_cache::Cache::default(),
             superseded: driver::Superseded::default(),
             own_writes: driver::OwnWrites::default(),
             pool: bucket::PoolConfig::default(),
@@ -241,19 +245,22 @@ async fn run_controllers(context: Arc<Context>) {
     if let Err(e) = context.load_policy().await {
         tracing::warn!(error = %e, "could not read the NAC policy; using defaults");
     }
+    let (nab_watch, nab_store, [nab_changes, pool_changes, restore_changes]) =
+        nab::watch_all(&context);
     tokio::join!(
+        nab_watch,
         sync::run(context.clone(), None),
         gc::run(context.clone(), None),
         policy_source::watch(context.clone()),
         queue_feed::run(context.clone()),
         cluster_cache::run(context.clone()),
         positions::run(context.clone()),
-        nab::run(context.clone()),
+        nab::run(context.clone(), nab_store.clone(), nab_changes),
         nabsl::run(context.clone()),
         nadr::run(context.clone()),
         nas::run(context.clone()),
-        nar::run(context.clone()),
-        bucket::run(context.clone()),
+        nar::run(context.clone(), restore_changes),
+        bucket::run(context.clone(), nab_store, pool_changes),
         deletion_actions::run(context.clone()),
     );
 }

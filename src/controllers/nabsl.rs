@@ -19,7 +19,7 @@ use base64::Engine as _;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
@@ -184,7 +184,7 @@ pub async fn run(context: Arc<Context>) {
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
     let rotations = secret_rotations(client.clone(), index.clone(), SECRET_POLL);
-    let controller = Controller::new(nabsls, watcher::Config::default())
+    let controller = super::velero_cache::lean_controller(nabsls, watcher::Config::default())
         .watches(bsls, ours.clone(), |b: BackupStorageLocation| {
             origin_ref(&b.metadata)
         })

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
@@ -37,11 +37,8 @@ pub async fn run(context: Arc<Context>) {
     // Only NAC's own Velero objects matter, so the watch is scoped by label.
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    let controller = Controller::new(nadrs, watcher::Config::default()).watches(
-        requests,
-        ours,
-        |r: DownloadRequest| origin_ref(&r.metadata),
-    );
+    let controller = super::velero_cache::lean_controller(nadrs, watcher::Config::default())
+        .watches(requests, ours, |r: DownloadRequest| origin_ref(&r.metadata));
     driver::run(controller, NadrReconciler, context).await;
 }
 

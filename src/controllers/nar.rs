@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::api::{Api, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
@@ -14,6 +14,7 @@ use super::driver::{self, AFTER_OWN_WRITE, Applied, Reconciler, SOON};
 use super::events::Notice;
 use super::nar_decision::{self, NarObservation, NarStep};
 use super::positions::Follower;
+use super::velero_cache::Changes;
 use super::{Context, ControllerError, velero_cache, writes};
 use crate::api::nonadmin::labels::{self, finalizers};
 use crate::api::nonadmin::{NonAdminBackup, NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus};
@@ -40,10 +41,9 @@ impl Drop for UninstallOnDrop {
 }
 
 /// Runs the controller until the task is dropped.
-pub async fn run(context: Arc<Context>) {
+pub async fn run(context: Arc<Context>, nab_changes: Changes<NonAdminBackup>) {
     let client = context.client.clone();
     let nars: Api<NonAdminRestore> = Api::all(client.clone());
-    let nabs: Api<NonAdminBackup> = Api::all(client.clone());
     let restores: Api<Restore> = Api::namespaced(client.clone(), &context.oadp_namespace);
     // Only NAC's own Velero objects matter, so the watch is scoped by label.
     let ours =
@@ -57,35 +57,32 @@ pub async fn run(context: Arc<Context>) {
         .positions
         .wakes(QueueKind::Restore)
         .map(|f| ObjectRef::new(&f.name).within(&f.namespace));
-    let controller = Controller::new(nars, watcher::Config::default());
+    let controller = velero_cache::lean_controller(nars, watcher::Config::default());
     let store = controller.store();
+    // A NAR refused because its backup was not finished yet is looked at again when that
+    // NonAdminBackup changes (the tenant should not have to touch the NAR).
+    let waiting_on_backup = nab_changes.flat_map(move |change| {
+        let nab = change.object();
+        let waiting = store
+            .state()
+            .into_iter()
+            .filter(|nar| {
+                nar.metadata.namespace == nab.metadata.namespace
+                    && nar.spec.restore_spec.backup_name == nab.metadata.name
+                    && nar
+                        .status
+                        .as_ref()
+                        .and_then(|s| s.phase)
+                        .is_none_or(|p| p == NonAdminPhase::BackingOff)
+            })
+            .map(|nar| ObjectRef::from_obj(&*nar))
+            .collect::<Vec<_>>();
+        futures::stream::iter(waiting)
+    });
     let controller = controller
         .reconcile_on(restore_events)
         .reconcile_on(wakes)
-        // A NAR refused because its backup was not finished yet is looked at again when that
-        // NonAdminBackup changes (the tenant should not have to touch the NAR).
-        .watches(
-            nabs,
-            watcher::Config::default(),
-            move |nab: NonAdminBackup| {
-                let namespace = nab.metadata.namespace.clone();
-                let name = nab.metadata.name.clone();
-                store
-                    .state()
-                    .into_iter()
-                    .filter(|nar| {
-                        nar.metadata.namespace == namespace
-                            && nar.spec.restore_spec.backup_name == name
-                            && nar
-                                .status
-                                .as_ref()
-                                .and_then(|s| s.phase)
-                                .is_none_or(|p| p == NonAdminPhase::BackingOff)
-                    })
-                    .map(|nar| ObjectRef::from_obj(&*nar))
-                    .collect::<Vec<_>>()
-            },
-        );
+        .reconcile_on(waiting_on_backup);
     tokio::join!(
         restore_feed,
         driver::run(controller, NarReconciler, context.clone())

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use serde_json::json;
@@ -38,7 +38,7 @@ pub async fn run(context: Arc<Context>) {
     // Only NAC's own Velero objects matter, so the watches are scoped by label.
     let ours =
         watcher::Config::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    let controller = Controller::new(all, watcher::Config::default())
+    let controller = super::velero_cache::lean_controller(all, watcher::Config::default())
         .watches(schedules, ours.clone(), |s: Schedule| {
             origin_ref(&s.metadata)
         })

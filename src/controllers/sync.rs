@@ -21,6 +21,7 @@
 //! recorded it, or planted without it). An admin who wants such backups recovered into the
 //! namespace of the same name opts in with `allowCrossNamespaceRecovery: true` in NAC's policy
 //! ConfigMap ([`SyncView::cross_namespace_recovery`]).
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -277,10 +278,15 @@ fn origin_if(backup: &Backup, view: &SyncView, compare_identity: bool) -> Option
 }
 
 /// The NABs to recreate for `backups` (pure).
-pub fn plan(backups: &[Backup], view: &SyncView, oadp_namespace: &str) -> Vec<SyncedNab> {
+pub fn plan<B: Borrow<Backup>>(
+    backups: &[B],
+    view: &SyncView,
+    oadp_namespace: &str,
+) -> Vec<SyncedNab> {
     let mut out = Vec::new();
     let mut planned: HashSet<(String, String)> = HashSet::new();
     for backup in backups {
+        let backup = backup.borrow();
         let Some(origin) = sync_origin(backup, view) else {
             continue;
         };
@@ -339,7 +345,28 @@ pub fn plan(backups: &[Backup], view: &SyncView, oadp_namespace: &str) -> Vec<Sy
 
 /// Reads what the sync needs. NABs and NABSLs are only listed in the origin namespaces of the
 /// given backups.
-pub async fn observe(context: &Context, backups: &[Backup]) -> Result<SyncView, ControllerError> {
+pub async fn observe<B: Borrow<Backup>>(
+    context: &Context,
+    backups: &[B],
+) -> Result<SyncView, ControllerError> {
+    observe_with(context, backups, Detail::EveryOrigin).await
+}
+
+/// Which origin namespaces [`observe_with`] reads the NonAdminSchedules and NABSLs of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detail {
+    /// Every origin namespace of the backups (garbage collection judges every backup).
+    EveryOrigin,
+    /// Only those with a backup whose NAB is missing: no other backup is planned, so in the
+    /// steady state (every NAB there) a sync pass lists nothing per namespace.
+    MissingNabs,
+}
+
+async fn observe_with<B: Borrow<Backup>>(
+    context: &Context,
+    backups: &[B],
+    detail: Detail,
+) -> Result<SyncView, ControllerError> {
     let client = context.client.clone();
     let mut view = SyncView {
         namespaces: Api::<Namespace>::all(client.clone())
@@ -369,32 +396,58 @@ pub async fn observe(context: &Context, backups: &[Backup]) -> Result<SyncView, 
         Vec::new()
     };
     view.locations = classify_locations(&bsls, &entries);
-    let origins: HashSet<String> = backups
+    let origins: Vec<Origin> = backups
         .iter()
         .filter_map(|b| {
+            let b = b.borrow();
             let l = b.metadata.labels.clone().unwrap_or_default();
             let a = b.metadata.annotations.clone().unwrap_or_default();
-            origin_of_kind(OriginKind::NonAdminBackup, &l, &a).map(|o| o.namespace)
+            origin_of_kind(OriginKind::NonAdminBackup, &l, &a)
         })
-        .filter(|ns| view.namespaces.contains_key(ns))
+        .filter(|o| view.namespaces.contains_key(&o.namespace))
         .collect();
-    for ns in origins {
-        let nabs: Api<NonAdminBackup> = Api::namespaced(client.clone(), &ns);
-        let mut names = HashSet::new();
-        let mut uuids = HashSet::new();
-        for nab in nabs.list(&ListParams::default()).await?.items {
-            if let Some(n) = nab.metadata.name.clone() {
-                names.insert(n);
-            }
-            if let Some(u) = nab
-                .status
-                .and_then(|s| s.velero_backup)
-                .and_then(|v| v.nacuuid)
-            {
-                uuids.insert(u);
+    let origin_namespaces: HashSet<String> = origins.iter().map(|o| o.namespace.clone()).collect();
+    // The NABs: from the shared watch cache when it is synced (a NAB it has not seen yet is
+    // only planned again: its create answers 409 and leaves the tenant's alone), else listed.
+    let cached = context.nabs.matching(|nab| {
+        nab.metadata
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| origin_namespaces.contains(ns))
+    });
+    if context.nabs.is_installed() {
+        for nab in cached {
+            let entry = view
+                .nabs
+                .entry(nab.metadata.namespace.clone().unwrap_or_default())
+                .or_default();
+            nab_identity(&nab, entry);
+        }
+        for ns in &origin_namespaces {
+            view.nabs.entry(ns.clone()).or_default();
+        }
+    } else {
+        for ns in &origin_namespaces {
+            let nabs: Api<NonAdminBackup> = Api::namespaced(client.clone(), ns);
+            let entry = view.nabs.entry(ns.clone()).or_default();
+            for nab in nabs.list(&ListParams::default()).await?.items {
+                nab_identity(&nab, entry);
             }
         }
-        view.nabs.insert(ns.clone(), (names, uuids));
+    }
+    let detailed: HashSet<String> = match detail {
+        Detail::EveryOrigin => origin_namespaces,
+        Detail::MissingNabs => origins
+            .iter()
+            .filter(|o| {
+                view.nabs.get(&o.namespace).is_none_or(|(names, uuids)| {
+                    !names.contains(&o.name) && !uuids.contains(&o.nacuuid)
+                })
+            })
+            .map(|o| o.namespace.clone())
+            .collect(),
+    };
+    for ns in detailed {
         let schedules: Api<NonAdminSchedule> = Api::namespaced(client.clone(), &ns);
         for n in schedules.list_metadata(&ListParams::default()).await?.items {
             if let Some(name) = n.metadata.name {
@@ -411,13 +464,48 @@ pub async fn observe(context: &Context, backups: &[Backup]) -> Result<SyncView, 
     Ok(view)
 }
 
-/// NAC-made Velero Backups of the OADP namespace (selected by NAC's label).
-pub async fn nac_backups(context: &Context) -> Result<Vec<Backup>, ControllerError> {
-    let api: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
-    let selector =
-        ListParams::default().labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE));
-    Ok(api.list(&selector).await?.items)
+/// Adds `nab`'s name and the NACUUID in its status to a namespace's entry of [`SyncView::nabs`].
+fn nab_identity(nab: &NonAdminBackup, (names, uuids): &mut (HashSet<String>, HashSet<String>)) {
+    if let Some(n) = nab.metadata.name.clone() {
+        names.insert(n);
+    }
+    if let Some(u) = nab
+        .status
+        .as_ref()
+        .and_then(|s| s.velero_backup.as_ref())
+        .and_then(|v| v.nacuuid.clone())
+    {
+        uuids.insert(u);
+    }
 }
+
+/// NAC-made Velero Backups of the OADP namespace (selected by NAC's label): the watch cache's
+/// copies when it is synced (no list of every backup each period), else listed a page at a
+/// time and kept [`lean`](super::velero_cache::lean).
+pub async fn nac_backups(context: &Context) -> Result<Vec<Arc<Backup>>, ControllerError> {
+    if context.velero.backups.is_installed() {
+        return Ok(context.velero.backups.matching(|_| true));
+    }
+    let api: Api<Backup> = Api::namespaced(context.client.clone(), &context.oadp_namespace);
+    let mut selector = ListParams::default()
+        .labels(&format!("{}={}", labels::OADP, labels::OADP_VALUE))
+        .limit(LIST_PAGE);
+    let mut backups = Vec::new();
+    loop {
+        let page = api.list(&selector).await?;
+        backups.extend(page.items.into_iter().map(|mut b| {
+            super::velero_cache::lean(&mut b);
+            Arc::new(b)
+        }));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => selector = selector.continue_token(&token),
+            None => return Ok(backups),
+        }
+    }
+}
+
+/// Objects per page when listing every NAC backup (as kube-runtime's watcher pages its lists).
+const LIST_PAGE: u32 = 500;
 
 /// One pass: recreates every missing NAB. Returns the (namespace, name) of the NABs created.
 pub async fn sync_once(context: &Context) -> Result<Vec<(String, String)>, ControllerError> {
@@ -427,11 +515,11 @@ pub async fn sync_once(context: &Context) -> Result<Vec<(String, String)>, Contr
 
 /// One pass over `backups` only (NAC's Velero Backups, as [`nac_backups`] lists them):
 /// recreates their missing NABs, with the admin's policy as loaded in `context`.
-pub async fn sync_backups(
+pub async fn sync_backups<B: Borrow<Backup>>(
     context: &Context,
-    backups: &[Backup],
+    backups: &[B],
 ) -> Result<Vec<(String, String)>, ControllerError> {
-    let mut view = observe(context, backups).await?;
+    let mut view = observe_with(context, backups, Detail::MissingNabs).await?;
     view.cross_namespace_recovery = context
         .policy
         .read()

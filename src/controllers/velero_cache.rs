@@ -1,5 +1,7 @@
-//! Watch caches of NAC's own Velero objects in the OADP namespace, so reconcilers find a NAB's
-//! or NAR's Velero object without asking the API server on every pass.
+//! Watch caches of NAC's own Velero objects in the OADP namespace (and of the other kinds the
+//! reconcilers look up), so reconcilers find a NAB's or NAR's Velero object without asking the
+//! API server on every pass; each kept [`lean`], and one watch shared by every controller that
+//! reacts to its kind ([`feed_shared`]).
 //!
 //! A cache may lag behind the cluster. That is safe here because every Velero object NAC
 //! creates is named after its NACUUID (written to the tenant object's status first): a create
@@ -9,10 +11,34 @@ use std::sync::{Arc, RwLock};
 
 use futures::StreamExt;
 use kube::api::Api;
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 
 use super::ControllerError;
+
+/// What a watch cache holds: a kind kube-runtime can watch and store.
+pub trait Watched:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
 
 /// A cache that is filled once the controller owning the watch starts.
 pub struct Cache<K>
@@ -35,13 +61,7 @@ where
 
 impl<K> Cache<K>
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     /// Serves lookups from `store` from now on.
     pub fn install(&self, store: Store<K>) {
@@ -122,9 +142,98 @@ where
     }
 }
 
-/// Watches `api` into `cache` and returns the watch (run it) and a stream of what each
-/// added, changed or **deleted** object maps to (kube-runtime's shared streams leave deletions
-/// out, and a vanished Velero object is exactly what a tenant object must react to).
+/// Drops what no reconcile reads from a cached copy: `metadata.managedFields`, often the
+/// largest part of a NAC object and, deserialized, several times its JSON size. A write that
+/// sends such a copy back leaves the server's managedFields as they are (an absent list is
+/// not a reset; only `[{}]` is).
+pub fn lean<K: kube::Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+}
+
+/// One subscriber's stream of a shared watch's changes ([`feed_shared`]).
+pub type Changes<K> = tokio_stream::wrappers::UnboundedReceiverStream<Change<K>>;
+
+/// What one shared watch tells each of its subscribers.
+#[derive(Debug)]
+pub enum Change<K> {
+    /// The object was added or changed, or is in the cache after a (re)list: the cache's own
+    /// copy, not a second one.
+    Applied(Arc<K>),
+    /// The object was deleted.
+    Deleted(Arc<K>),
+}
+
+impl<K> Change<K> {
+    /// The object concerned.
+    pub fn object(&self) -> &K {
+        match self {
+            Change::Applied(k) | Change::Deleted(k) => k,
+        }
+    }
+}
+
+/// Watches `api` (each object [`lean`]) into `cache`, and returns the watch (run it), the
+/// store it fills and, for each of `subscribers`, a stream of every change: one watch and one copy of each object
+/// however many controllers react to the kind. Unlike kube-runtime's shared streams, deletions
+/// are told too (a vanished object is exactly what another object may have to react to).
+pub fn feed_shared<K, const SUBSCRIBERS: usize>(
+    api: Api<K>,
+    config: watcher::Config,
+    cache: &Cache<K>,
+) -> (
+    impl std::future::Future<Output = ()> + Send + 'static,
+    Store<K>,
+    [Changes<K>; SUBSCRIBERS],
+)
+where
+    K: Watched,
+{
+    let (store, mut writer) = reflector::store::<K>();
+    cache.install(store.clone());
+    let mut senders = Vec::with_capacity(SUBSCRIBERS);
+    let receivers = std::array::from_fn(|_| {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        senders.push(sender);
+        tokio_stream::wrappers::UnboundedReceiverStream::new(receiver)
+    });
+    let send = move |change: &dyn Fn() -> Change<K>| {
+        for sender in &senders {
+            let _ = sender.send(change());
+        }
+    };
+    let cached = store.clone();
+    let watch = watcher::watcher(api, config)
+        .default_backoff()
+        .modify(lean)
+        .for_each(move |event| {
+            if let Ok(event) = event {
+                writer.apply_watcher_event(&event);
+                match &event {
+                    watcher::Event::Apply(o) => {
+                        if let Some(cached) = store.get(&ObjectRef::from_obj(o)) {
+                            send(&|| Change::Applied(cached.clone()));
+                        }
+                    }
+                    watcher::Event::Delete(o) => {
+                        let gone = Arc::new(o.clone());
+                        send(&|| Change::Deleted(gone.clone()));
+                    }
+                    // A (re)listed object is told once the list is complete and in the cache.
+                    watcher::Event::InitDone => {
+                        for cached in store.state() {
+                            send(&|| Change::Applied(cached.clone()));
+                        }
+                    }
+                    watcher::Event::Init | watcher::Event::InitApply(_) => {}
+                }
+            }
+            std::future::ready(())
+        });
+    (watch, cached, receivers)
+}
+
+/// Watches `api` (each object [`lean`]) into `cache` and returns the watch (run it) and a
+/// stream of what each added, changed or **deleted** object maps to.
 pub fn feed<K, R>(
     api: Api<K>,
     config: watcher::Config,
@@ -135,39 +244,26 @@ pub fn feed<K, R>(
     impl futures::Stream<Item = R> + Send + 'static,
 )
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
     R: Send + 'static,
 {
-    let (store, mut writer) = reflector::store::<K>();
-    cache.install(store);
-    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-    let watch = watcher::watcher(api, config)
-        .default_backoff()
-        .for_each(move |event| {
-            if let Ok(event) = event {
-                writer.apply_watcher_event(&event);
-                let touched = match &event {
-                    watcher::Event::Apply(o)
-                    | watcher::Event::Delete(o)
-                    | watcher::Event::InitApply(o) => map(o),
-                    watcher::Event::Init | watcher::Event::InitDone => None,
-                };
-                if let Some(r) = touched {
-                    let _ = sender.send(r);
-                }
-            }
-            std::future::ready(())
-        });
+    let (watch, _, [changes]) = feed_shared(api, config, cache);
     (
         watch,
-        tokio_stream::wrappers::UnboundedReceiverStream::new(receiver),
+        changes.filter_map(move |change| std::future::ready(map(change.object()))),
     )
+}
+
+/// A controller of `api`'s objects whose own watch cache holds them [`lean`] (as
+/// `Controller::new`, which caches them whole).
+pub fn lean_controller<K>(api: Api<K>, config: watcher::Config) -> Controller<K>
+where
+    K: Watched,
+{
+    let (reader, writer) = reflector::store::<K>();
+    let trigger =
+        reflector::reflector(writer, watcher::watcher(api, config).modify(lean)).applied_objects();
+    Controller::for_stream(trigger, reader)
 }
 
 /// Whether `meta` carries label `key` with `value`.

@@ -267,7 +267,12 @@ struct CallCounter<'a> {
 struct Mark {
     calls: BTreeMap<(String, String), usize>,
     audit: usize,
+    conflicts: u64,
 }
+
+/// The NAB controller's writes refused with 409 Conflict (from its own counters: a write
+/// decided on a cached copy that was behind), listed apart from the calls as this pseudo-verb.
+const REFUSED: &str = "refused";
 
 impl CallCounter<'_> {
     fn mark(&self) -> Mark {
@@ -277,12 +282,23 @@ impl CallCounter<'_> {
                 .cluster
                 .emulator_server()
                 .map_or(0, |s| s.audit_entries().len()),
+            conflicts: nab_conflicts(),
         }
     }
 
     /// The controllers' calls since `mark`, by (verb, resource).
     fn since(&self, mark: &Mark) -> BTreeMap<(String, String), usize> {
         let mut breakdown = BTreeMap::new();
+        let refused = nab_conflicts().saturating_sub(mark.conflicts);
+        if refused > 0 {
+            breakdown.insert(
+                (
+                    REFUSED.to_string(),
+                    "nonadminbackups (409, decided again)".to_string(),
+                ),
+                refused as usize,
+            );
+        }
         match self.cluster.emulator_server() {
             Some(server) => {
                 for e in &server.audit_entries()[mark.audit..] {
@@ -311,6 +327,10 @@ impl CallCounter<'_> {
     }
 }
 
+fn nab_conflicts() -> u64 {
+    nac::controllers::health::counters().conflicts_of("nonadminbackup")
+}
+
 fn per_nab(
     breakdown: &BTreeMap<(String, String), usize>,
     total: usize,
@@ -328,17 +348,21 @@ fn per_nab(
 }
 
 fn print_calls(title: &str, breakdown: &BTreeMap<(String, String), usize>, total: usize) {
+    let writes = per_nab(
+        breakdown,
+        total,
+        &["create", "update", "patch", "delete"],
+        false,
+    );
+    let refused = per_nab(breakdown, total, &[REFUSED], false);
     println!(
-        "{:<56} {:>6.2} reads, {:.2} writes (+ {:.2} Events)",
+        "{:<56} {:>6.2} reads, {:.2} writes (+ {:.2} Events); {:.2} took effect, {:.3} refused with 409",
         title,
         per_nab(breakdown, total, &["get", "list"], false),
-        per_nab(
-            breakdown,
-            total,
-            &["create", "update", "patch", "delete"],
-            false
-        ),
+        writes,
         per_nab(breakdown, total, &["create", "update", "patch"], true),
+        writes - refused,
+        refused,
     );
     for ((verb, resource), n) in breakdown {
         let per_nab = *n as f64 / total as f64;

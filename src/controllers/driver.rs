@@ -284,6 +284,7 @@ pub async fn reconcile<R: Reconciler>(
         // written; the watch brings the newer copy and the object is decided again on it.
         Err(e) if e.is_conflict() => {
             tracing::debug!(kind = R::KIND, object = %name, "decided on a stale copy; deciding again");
+            health::counters().record_conflict(R::KIND);
             Ok(Action::requeue(SOON))
         }
         other => other,

@@ -46,6 +46,7 @@ type ErrorCounts = BTreeMap<(String, &'static str), u64>;
 pub struct Counters {
     reconciles: Mutex<BTreeMap<String, u64>>,
     errors: Mutex<ErrorCounts>,
+    conflicts: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Counters {
@@ -61,6 +62,23 @@ impl Counters {
         }
     }
 
+    /// Counts one write of `controller` refused with 409 Conflict: it was decided on a cached
+    /// copy that was behind, nothing was written, and the object is decided again.
+    pub fn record_conflict(&self, controller: &str) {
+        if let Ok(mut c) = self.conflicts.lock() {
+            *c.entry(controller.to_string()).or_insert(0) += 1;
+        }
+    }
+
+    /// How many writes of `controller` were refused with 409 Conflict.
+    pub fn conflicts_of(&self, controller: &str) -> u64 {
+        self.conflicts
+            .lock()
+            .ok()
+            .and_then(|c| c.get(controller).copied())
+            .unwrap_or(0)
+    }
+
     /// How many reconciles of `controller` were counted.
     pub fn reconciles_of(&self, controller: &str) -> u64 {
         self.reconciles
@@ -70,14 +88,15 @@ impl Counters {
             .unwrap_or(0)
     }
 
-    fn snapshot(&self) -> (BTreeMap<String, u64>, ErrorCounts) {
+    fn snapshot(&self) -> (BTreeMap<String, u64>, ErrorCounts, BTreeMap<String, u64>) {
         let r = self
             .reconciles
             .lock()
             .map(|m| m.clone())
             .unwrap_or_default();
         let e = self.errors.lock().map(|m| m.clone()).unwrap_or_default();
-        (r, e)
+        let c = self.conflicts.lock().map(|m| m.clone()).unwrap_or_default();
+        (r, e, c)
     }
 }
 
@@ -105,7 +124,7 @@ pub fn render(queue: &QueueIndex, counters: &Counters, approval_backlog: Option<
             queue.active_len(kind)
         ));
     }
-    let (reconciles, errors) = counters.snapshot();
+    let (reconciles, errors, conflicts) = counters.snapshot();
     out.push_str("# HELP nac_reconciles_total Reconciles by controller.\n");
     out.push_str("# TYPE nac_reconciles_total counter\n");
     for (controller, n) in reconciles {
@@ -121,6 +140,16 @@ pub fn render(queue: &QueueIndex, counters: &Counters, approval_backlog: Option<
     for ((controller, cat), n) in errors {
         out.push_str(&format!(
             "nac_reconcile_errors_total{{controller=\"{}\",category=\"{cat}\"}} {n}\n",
+            escape(&controller)
+        ));
+    }
+    out.push_str(
+        "# HELP nac_reconcile_conflicts_total Writes refused with 409 Conflict (decided on a cached copy that was behind; decided again), by controller.\n",
+    );
+    out.push_str("# TYPE nac_reconcile_conflicts_total counter\n");
+    for (controller, n) in conflicts {
+        out.push_str(&format!(
+            "nac_reconcile_conflicts_total{{controller=\"{}\"}} {n}\n",
             escape(&controller)
         ));
     }
@@ -250,7 +279,12 @@ mod tests {
         let c = Counters::default();
         c.record("sync", None);
         c.record("sync", Some(&ControllerError::Invalid("x\"y".into())));
+        c.record_conflict("nonadminbackup");
+        c.record_conflict("nonadminbackup");
         let text = render(&QueueIndex::new(), &c, Some(3));
+        assert!(text.contains("nac_reconcile_conflicts_total{controller=\"nonadminbackup\"} 2"));
+        assert_eq!(c.conflicts_of("nonadminbackup"), 2);
+        assert_eq!(c.conflicts_of("sync"), 0);
         assert!(text.contains("nac_queue_length{kind=\"Backup\"} 0"));
         assert!(text.contains("nac_reconciles_total{controller=\"sync\"} 2"));
         assert!(

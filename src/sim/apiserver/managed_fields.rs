@@ -517,25 +517,8 @@ pub fn field_manager_problem(m: &str) -> Option<(bool, String)> {
         })
 }
 
-/// Go's `%q` of a string (ASCII control characters escaped as `\xNN`).
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `%q` of a string: the one implementation (`\a`, `\b`, `\f`, `\v` as Go writes them).
+pub use crate::api::common::go_quote;
 
 fn entries_of(v: Option<&Value>) -> Vec<Value> {
     v.and_then(|o| o.pointer("/metadata/managedFields"))
@@ -795,5 +778,6 @@ mod tests {
             "invalid character U+0001 (at position 1)"
         );
         assert_eq!(go_quote("a\u{1}b"), "\"a\\x01b\"");
+        assert_eq!(go_quote("a\u{8}\u{c}b"), "\"a\\b\\fb\"");
     }
 }

@@ -24,7 +24,6 @@ mod support;
 #[path = "support/ws.rs"]
 mod ws;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -33,7 +32,7 @@ use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::Backup;
 use nac::sim::apiserver::faults::{FaultPlan, FaultRule};
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
-use nac_process::{Nac, kubeconfig};
+use nac_process::{Nac, controller_kubeconfig, controller_replica, kubeconfig};
 use serde_json::json;
 use support::cluster::{Server, TestCluster, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -59,34 +58,6 @@ async fn holder(cluster: &TestCluster) -> Option<String> {
         })
 }
 
-/// A controller replica and the address of its `/healthz`, `/readyz` and `/metrics`.
-fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> (Nac, String) {
-    let mut nac = Nac::start(
-        identity,
-        dir,
-        &[
-            "controller",
-            "--kubeconfig",
-            kubeconfig.to_str().unwrap(),
-            "--oadp-namespace",
-            OADP_NAMESPACE,
-            "--shutdown-grace-period",
-            "10s",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
-        &[("POD_NAME", identity.to_string())],
-    );
-    let lines = nac.first_lines(2);
-    assert!(lines[1].contains("nac controller running"), "{lines:?}");
-    let health = lines[0]
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no health address in {lines:?}"))
-        .to_string();
-    (nac, health)
-}
-
 /// `/readyz`'s status and body, and the `nac_controller_leading` value, of a replica.
 async fn readiness_of(health: &str) -> (u16, String, String) {
     let (status, body) = support::http_get(&format!("http://{health}/readyz")).await;
@@ -101,12 +72,8 @@ async fn readiness_of(health: &str) -> (u16, String, String) {
 
 async fn controller_releases_its_lease_on_sigterm(cluster: TestCluster) {
     let dir = tempfile::tempdir().unwrap();
-    let token = cluster
-        .sa_token(OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT)
-        .await;
-    let (config, _serving) = kubeconfig(&cluster, dir.path(), "controller", &token).await;
-    let suffix = cluster.unique_name("x", None);
-    let (a_name, b_name) = (format!("replica-a-{suffix}"), format!("replica-b-{suffix}"));
+    let (config, _serving, a_name, b_name) =
+        controller_kubeconfig(&cluster, dir.path(), ("replica-a", "replica-b")).await;
 
     let (mut a, a_health) = controller_replica(dir.path(), &config, &a_name);
     eventually("replica a to lead", 30, || async {

@@ -69,6 +69,13 @@ impl Nac {
         self.child.id()
     }
 
+    /// SIGKILL, as a node failure or the OOM killer ends a pod: no handler runs, nothing is
+    /// released; returns once the process is gone.
+    pub fn sigkill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
     pub fn sigterm(&self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
@@ -104,6 +111,54 @@ impl Drop for Nac {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A controller replica and the address of its `/healthz`, `/readyz` and `/metrics`.
+pub fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> (Nac, String) {
+    let mut nac = Nac::start(
+        identity,
+        dir,
+        &[
+            "controller",
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--oadp-namespace",
+            OADP_NAMESPACE,
+            "--shutdown-grace-period",
+            "10s",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        &[("POD_NAME", identity.to_string())],
+    );
+    let lines = nac.first_lines(2);
+    assert!(lines[1].contains("nac controller running"), "{lines:?}");
+    let health = lines[0]
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no health address in {lines:?}"))
+        .to_string();
+    (nac, health)
+}
+
+/// A kubeconfig for the controller's service account (as its pod has), and two replica
+/// identities named after `role_a` and `role_b`, unique in the test binary.
+pub async fn controller_kubeconfig(
+    cluster: &TestCluster,
+    dir: &Path,
+    (role_a, role_b): (&str, &str),
+) -> (PathBuf, Option<tokio::task::JoinHandle<()>>, String, String) {
+    let token = cluster
+        .sa_token(OADP_NAMESPACE, nac::sim::demo::CONTROLLER_SERVICE_ACCOUNT)
+        .await;
+    let (config, serving) = kubeconfig(cluster, dir, "controller", &token).await;
+    let suffix = cluster.unique_name("x", None);
+    (
+        config,
+        serving,
+        format!("{role_a}-{suffix}"),
+        format!("{role_b}-{suffix}"),
+    )
 }
 
 /// A kubeconfig for `token` on the case's server: the real server's own, or the emulator

@@ -205,6 +205,17 @@ impl TestCluster {
         self.real.map(|real| real.write_kubeconfig(name, token))
     }
 
+    /// Restarts the real server's kube-apiserver ([`RealControlPlane::restart_apiserver`]);
+    /// `None` on the emulator.
+    pub async fn restart_apiserver(&self, down: Duration) -> Option<Duration> {
+        let real = self.real?;
+        Some(
+            tokio::task::spawn_blocking(move || real.restart_apiserver(down))
+                .await
+                .unwrap(),
+        )
+    }
+
     /// The directory of the control plane's binaries (`KUBEBUILDER_ASSETS`), real server only.
     pub fn assets(&self) -> Option<&Path> {
         self.real.map(|real| real.assets.as_path())
@@ -313,6 +324,8 @@ pub struct RealControlPlane {
     pub server: String,
     ca_pem: String,
     tokens: BTreeMap<String, String>,
+    /// kube-apiserver's arguments, to start it again ([`RealControlPlane::restart_apiserver`]).
+    apiserver_args: Vec<String>,
 }
 
 impl RealControlPlane {
@@ -416,23 +429,24 @@ impl RealControlPlane {
             || std::net::TcpStream::connect(("127.0.0.1", etcd_port)).is_ok(),
         );
         let file = |name: &str| dir.join(name).display().to_string();
+        let apiserver_args = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".to_string(),
+            "--advertise-address=127.0.0.1".to_string(),
+            format!("--secure-port={api_port}"),
+            format!("--cert-dir={}", file("certs")),
+            format!("--token-auth-file={}", file("tokens.csv")),
+            "--authorization-mode=RBAC".to_string(),
+            "--service-account-issuer=https://kubernetes.default.svc".to_string(),
+            format!("--service-account-key-file={}", file("sa.pub")),
+            format!("--service-account-signing-key-file={}", file("sa.key")),
+            "--service-cluster-ip-range=10.96.0.0/16".to_string(),
+            "--api-audiences=https://kubernetes.default.svc".to_string(),
+        ];
         spawn(
             &dir,
             "apiserver",
-            Command::new(assets.join("kube-apiserver")).args([
-                &format!("--etcd-servers={etcd_url}"),
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                &format!("--secure-port={api_port}"),
-                &format!("--cert-dir={}", file("certs")),
-                &format!("--token-auth-file={}", file("tokens.csv")),
-                "--authorization-mode=RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                &format!("--service-account-key-file={}", file("sa.pub")),
-                &format!("--service-account-signing-key-file={}", file("sa.key")),
-                "--service-cluster-ip-range=10.96.0.0/16",
-                "--api-audiences=https://kubernetes.default.svc",
-            ]),
+            Command::new(assets.join("kube-apiserver")).args(&apiserver_args),
         );
         let server = format!("https://127.0.0.1:{api_port}");
         let crt = dir.join("certs/apiserver.crt");
@@ -442,6 +456,7 @@ impl RealControlPlane {
             server,
             ca_pem: String::new(),
             tokens,
+            apiserver_args,
         };
         wait_until(
             "kube-apiserver's certificate",
@@ -451,21 +466,7 @@ impl RealControlPlane {
         );
         plane.ca_pem = std::fs::read_to_string(&crt).unwrap();
         let admin_kubeconfig = plane.write_kubeconfig("admin", &plane.tokens["admin"].clone());
-        let kubectl = assets.join("kubectl");
-        wait_until(
-            "kube-apiserver /readyz",
-            &dir,
-            Duration::from_secs(120),
-            || {
-                Command::new(&kubectl)
-                    .args(["--kubeconfig", &admin_kubeconfig.display().to_string()])
-                    .args(["get", "--raw", "/readyz"])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success())
-            },
-        );
+        plane.wait_ready();
         if assets.join("kube-controller-manager").is_file() {
             spawn(
                 &dir,
@@ -493,6 +494,57 @@ impl RealControlPlane {
             dir.display()
         );
         plane
+    }
+
+    /// Waits until kube-apiserver answers `/readyz` with 200 (through kubectl, as an admin).
+    fn wait_ready(&self) {
+        let admin_kubeconfig = self.dir.join("kubeconfig-admin");
+        let kubectl = self.assets.join("kubectl");
+        wait_until(
+            "kube-apiserver /readyz",
+            &self.dir,
+            Duration::from_secs(120),
+            || {
+                Command::new(&kubectl)
+                    .args(["--kubeconfig", &admin_kubeconfig.display().to_string()])
+                    .args(["get", "--raw", "/readyz"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            },
+        );
+    }
+
+    /// Stops kube-apiserver as a node's kubelet would (SIGTERM; SIGKILL after 20 s), keeps it
+    /// down for `down`, starts it again on the same etcd, port and certificates, and waits for
+    /// `/readyz`. Blocking; returns how long it took from the stop's start to ready again.
+    pub fn restart_apiserver(&self, down: Duration) -> Duration {
+        let started = Instant::now();
+        let pid = std::fs::read_to_string(self.dir.join("apiserver.pid")).unwrap();
+        let pid = pid.trim();
+        // Exited means gone or a zombie: this process started it and never waits on it.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            })
+        };
+        let _ = Command::new("kill").args(["-TERM", pid]).status();
+        while alive() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = Command::new("kill").args(["-9", pid]).status();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(down);
+        spawn(
+            &self.dir,
+            "apiserver",
+            Command::new(self.assets.join("kube-apiserver")).args(&self.apiserver_args),
+        );
+        self.wait_ready();
+        started.elapsed()
     }
 
     /// A client for `token` sending `component`'s identity, built as NAC's own clients are.

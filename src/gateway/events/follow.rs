@@ -65,6 +65,10 @@ pub enum StreamEnd {
     /// The gateway is stopping: reconnect (another replica answers), resuming from the last
     /// event id.
     ShuttingDown,
+    /// The caller's access could not be re-checked (the API server did not answer) for longer
+    /// than the access cache's TTL: reconnect later, resuming from the last event id. Not a
+    /// refusal: nothing says the caller lost access.
+    Unavailable,
 }
 
 impl StreamEnd {
@@ -81,9 +85,16 @@ impl StreamEnd {
             StreamEnd::ShuttingDown => {
                 "the gateway is shutting down; reconnect, resuming from the last event id"
             }
+            StreamEnd::Unavailable => {
+                "the API server cannot be reached to re-check access; reconnect later, resuming from the last event id"
+            }
         }
     }
 }
+
+/// How long a client should wait before reconnecting after [`StreamEnd::Unavailable`]: the
+/// API server is away (restarting, unreachable), which takes longer than a replica's stop.
+pub const RETRY_UNAVAILABLE_AFTER: Duration = Duration::from_secs(5);
 
 /// How long a client should wait before reconnecting after [`StreamEnd::ShuttingDown`]
 /// (SSE `retry`, GraphQL `retryAfterSeconds`): long enough for the stopping replica to have
@@ -240,15 +251,48 @@ pub(crate) async fn token_state(
     }
 }
 
-async fn still_allowed(service: &GatewayService, caller: &Caller, scope: &StreamScope) -> bool {
+/// Whether the caller may still watch everything in `scope`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Allowed,
+    /// A review said no.
+    Denied,
+    /// A review could not be made (the API server did not answer); none said no.
+    Unverified,
+}
+
+async fn access_to(service: &GatewayService, caller: &Caller, scope: &StreamScope) -> Access {
+    let mut access = Access::Allowed;
     for (namespace, resources) in scope.iter() {
         for resource in resources {
-            if !service.may_watch(caller, namespace, *resource).await {
-                return false;
+            match service.watch_access(caller, namespace, *resource).await {
+                Some(true) => {}
+                Some(false) => return Access::Denied,
+                None => access = Access::Unverified,
             }
         }
     }
-    true
+    access
+}
+
+/// What a stream does with `access`, given when access was last confirmed: a review that could
+/// not be made is tolerated for one access-cache TTL (as a cached answer would be), then the
+/// stream ends with [`StreamEnd::Unavailable`]; a refusal ends it at once (pure).
+fn access_verdict(
+    access: Access,
+    confirmed: &mut Instant,
+    now: Instant,
+    tolerated: Duration,
+) -> Result<(), StreamEnd> {
+    match access {
+        Access::Allowed => {
+            *confirmed = now;
+            Ok(())
+        }
+        Access::Denied => Err(StreamEnd::Revoked),
+        Access::Unverified if now.saturating_duration_since(*confirmed) <= tolerated => Ok(()),
+        Access::Unverified => Err(StreamEnd::Unavailable),
+    }
 }
 
 async fn pump(
@@ -294,6 +338,8 @@ async fn pump(
         }
     };
     let mut confirmed = Instant::now();
+    let mut access_confirmed = Instant::now();
+    let tolerated = service.authorizer().config().allow_ttl;
     let mut recheck = tokio::time::interval(recheck_interval(&service));
     recheck.tick().await;
     loop {
@@ -304,8 +350,9 @@ async fn pump(
                 if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
                     return end(why).await;
                 }
-                if !still_allowed(&service, &caller, &scope).await {
-                    return end(StreamEnd::Revoked).await;
+                let access = access_to(&service, &caller, &scope).await;
+                if let Err(why) = access_verdict(access, &mut access_confirmed, Instant::now(), tolerated) {
+                    return end(why).await;
                 }
             }
             received = live.recv() => match received {
@@ -316,8 +363,13 @@ async fn pump(
                     if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
                         return end(why).await;
                     }
-                    if !service.may_watch(&caller, &event.namespace, event.resource).await {
-                        return end(StreamEnd::Revoked).await;
+                    let access = match service.watch_access(&caller, &event.namespace, event.resource).await {
+                        Some(true) => Access::Allowed,
+                        Some(false) => Access::Denied,
+                        None => Access::Unverified,
+                    };
+                    if let Err(why) = access_verdict(access, &mut access_confirmed, Instant::now(), tolerated) {
+                        return end(why).await;
                     }
                     last_sent = event.sequence;
                     let item = StreamItem::Change { id: service.event_id(&event), event };
@@ -333,5 +385,45 @@ async fn pump(
                 Err(broadcast::error::RecvError::Closed) => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_that_cannot_be_made_is_tolerated_for_one_ttl_and_never_called_a_refusal() {
+        let start = Instant::now();
+        let ttl = Duration::from_secs(30);
+        let mut confirmed = start;
+        let later = |s| start + Duration::from_secs(s);
+        // The API server away for less than the TTL: the stream goes on.
+        assert_eq!(
+            access_verdict(Access::Unverified, &mut confirmed, later(20), ttl),
+            Ok(())
+        );
+        assert_eq!(confirmed, start);
+        // Back: confirmed again, and the TTL counts from there.
+        assert_eq!(
+            access_verdict(Access::Allowed, &mut confirmed, later(25), ttl),
+            Ok(())
+        );
+        assert_eq!(confirmed, later(25));
+        assert_eq!(
+            access_verdict(Access::Unverified, &mut confirmed, later(50), ttl),
+            Ok(())
+        );
+        // Away for longer than the TTL: ended as unavailable (reconnect later), not revoked.
+        assert_eq!(
+            access_verdict(Access::Unverified, &mut confirmed, later(56), ttl),
+            Err(StreamEnd::Unavailable)
+        );
+        // A refusal ends the stream at once, whenever access was last confirmed.
+        let mut fresh = later(56);
+        assert_eq!(
+            access_verdict(Access::Denied, &mut fresh, later(56), ttl),
+            Err(StreamEnd::Revoked)
+        );
     }
 }

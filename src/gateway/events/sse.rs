@@ -4,7 +4,8 @@
 //! `Last-Event-ID` gets what it missed, or a `reset` event when the gateway no longer has it
 //! (re-list, then follow). A stream ends with `forbidden` when the caller may no longer watch
 //! its scope, or `unauthenticated` when their token is no longer valid (authenticate again
-//! before reconnecting), or `shutdown` when the gateway stops (with `retry` set: an
+//! before reconnecting), `unavailable` when the API server could not be reached to re-check
+//! access for a whole access-cache TTL (with `retry` set), or `shutdown` when the gateway stops (with `retry` set: an
 //! EventSource reconnects by itself, to another replica, sending `Last-Event-ID`).
 
 use std::convert::Infallible;
@@ -17,7 +18,7 @@ use serde_json::json;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::ChangeAction;
-use super::follow::{RECONNECT_AFTER, StreamEnd, StreamItem, follow};
+use super::follow::{RECONNECT_AFTER, RETRY_UNAVAILABLE_AFTER, StreamEnd, StreamItem, follow};
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
 use crate::gateway::service::GatewayService;
@@ -46,21 +47,25 @@ pub fn frame_of(item: StreamItem) -> Event {
         StreamItem::Reset(reason) => Event::default()
             .event("reset")
             .data(json!({ "reason": reason.text() }).to_string()),
-        StreamItem::End(StreamEnd::ShuttingDown) => Event::default()
-            .event("shutdown")
-            .retry(RECONNECT_AFTER)
-            .data(
+        StreamItem::End(why @ (StreamEnd::ShuttingDown | StreamEnd::Unavailable)) => {
+            let (event, after) = match why {
+                StreamEnd::ShuttingDown => ("shutdown", RECONNECT_AFTER),
+                _ => ("unavailable", RETRY_UNAVAILABLE_AFTER),
+            };
+            Event::default().event(event).retry(after).data(
                 json!({
-                    "reason": StreamEnd::ShuttingDown.text(),
-                    "retryAfterSeconds": RECONNECT_AFTER.as_secs().max(1),
+                    "reason": why.text(),
+                    "retryAfterSeconds": after.as_secs().max(1),
                 })
                 .to_string(),
-            ),
+            )
+        }
         StreamItem::End(why) => Event::default()
             .event(match why {
                 StreamEnd::Revoked => "forbidden",
                 StreamEnd::TokenInvalid | StreamEnd::TokenUnverified => "unauthenticated",
                 StreamEnd::ShuttingDown => "shutdown",
+                StreamEnd::Unavailable => "unavailable",
             })
             .data(json!({ "reason": why.text() }).to_string()),
     }

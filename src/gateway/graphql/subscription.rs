@@ -140,6 +140,7 @@ fn ended(why: StreamEnd) -> async_graphql::Error {
             (super::errors::UNAUTHENTICATED, "unauthenticated")
         }
         StreamEnd::ShuttingDown => (super::errors::UNAVAILABLE, "shutdown"),
+        StreamEnd::Unavailable => (super::errors::UNAVAILABLE, "api-server-unavailable"),
     };
     let message = match why {
         StreamEnd::Revoked => "access to this subscription was revoked",
@@ -151,13 +152,13 @@ fn ended(why: StreamEnd) -> async_graphql::Error {
     async_graphql::Error::new(message).extend_with(|_, extensions| {
         extensions.set("code", code);
         extensions.set("reason", reason);
-        if why == StreamEnd::ShuttingDown {
-            extensions.set(
-                "retryAfterSeconds",
-                crate::gateway::events::follow::RECONNECT_AFTER
-                    .as_secs()
-                    .max(1),
-            );
+        let retry_after = match why {
+            StreamEnd::ShuttingDown => Some(crate::gateway::events::follow::RECONNECT_AFTER),
+            StreamEnd::Unavailable => Some(crate::gateway::events::follow::RETRY_UNAVAILABLE_AFTER),
+            _ => None,
+        };
+        if let Some(after) = retry_after {
+            extensions.set("retryAfterSeconds", after.as_secs().max(1));
         }
     })
 }

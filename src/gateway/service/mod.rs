@@ -325,10 +325,20 @@ impl GatewayService {
         namespace: &str,
         resource: TenantResource,
     ) -> bool {
-        let check = AccessCheck::new("watch", resource.plural(), namespace);
-        self.authz
-            .allowed(caller.identity(), &check)
+        self.watch_access(caller, namespace, resource)
             .await
             .unwrap_or(false)
+    }
+
+    /// As [`GatewayService::may_watch`], telling a review that could not be made (the API
+    /// server unreachable: `None`) apart from a refusal (`Some(false)`).
+    pub async fn watch_access(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        resource: TenantResource,
+    ) -> Option<bool> {
+        let check = AccessCheck::new("watch", resource.plural(), namespace);
+        self.authz.allowed(caller.identity(), &check).await.ok()
     }
 }

@@ -6765,7 +6765,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events with opaque ids; `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked, `unauthenticated` when the token is no longer valid, or `shutdown` (with a `retry` hint) when the gateway stops: reconnect with `Last-Event-ID` */
+            /** @description text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events with opaque ids; `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked, `unauthenticated` when the token is no longer valid, `unavailable` (with a `retry` hint) when the API server could not be reached to re-check access for a whole access-cache TTL, or `shutdown` (with a `retry` hint) when the gateway stops: reconnect with `Last-Event-ID` */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -25,13 +25,8 @@ use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::api::{Api, PostParams};
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::NonAdminBackup;
-use nac::sim::demo::{GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
-use nac_process::{Nac, controller_kubeconfig, controller_replica, kubeconfig};
+use nac_process::{controller_kubeconfig, controller_replica, gateway_process};
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -140,20 +135,7 @@ async fn the_components_ride_through_an_apiserver_restart() {
     let Some(cluster) = TestCluster::real().await else {
         return;
     };
-    let object_store = tempfile::tempdir().unwrap();
-    let mut options = SimulatorOptions::new(
-        OADP_NAMESPACE,
-        object_store.path().to_path_buf(),
-        url::Url::parse("http://127.0.0.1:9/").unwrap(),
-    );
-    options.resync_interval = Duration::from_millis(100);
-    let velero = cluster.client_as(
-        &cluster
-            .sa_token(OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT)
-            .await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+    let _velero_store = support::start_velero(&cluster).await;
     let ns = cluster.unique_name("restart-alice", None);
     cluster.tenant_namespace("alice", &ns).await;
     let alice = cluster.user("alice");
@@ -163,35 +145,7 @@ async fn the_components_ride_through_an_apiserver_restart() {
     let (controller_config, _, controller_name, _) =
         controller_kubeconfig(&cluster, dir.path(), ("controller", "unused")).await;
     let (mut controller, _) = controller_replica(dir.path(), &controller_config, &controller_name);
-    let gateway_token = cluster
-        .sa_token(OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT)
-        .await;
-    let (gateway_config, _) = kubeconfig(&cluster, dir.path(), "gateway", &gateway_token).await;
-    let mut gateway = Nac::start(
-        "gateway",
-        dir.path(),
-        &[
-            "gateway",
-            "--kubeconfig",
-            gateway_config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--oadp-namespace",
-            OADP_NAMESPACE,
-        ],
-        &[],
-    );
-    let line = gateway.first_line();
-    let addr = line
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    eventually("the gateway to be ready", 30, || async {
-        let (status, _) = support::http_get(&format!("http://{addr}/readyz")).await;
-        (status == 200).then_some(())
-    })
-    .await;
+    let (mut gateway, addr, _) = gateway_process(&cluster, dir.path(), &[]).await;
 
     // Before: a finished backup, seen through the gateway and on the stream.
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);

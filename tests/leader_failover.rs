@@ -24,23 +24,19 @@ mod nac_process;
 mod support;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::labels;
 use nac::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
 };
 use nac::api::velero::{Backup, BackupStorageLocation, Restore, Schedule};
-use nac::sim::demo::{OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use nac_process::{controller_kubeconfig, controller_replica};
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
@@ -254,20 +250,7 @@ async fn lease_holder(admin: &Client) -> String {
 
 async fn a_killed_leader_is_replaced_and_nothing_is_lost_or_made_twice(cluster: TestCluster) {
     let admin = cluster.admin();
-    let object_store = tempfile::tempdir().unwrap();
-    let mut options = SimulatorOptions::new(
-        OADP_NAMESPACE,
-        object_store.path().to_path_buf(),
-        url::Url::parse("http://127.0.0.1:9/").unwrap(),
-    );
-    options.resync_interval = Duration::from_millis(100);
-    let velero = cluster.client_as(
-        &cluster
-            .sa_token(OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT)
-            .await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+    let _velero_store = support::start_velero(&cluster).await;
 
     let mut tenants = Vec::new();
     for user in ["alice", "bob", "carol"] {

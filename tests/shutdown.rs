@@ -31,8 +31,8 @@ use kube::api::{Api, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::Backup;
 use nac::sim::apiserver::faults::{FaultPlan, FaultRule};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
-use nac_process::{Nac, controller_kubeconfig, controller_replica, kubeconfig};
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
+use nac_process::{Nac, controller_kubeconfig, controller_replica, gateway_process, kubeconfig};
 use serde_json::json;
 use support::cluster::{Server, TestCluster, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -256,38 +256,9 @@ async fn read_until(stream: &mut TcpStream, seen: &mut String, needle: &str) -> 
 async fn the_gateway_drains_requests_and_ends_streams_on_sigterm() {
     let cluster = TestCluster::emulator().await;
     let dir = tempfile::tempdir().unwrap();
-    let token = cluster
-        .sa_token(OADP_NAMESPACE, GATEWAY_SERVICE_ACCOUNT)
-        .await;
-    let (config, _serving) = kubeconfig(&cluster, dir.path(), "gateway", &token).await;
     let alice = cluster.user_token("alice");
-    let mut gateway = Nac::start(
-        "gateway",
-        dir.path(),
-        &[
-            "gateway",
-            "--kubeconfig",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--oadp-namespace",
-            OADP_NAMESPACE,
-            "--shutdown-grace-period",
-            "10s",
-        ],
-        &[],
-    );
-    let line = gateway.first_line();
-    let addr = line
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    eventually("the gateway to be ready", 30, || async {
-        let (status, _) = support::http_get(&format!("http://{addr}/readyz")).await;
-        (status == 200).then_some(())
-    })
-    .await;
+    let (mut gateway, addr, _serving) =
+        gateway_process(&cluster, dir.path(), &["--shutdown-grace-period", "10s"]).await;
 
     // An open SSE stream.
     let mut events = TcpStream::connect(&addr).await.unwrap();

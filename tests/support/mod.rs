@@ -133,3 +133,31 @@ where
         .await
         .unwrap()
 }
+
+/// Velero, played by the simulator as its own service account (resyncing every 100 ms), its
+/// object store in the returned directory (keep it for the test's length).
+pub async fn start_velero(cluster: &cluster::TestCluster) -> tempfile::TempDir {
+    use nac::sim::velero::{
+        engine::VeleroSimulator, options::SimulatorOptions, signed_url::UrlSigner,
+    };
+    let object_store = tempfile::tempdir().unwrap();
+    let mut options = SimulatorOptions::new(
+        nac::sim::demo::OADP_NAMESPACE,
+        object_store.path().to_path_buf(),
+        url::Url::parse("http://127.0.0.1:9/").unwrap(),
+    );
+    options.resync_interval = std::time::Duration::from_millis(100);
+    let velero = cluster.client_as(
+        &cluster
+            .sa_token(
+                nac::sim::demo::OADP_NAMESPACE,
+                nac::sim::demo::VELERO_SERVICE_ACCOUNT,
+            )
+            .await,
+        nac::api::client_identity::Component::VeleroSimulator,
+    );
+    tokio::spawn(
+        VeleroSimulator::new(velero, options, std::sync::Arc::new(UrlSigner::random())).run(),
+    );
+    object_store
+}

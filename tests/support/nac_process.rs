@@ -141,6 +141,43 @@ pub fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> (Nac
     (nac, health)
 }
 
+/// A `nac gateway` process as the gateway's service account (plus `extra` arguments),
+/// listening on a free loopback port; its address once `/readyz` answers 200 (its caches
+/// are synced). Its kubeconfig's server task, if any (the emulator's socket), is returned too.
+pub async fn gateway_process(
+    cluster: &TestCluster,
+    dir: &Path,
+    extra: &[&str],
+) -> (Nac, String, Option<tokio::task::JoinHandle<()>>) {
+    let token = cluster
+        .sa_token(OADP_NAMESPACE, nac::sim::demo::GATEWAY_SERVICE_ACCOUNT)
+        .await;
+    let (config, serving) = kubeconfig(cluster, dir, "gateway", &token).await;
+    let mut args = vec![
+        "gateway",
+        "--kubeconfig",
+        config.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--oadp-namespace",
+        OADP_NAMESPACE,
+    ];
+    args.extend_from_slice(extra);
+    let mut gateway = Nac::start("gateway", dir, &args, &[]);
+    let line = gateway.first_line();
+    let addr = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    crate::support::cluster::eventually("the gateway to be ready", 30, || async {
+        let (status, _) = crate::support::http_get(&format!("http://{addr}/readyz")).await;
+        (status == 200).then_some(())
+    })
+    .await;
+    (gateway, addr, serving)
+}
+
 /// A kubeconfig for the controller's service account (as its pod has), and two replica
 /// identities named after `role_a` and `role_b`, unique in the test binary.
 pub async fn controller_kubeconfig(

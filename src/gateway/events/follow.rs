@@ -261,14 +261,25 @@ enum Access {
     Unverified,
 }
 
+impl From<Option<bool>> for Access {
+    /// A review's answer ([`GatewayService::watch_access`]): `None` when it could not be made.
+    fn from(answer: Option<bool>) -> Self {
+        match answer {
+            Some(true) => Access::Allowed,
+            Some(false) => Access::Denied,
+            None => Access::Unverified,
+        }
+    }
+}
+
 async fn access_to(service: &GatewayService, caller: &Caller, scope: &StreamScope) -> Access {
     let mut access = Access::Allowed;
     for (namespace, resources) in scope.iter() {
         for resource in resources {
-            match service.watch_access(caller, namespace, *resource).await {
-                Some(true) => {}
-                Some(false) => return Access::Denied,
-                None => access = Access::Unverified,
+            match Access::from(service.watch_access(caller, namespace, *resource).await) {
+                Access::Allowed => {}
+                Access::Denied => return Access::Denied,
+                Access::Unverified => access = Access::Unverified,
             }
         }
     }
@@ -363,11 +374,7 @@ async fn pump(
                     if let Err(why) = token_state(&service, &caller, &mut confirmed).await {
                         return end(why).await;
                     }
-                    let access = match service.watch_access(&caller, &event.namespace, event.resource).await {
-                        Some(true) => Access::Allowed,
-                        Some(false) => Access::Denied,
-                        None => Access::Unverified,
-                    };
+                    let access = Access::from(service.watch_access(&caller, &event.namespace, event.resource).await);
                     if let Err(why) = access_verdict(access, &mut access_confirmed, Instant::now(), tolerated) {
                         return end(why).await;
                     }

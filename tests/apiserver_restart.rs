@@ -23,14 +23,15 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
 use kube::Client;
 use kube::api::{Api, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
 use nac_process::{controller_kubeconfig, controller_replica, gateway_process};
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// How long the API server stays down.
 const DOWN: Duration = Duration::from_secs(5);
@@ -41,30 +42,6 @@ fn nab(name: &str) -> NonAdminBackup {
         "metadata": {"name": name}, "spec": {"backupSpec": {}}
     }))
     .unwrap()
-}
-
-/// One request to the gateway (`Connection: close`): status, head and body.
-async fn request(addr: &str, path: &str, token: &str) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(
-            format!(
-                "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
-    let mut bytes = Vec::new();
-    stream.read_to_end(&mut bytes).await.unwrap();
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head.to_string(), body.to_string())
 }
 
 /// Opens the tenant's SSE stream of `ns` (resuming after `last_id` when given) and copies what
@@ -164,7 +141,7 @@ async fn the_components_ride_through_an_apiserver_restart() {
     })
     .await;
     let list_path = format!("/api/v1/namespaces/{ns}/backups");
-    let (status, _, body) = request(&addr, &list_path, &token).await;
+    let (status, _, body) = support::bearer_get(&addr, &list_path, &token).await;
     assert_eq!(status, 200, "{body}");
 
     // The restart, while the tenant keeps asking the gateway.
@@ -175,10 +152,12 @@ async fn the_components_ride_through_an_apiserver_restart() {
         let (polling, stop) = (polling.clone(), stop_polling.clone());
         tokio::spawn(async move {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let answer =
-                    tokio::time::timeout(Duration::from_secs(10), request(&addr, &path, &token))
-                        .await
-                        .unwrap_or((0, "no answer within 10 s".into(), String::new()));
+                let answer = tokio::time::timeout(
+                    Duration::from_secs(10),
+                    support::bearer_get(&addr, &path, &token),
+                )
+                .await
+                .unwrap_or((0, "no answer within 10 s".into(), String::new()));
                 polling.lock().unwrap().push(answer);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
@@ -203,7 +182,7 @@ async fn the_components_ride_through_an_apiserver_restart() {
         "the gateway to list the new backup as finished",
         60,
         || async {
-            let (status, _, body) = request(&addr, &list_path, &token).await;
+            let (status, _, body) = support::bearer_get(&addr, &list_path, &token).await;
             let listed: Value = serde_json::from_str(&body).unwrap_or_default();
             let done = listed["items"].as_array().is_some_and(|items| {
                 items.iter().any(|i| {

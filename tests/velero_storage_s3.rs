@@ -6,13 +6,14 @@
 //! `scripts/test.sh` installs the server; without it the tests print why and pass.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/s3.rs"]
+mod s3;
 mod support;
+use s3::{ACCESS_KEY, S3Server, SECRET_KEY};
 use support::dechunk;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -21,85 +22,12 @@ use nac::manifest::tarball::{self, BackupItem};
 use nac::sim::velero::storage::{BackupStore, StorageError};
 use serde_json::json;
 
-const ACCESS_KEY: &str = "AK";
-const SECRET_KEY: &str = "SK";
 const BUCKET: &str = "velero";
 const PREFIX: &str = "clusters/prod";
 
-/// A running `s3s-fs`, stopped (by its own handle) when dropped.
-struct S3Server {
-    child: Child,
-    port: u16,
-    root: tempfile::TempDir,
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl S3Server {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn bucket_dir(&self, bucket: &str) -> PathBuf {
-        self.root.path().join(bucket)
-    }
-}
-
-fn find_s3s_fs() -> Option<PathBuf> {
-    let home_bin = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
-    let path_dirs = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .unwrap_or_default();
-    path_dirs
-        .into_iter()
-        .chain(home_bin)
-        .map(|dir| dir.join("s3s-fs"))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Starts `s3s-fs` on a free port with a bucket directory; `None` when it is not installed.
+/// Starts `s3s-fs` with the test bucket; `None` when it is not installed.
 fn start_server() -> Option<S3Server> {
-    let Some(binary) = find_s3s_fs() else {
-        println!("SKIPPED: s3s-fs not installed (scripts/test.sh installs it)");
-        return None;
-    };
-    // The port is free a moment ago; another process grabbing it in between makes the server
-    // exit, so try a few.
-    for _ in 0..5 {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir(root.path().join(BUCKET)).unwrap();
-        let mut child = Command::new(&binary)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-            .arg(root.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start s3s-fs");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(S3Server { child, port, root });
-            }
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    panic!("s3s-fs did not start");
+    S3Server::start(&[BUCKET])
 }
 
 fn install_crypto() {

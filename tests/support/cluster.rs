@@ -205,12 +205,29 @@ impl TestCluster {
         self.real.map(|real| real.write_kubeconfig(name, token))
     }
 
+    /// A kubeconfig whose user reads its token from `token_file` (real server only).
+    pub fn kubeconfig_with_token_file(&self, name: &str, token_file: &Path) -> Option<PathBuf> {
+        self.real
+            .map(|real| real.write_kubeconfig_with_token_file(name, token_file))
+    }
+
     /// Restarts the real server's kube-apiserver ([`RealControlPlane::restart_apiserver`]);
     /// `None` on the emulator.
     pub async fn restart_apiserver(&self, down: Duration) -> Option<Duration> {
         let real = self.real?;
         Some(
             tokio::task::spawn_blocking(move || real.restart_apiserver(down))
+                .await
+                .unwrap(),
+        )
+    }
+
+    /// Compacts the real server's etcd to its current revision
+    /// ([`RealControlPlane::compact_etcd`]); `None` on the emulator.
+    pub async fn compact_etcd(&self) -> Option<u64> {
+        let real = self.real?;
+        Some(
+            tokio::task::spawn_blocking(move || real.compact_etcd())
                 .await
                 .unwrap(),
         )
@@ -326,6 +343,8 @@ pub struct RealControlPlane {
     tokens: BTreeMap<String, String>,
     /// kube-apiserver's arguments, to start it again ([`RealControlPlane::restart_apiserver`]).
     apiserver_args: Vec<String>,
+    /// etcd's client URL (plain HTTP on loopback), for [`RealControlPlane::compact_etcd`].
+    etcd_url: String,
 }
 
 impl RealControlPlane {
@@ -457,6 +476,7 @@ impl RealControlPlane {
             ca_pem: String::new(),
             tokens,
             apiserver_args,
+            etcd_url: etcd_url.clone(),
         };
         wait_until(
             "kube-apiserver's certificate",
@@ -547,6 +567,47 @@ impl RealControlPlane {
         started.elapsed()
     }
 
+    /// Compacts etcd's history up to its current revision, as etcd's periodic compaction
+    /// does (through etcd's JSON gateway: `etcdctl compact` without etcdctl). A watch resumed
+    /// from an older resourceVersion then gets 410 Gone. Blocking; returns the revision.
+    pub fn compact_etcd(&self) -> u64 {
+        let post = |path: &str, body: &str| -> serde_json::Value {
+            use std::io::{Read, Write};
+            let address = self.etcd_url.trim_start_matches("http://");
+            let mut stream = std::net::TcpStream::connect(address).unwrap();
+            write!(
+                stream,
+                "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).unwrap();
+            let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+            assert!(head.starts_with("HTTP/1.1 200"), "etcd {path}: {answer}");
+            let body = if head
+                .to_ascii_lowercase()
+                .contains("transfer-encoding: chunked")
+            {
+                String::from_utf8(crate::support::dechunk(body.as_bytes())).unwrap()
+            } else {
+                body.to_string()
+            };
+            serde_json::from_str(&body).unwrap()
+        };
+        // Any key: only the header's revision matters.
+        let range = post("/v3/kv/range", r#"{"key":"Lw=="}"#);
+        let revision: u64 = range["header"]["revision"]
+            .as_str()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no revision in {range}"));
+        post(
+            "/v3/kv/compaction",
+            &format!(r#"{{"revision":"{revision}","physical":true}}"#),
+        );
+        revision
+    }
+
     /// A client for `token` sending `component`'s identity, built as NAC's own clients are.
     pub fn client_as(&self, token: &str, component: Component) -> Client {
         let mut config = kube::Config::new(self.server.parse().unwrap());
@@ -563,11 +624,22 @@ impl RealControlPlane {
 
     /// Writes `kubeconfig-NAME` for `token` and returns its path.
     pub fn write_kubeconfig(&self, name: &str, token: &str) -> PathBuf {
+        self.write_kubeconfig_for(name, &format!("token: {token}"))
+    }
+
+    /// A kubeconfig whose user reads its token from `token_file` (as a pod's projected,
+    /// rotated service-account token is read): clients reload it.
+    pub fn write_kubeconfig_with_token_file(&self, name: &str, token_file: &Path) -> PathBuf {
+        self.write_kubeconfig_for(name, &format!("tokenFile: {}", token_file.display()))
+    }
+
+    /// A kubeconfig for this server whose user `name` has the one credential line `user`.
+    fn write_kubeconfig_for(&self, name: &str, user: &str) -> PathBuf {
         use base64::Engine;
         let ca = base64::engine::general_purpose::STANDARD.encode(&self.ca_pem);
         let path = self.dir.join(format!("kubeconfig-{name}"));
         let yaml = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: real\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\nusers:\n- name: {name}\n  user:\n    token: {token}\ncontexts:\n- name: real\n  context:\n    cluster: real\n    user: {name}\ncurrent-context: real\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: real\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\nusers:\n- name: {name}\n  user:\n    {user}\ncontexts:\n- name: real\n  context:\n    cluster: real\n    user: {name}\ncurrent-context: real\n",
             server = self.server
         );
         std::fs::write(&path, yaml).unwrap();

@@ -61,6 +61,32 @@ pub async fn http_get(url: &str) -> (u16, Vec<u8>) {
     (status, body)
 }
 
+/// One GET to a gateway at `addr` with `token` as bearer, on a connection of its own
+/// (`Connection: close`): status, head and body (as sent: JSON answers are not chunked).
+pub async fn bearer_get(addr: &str, path: &str, token: &str) -> (u16, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).await.unwrap();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
 pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
@@ -137,6 +163,14 @@ where
 /// Velero, played by the simulator as its own service account (resyncing every 100 ms), its
 /// object store in the returned directory (keep it for the test's length).
 pub async fn start_velero(cluster: &cluster::TestCluster) -> tempfile::TempDir {
+    start_velero_with(cluster, |_| {}).await
+}
+
+/// [`start_velero`] with some of the simulator's options changed by `tune`.
+pub async fn start_velero_with(
+    cluster: &cluster::TestCluster,
+    tune: impl FnOnce(&mut nac::sim::velero::options::SimulatorOptions),
+) -> tempfile::TempDir {
     use nac::sim::velero::{
         engine::VeleroSimulator, options::SimulatorOptions, signed_url::UrlSigner,
     };
@@ -147,6 +181,7 @@ pub async fn start_velero(cluster: &cluster::TestCluster) -> tempfile::TempDir {
         url::Url::parse("http://127.0.0.1:9/").unwrap(),
     );
     options.resync_interval = std::time::Duration::from_millis(100);
+    tune(&mut options);
     let velero = cluster.client_as(
         &cluster
             .sa_token(

@@ -153,6 +153,13 @@ pub async fn gateway_process(
         .sa_token(OADP_NAMESPACE, nac::sim::demo::GATEWAY_SERVICE_ACCOUNT)
         .await;
     let (config, serving) = kubeconfig(cluster, dir, "gateway", &token).await;
+    let (gateway, addr) = gateway_with_kubeconfig(dir, &config, extra).await;
+    (gateway, addr, serving)
+}
+
+/// A `nac gateway` process with the given kubeconfig (plus `extra` arguments), listening on
+/// a free loopback port; its address once `/readyz` answers 200.
+pub async fn gateway_with_kubeconfig(dir: &Path, config: &Path, extra: &[&str]) -> (Nac, String) {
     let mut args = vec![
         "gateway",
         "--kubeconfig",
@@ -175,7 +182,7 @@ pub async fn gateway_process(
         (status == 200).then_some(())
     })
     .await;
-    (gateway, addr, serving)
+    (gateway, addr)
 }
 
 /// A kubeconfig for the controller's service account (as its pod has), and two replica

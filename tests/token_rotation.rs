@@ -146,7 +146,8 @@ async fn the_processes_keep_working_across_a_token_rotation() {
         &controller_config,
         &format!("controller-{suffix}"),
     );
-    let (mut gateway, addr) = gateway_with_kubeconfig(dir.path(), &gateway_config, &[]).await;
+    let (mut gateway, addr) =
+        gateway_with_kubeconfig(dir.path(), &gateway_config, "gateway", &[]).await;
 
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);
     backups

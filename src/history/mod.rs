@@ -28,6 +28,7 @@ pub mod manifests;
 pub mod model;
 pub mod observe;
 pub mod postgres;
+pub mod reachability;
 pub mod recorder;
 pub mod retention;
 pub mod sql;

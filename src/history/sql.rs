@@ -30,6 +30,7 @@ use super::model::{
     OperationCursor, OperationFilter, OperationKind, OperationPage, OperationRecord,
     StoredManifest, StoredTransition, TenantNamespace, TimeWindow, Transition,
 };
+use super::reachability::{Attempt, RETRY_TIMEOUT, Reachability};
 use super::{Backend, HistoryError, now_millis, redact_url};
 
 /// Operations per multi-row upsert on SQLite: 400 rows × 23 columns = 9,200 bind variables,
@@ -151,7 +152,7 @@ macro_rules! sql_history_store {
                 &self,
                 batch: Vec<$crate::history::Observation>,
             ) -> $crate::history::StoreFuture<'_, u64> {
-                Box::pin(self.core.record(batch))
+                Box::pin(self.core.guarded(self.core.record(batch)))
             }
 
             fn note_requester(
@@ -159,14 +160,17 @@ macro_rules! sql_history_store {
                 operation: $crate::history::OperationRecord,
                 requester: String,
             ) -> $crate::history::StoreFuture<'_, ()> {
-                Box::pin(self.core.note_requester(operation, requester))
+                Box::pin(
+                    self.core
+                        .guarded(self.core.note_requester(operation, requester)),
+                )
             }
 
             fn live_operation_ids(
                 &self,
             ) -> $crate::history::StoreFuture<'_, Vec<(String, $crate::history::OperationKind)>>
             {
-                Box::pin(self.core.live_operation_ids())
+                Box::pin(self.core.guarded(self.core.live_operation_ids()))
             }
 
             fn mark_deleted(
@@ -174,14 +178,17 @@ macro_rules! sql_history_store {
                 ids: Vec<String>,
                 at: $crate::history::EpochMillis,
             ) -> $crate::history::StoreFuture<'_, u64> {
-                Box::pin(self.core.mark_deleted(ids, at))
+                Box::pin(self.core.guarded(self.core.mark_deleted(ids, at)))
             }
 
             fn attribute_namespaces(
                 &self,
                 namespaces: Vec<$crate::history::NamespaceIdentity>,
             ) -> $crate::history::StoreFuture<'_, u64> {
-                Box::pin(self.core.attribute_namespaces(namespaces))
+                Box::pin(
+                    self.core
+                        .guarded(self.core.attribute_namespaces(namespaces)),
+                )
             }
 
             fn operation<'a>(
@@ -189,7 +196,7 @@ macro_rules! sql_history_store {
                 tenant: &'a $crate::history::TenantNamespace,
                 id: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::OperationRecord>> {
-                Box::pin(self.core.operation(tenant, id))
+                Box::pin(self.core.guarded(self.core.operation(tenant, id)))
             }
 
             fn operation_by_name<'a>(
@@ -198,7 +205,10 @@ macro_rules! sql_history_store {
                 kind: $crate::history::OperationKind,
                 name: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::OperationRecord>> {
-                Box::pin(self.core.operation_by_name(tenant, kind, name))
+                Box::pin(
+                    self.core
+                        .guarded(self.core.operation_by_name(tenant, kind, name)),
+                )
             }
 
             fn timeline<'a>(
@@ -206,7 +216,7 @@ macro_rules! sql_history_store {
                 tenant: &'a $crate::history::TenantNamespace,
                 id: &'a str,
             ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::StoredTransition>> {
-                Box::pin(self.core.timeline(tenant, id))
+                Box::pin(self.core.guarded(self.core.timeline(tenant, id)))
             }
 
             fn operations<'a>(
@@ -216,7 +226,10 @@ macro_rules! sql_history_store {
                 after: Option<&'a $crate::history::OperationCursor>,
                 limit: u32,
             ) -> $crate::history::StoreFuture<'a, $crate::history::OperationPage> {
-                Box::pin(self.core.operations(tenant, filter, after, limit))
+                Box::pin(
+                    self.core
+                        .guarded(self.core.operations(tenant, filter, after, limit)),
+                )
             }
 
             fn stats<'a>(
@@ -224,7 +237,7 @@ macro_rules! sql_history_store {
                 tenant: &'a $crate::history::TenantNamespace,
                 window: $crate::history::TimeWindow,
             ) -> $crate::history::StoreFuture<'a, $crate::history::NamespaceStats> {
-                Box::pin(self.core.stats(tenant, window))
+                Box::pin(self.core.guarded(self.core.stats(tenant, window)))
             }
 
             fn recent_durations<'a>(
@@ -233,21 +246,24 @@ macro_rules! sql_history_store {
                 kinds: &'a [$crate::history::OperationKind],
                 limit: u32,
             ) -> $crate::history::StoreFuture<'a, Vec<i64>> {
-                Box::pin(self.core.recent_durations(tenant, kinds, limit))
+                Box::pin(
+                    self.core
+                        .guarded(self.core.recent_durations(tenant, kinds, limit)),
+                )
             }
 
             fn coverage<'a>(
                 &'a self,
                 namespaces: &'a [$crate::history::TenantNamespace],
             ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::Coverage>> {
-                Box::pin(self.core.coverage(namespaces))
+                Box::pin(self.core.guarded(self.core.coverage(namespaces)))
             }
 
             fn purge(
                 &self,
                 cutoff: $crate::history::EpochMillis,
             ) -> $crate::history::StoreFuture<'_, u64> {
-                Box::pin(self.core.purge(cutoff))
+                Box::pin(self.core.guarded(self.core.purge(cutoff)))
             }
 
             fn idempotency_begin<'a>(
@@ -259,14 +275,14 @@ macro_rules! sql_history_store {
                 body_digest: &'a [u8],
                 in_flight_ttl_ms: i64,
             ) -> $crate::history::StoreFuture<'a, $crate::history::IdempotencyState> {
-                Box::pin(self.core.idempotency_begin(
+                Box::pin(self.core.guarded(self.core.idempotency_begin(
                     caller,
                     path,
                     key,
                     namespace_uid,
                     body_digest,
                     in_flight_ttl_ms,
-                ))
+                )))
             }
 
             fn idempotency_finish<'a>(
@@ -278,14 +294,14 @@ macro_rules! sql_history_store {
                 answer: $crate::history::IdempotencyAnswer,
                 ttl_ms: i64,
             ) -> $crate::history::StoreFuture<'a, ()> {
-                Box::pin(self.core.idempotency_finish(
+                Box::pin(self.core.guarded(self.core.idempotency_finish(
                     caller,
                     path,
                     key,
                     namespace_uid,
                     answer,
                     ttl_ms,
-                ))
+                )))
             }
 
             fn idempotency_abandon<'a>(
@@ -296,8 +312,12 @@ macro_rules! sql_history_store {
                 namespace_uid: &'a str,
             ) -> $crate::history::StoreFuture<'a, ()> {
                 Box::pin(
-                    self.core
-                        .idempotency_abandon(caller, path, key, namespace_uid),
+                    self.core.guarded(self.core.idempotency_abandon(
+                        caller,
+                        path,
+                        key,
+                        namespace_uid,
+                    )),
                 )
             }
 
@@ -309,7 +329,7 @@ macro_rules! sql_history_store {
                 &self,
                 manifest: $crate::history::StoredManifest,
             ) -> $crate::history::StoreFuture<'_, $crate::history::ManifestPut> {
-                Box::pin(self.core.put_manifest(manifest))
+                Box::pin(self.core.guarded(self.core.put_manifest(manifest)))
             }
 
             fn manifest<'a>(
@@ -317,7 +337,7 @@ macro_rules! sql_history_store {
                 tenant: &'a $crate::history::TenantNamespace,
                 operation_id: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::StoredManifest>> {
-                Box::pin(self.core.manifest(tenant, operation_id))
+                Box::pin(self.core.guarded(self.core.manifest(tenant, operation_id)))
             }
 
             fn manifest_by_name<'a>(
@@ -325,21 +345,24 @@ macro_rules! sql_history_store {
                 tenant: &'a $crate::history::TenantNamespace,
                 backup_name: &'a str,
             ) -> $crate::history::StoreFuture<'a, Option<$crate::history::StoredManifest>> {
-                Box::pin(self.core.manifest_by_name(tenant, backup_name))
+                Box::pin(
+                    self.core
+                        .guarded(self.core.manifest_by_name(tenant, backup_name)),
+                )
             }
 
             fn manifest_summaries<'a>(
                 &'a self,
                 tenant: &'a $crate::history::TenantNamespace,
             ) -> $crate::history::StoreFuture<'a, Vec<$crate::history::ManifestSummary>> {
-                Box::pin(self.core.manifest_summaries(tenant))
+                Box::pin(self.core.guarded(self.core.manifest_summaries(tenant)))
             }
 
             fn manifests_missing(
                 &self,
                 limit: u32,
             ) -> $crate::history::StoreFuture<'_, Vec<$crate::history::ManifestTarget>> {
-                Box::pin(self.core.manifests_missing(limit))
+                Box::pin(self.core.guarded(self.core.manifests_missing(limit)))
             }
         }
     };
@@ -360,6 +383,8 @@ pub struct SqlCore {
     /// The file [`SqlCore::migrate`] locks so that one process at a time migrates (SQLite
     /// files; see [`SqlCore::with_migrate_lock`]).
     migrate_lock: Option<PathBuf>,
+    /// Whether the server was last found unreachable (Postgres: calls fail fast meanwhile).
+    reachability: std::sync::Arc<std::sync::Mutex<Reachability>>,
 }
 
 impl std::fmt::Debug for SqlCore {
@@ -408,6 +433,7 @@ impl SqlCore {
             secret,
             migrator,
             migrate_lock: None,
+            reachability: Default::default(),
         })
     }
 
@@ -434,6 +460,41 @@ impl SqlCore {
     /// The database URL without its password.
     pub fn target(&self) -> &str {
         &self.target
+    }
+
+    /// Runs one store call, unless the server is known to be unreachable: then it fails fast
+    /// ([`Reachability`]). A Postgres server can be away; a SQLite file's busy errors are not
+    /// an outage, so SQLite calls always run.
+    pub async fn guarded<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, HistoryError>>,
+    ) -> Result<T, HistoryError> {
+        if self.backend != Backend::Postgres {
+            return call.await;
+        }
+        // The guard must be gone before the call is awaited.
+        let attempt = self.reachable().admit(Instant::now())?;
+        let result = match attempt {
+            Attempt::Usual => call.await,
+            Attempt::Retry => tokio::time::timeout(RETRY_TIMEOUT, call)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(HistoryError::Unavailable(format!(
+                        "{}: no answer within {} s",
+                        self.target,
+                        RETRY_TIMEOUT.as_secs()
+                    )))
+                }),
+        };
+        self.reachable().observe(&result, Instant::now());
+        result
+    }
+
+    fn reachable(&self) -> std::sync::MutexGuard<'_, Reachability> {
+        // The state is a few plain fields, valid whatever a panicking holder left.
+        self.reachability
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn fail(&self, error: sqlx::Error) -> HistoryError {
@@ -1306,13 +1367,18 @@ impl SqlCore {
         Ok(())
     }
 
-    /// `SELECT 1`.
+    /// `SELECT 1`. Always goes to the server (it is how health checks find out), and what it finds
+    /// counts for the calls after it.
     pub async fn ping(&self) -> Result<(), HistoryError> {
-        sqlx::query("SELECT 1")
+        let result = sqlx::query("SELECT 1")
             .execute(&self.pool)
             .await
-            .map_err(|e| self.fail(e))?;
-        Ok(())
+            .map(|_| ())
+            .map_err(|e| self.fail(e));
+        if self.backend == Backend::Postgres {
+            self.reachable().observe(&result, Instant::now());
+        }
+        result
     }
 }
 

@@ -115,22 +115,29 @@ impl Drop for Nac {
 
 /// A controller replica and the address of its `/healthz`, `/readyz` and `/metrics`.
 pub fn controller_replica(dir: &Path, kubeconfig: &Path, identity: &str) -> (Nac, String) {
-    let mut nac = Nac::start(
-        identity,
-        dir,
-        &[
-            "controller",
-            "--kubeconfig",
-            kubeconfig.to_str().unwrap(),
-            "--oadp-namespace",
-            OADP_NAMESPACE,
-            "--shutdown-grace-period",
-            "10s",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
-        &[("POD_NAME", identity.to_string())],
-    );
+    controller_replica_with(dir, kubeconfig, identity, &[])
+}
+
+/// [`controller_replica`] with `extra` arguments (a `--database-url`, say).
+pub fn controller_replica_with(
+    dir: &Path,
+    kubeconfig: &Path,
+    identity: &str,
+    extra: &[&str],
+) -> (Nac, String) {
+    let mut args = vec![
+        "controller",
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "--oadp-namespace",
+        OADP_NAMESPACE,
+        "--shutdown-grace-period",
+        "10s",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ];
+    args.extend_from_slice(extra);
+    let mut nac = Nac::start(identity, dir, &args, &[("POD_NAME", identity.to_string())]);
     let lines = nac.first_lines(2);
     assert!(lines[1].contains("nac controller running"), "{lines:?}");
     let health = lines[0]
@@ -153,13 +160,19 @@ pub async fn gateway_process(
         .sa_token(OADP_NAMESPACE, nac::sim::demo::GATEWAY_SERVICE_ACCOUNT)
         .await;
     let (config, serving) = kubeconfig(cluster, dir, "gateway", &token).await;
-    let (gateway, addr) = gateway_with_kubeconfig(dir, &config, extra).await;
+    let (gateway, addr) = gateway_with_kubeconfig(dir, &config, "gateway", extra).await;
     (gateway, addr, serving)
 }
 
-/// A `nac gateway` process with the given kubeconfig (plus `extra` arguments), listening on
-/// a free loopback port; its address once `/readyz` answers 200.
-pub async fn gateway_with_kubeconfig(dir: &Path, config: &Path, extra: &[&str]) -> (Nac, String) {
+/// A `nac gateway` process named `name` (its log is `<name>.log`) with the given kubeconfig
+/// (plus `extra` arguments), listening on a free loopback port; its address once `/readyz`
+/// answers 200.
+pub async fn gateway_with_kubeconfig(
+    dir: &Path,
+    config: &Path,
+    name: &str,
+    extra: &[&str],
+) -> (Nac, String) {
     let mut args = vec![
         "gateway",
         "--kubeconfig",
@@ -170,7 +183,7 @@ pub async fn gateway_with_kubeconfig(dir: &Path, config: &Path, extra: &[&str]) 
         OADP_NAMESPACE,
     ];
     args.extend_from_slice(extra);
-    let mut gateway = Nac::start("gateway", dir, &args, &[]);
+    let mut gateway = Nac::start(name, dir, &args, &[]);
     let line = gateway.first_line();
     let addr = line
         .split_whitespace()

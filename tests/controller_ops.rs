@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
-use support::sa_token;
+use support::cluster::{TestCluster, eventually_true, wait_for_object};
+use support::controller_env::ControllerEnv as Env;
 
 use std::future::pending;
 use std::sync::Arc;
@@ -18,69 +18,27 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::{Backup, Restore};
 use nac::controllers::leader::{Elector, LeaderConfig};
-use nac::controllers::{self, Context, gc, health, sync};
+use nac::controllers::{self, gc, health, sync};
 use nac::queue::Entry;
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SYNCED_FROM: &str = "openshift.io/oadp-nab-synced-from-nacuuid";
 
-struct Env {
-    /// Held for the whole case (on the real server, the cases of this binary take turns).
-    _cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    bob: Client,
-    controller: Client,
-    _object_store: tempfile::TempDir,
-}
-
-/// NAC on `cluster` (emulator or real kube-apiserver), and Velero (as its own service account)
-/// when `with_velero`; controllers are started by the tests.
 async fn env(cluster: TestCluster, with_velero: bool) -> Env {
-    let admin = cluster.admin();
-    let object_store = tempfile::tempdir().unwrap();
+    let env = Env::new(cluster).await;
     if with_velero {
-        let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-        let mut options =
-            SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-        options.resync_interval = Duration::from_millis(100);
-        let velero = cluster.client_as(
-            &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-            Component::VeleroSimulator,
-        );
-        tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+        env.start_velero(|_| {}).await;
     }
-    let controller = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-        Component::Controller,
-    );
-    let alice = cluster.user("alice");
-    let bob = cluster.user("bob");
-    Env {
-        _cluster: cluster,
-        admin,
-        alice,
-        bob,
-        controller,
-        _object_store: object_store,
-    }
-}
-
-fn context(e: &Env) -> Arc<Context> {
-    Arc::new(Context::new(e.controller.clone(), OADP_NAMESPACE))
+    env
 }
 
 fn start_controllers(e: &Env) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(controllers::run(context(e)))
+    tokio::spawn(controllers::run(e.context()))
 }
 
 fn nabs(c: &Client, ns: &str) -> Api<NonAdminBackup> {
@@ -92,18 +50,7 @@ fn backups(c: &Client) -> Api<Backup> {
 }
 
 async fn wait_nab(c: &Client, ns: &str, name: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = nabs(c, ns).get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for NonAdminBackup {ns}/{name}; last: {last}");
+    wait_for_object(&nabs(c, ns), name, 30, done).await
 }
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -199,7 +146,7 @@ async fn sync_recreates_a_wiped_nab_which_the_controller_adopts(cluster: TestClu
     assert!(backups(&e.admin).get_opt(&nacuuid).await.unwrap().is_some());
 
     // GC keeps what the sync will recreate.
-    let ctx = context(&e);
+    let ctx = e.context();
     assert!(gc::collect_once(&ctx).await.unwrap().is_empty());
 
     let controllers = start_controllers(&e);
@@ -303,7 +250,7 @@ async fn sync_never_plants_backups_outside_their_origin_namespace(cluster: TestC
     )
     .await;
 
-    let ctx = context(&e);
+    let ctx = e.context();
     let created = sync::sync_once(&ctx).await.unwrap();
     assert_eq!(created, [("team-a".to_string(), "own".to_string())]);
     let own = nabs(&e.admin, "team-a").get("own").await.unwrap();
@@ -350,7 +297,7 @@ async fn sync_returns_failed_backups_too(cluster: TestCluster) {
     ] {
         plant_backup(&e.admin, uuid, "team-a", name, "default", Some(phase)).await;
     }
-    let ctx = context(&e);
+    let ctx = e.context();
     let mut created = sync::sync_once(&ctx).await.unwrap();
     created.sort();
     assert_eq!(
@@ -417,7 +364,7 @@ async fn a_forged_synced_from_label_adopts_nothing(cluster: TestCluster) {
         other => panic!("bob wrote his NAB's status: {other:?}"),
     }
     // The sync plants nothing in team-b, and team-a's backup is untouched.
-    assert!(sync::sync_once(&context(&e)).await.unwrap().is_empty());
+    assert!(sync::sync_once(&e.context()).await.unwrap().is_empty());
     let names: Vec<String> = nabs(&e.admin, "team-b")
         .list(&ListParams::default())
         .await
@@ -491,7 +438,7 @@ async fn gc_deletes_orphans_and_never_touches_unlabelled_objects(cluster: TestCl
         .await
         .unwrap();
 
-    let mut deleted = gc::collect_once(&context(&e)).await.unwrap();
+    let mut deleted = gc::collect_once(&e.context()).await.unwrap();
     deleted.sort();
     assert_eq!(
         deleted,
@@ -547,11 +494,10 @@ async fn two_contenders_one_leads_and_the_other_takes_over_after_expiry(cluster:
     assert!(a_leading.load(Ordering::SeqCst));
     assert!(!b_leading.load(Ordering::SeqCst));
     a_task.abort();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !b_leading.load(Ordering::SeqCst) {
-        assert!(tokio::time::Instant::now() < deadline, "b never took over");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true("b to take over (b never took over)", 5, || async {
+        b_leading.load(Ordering::SeqCst)
+    })
+    .await;
     let lease = leases.get("nac-controller").await.unwrap().spec.unwrap();
     assert_eq!(lease.holder_identity.as_deref(), Some("replica-b"));
     assert_eq!(lease.lease_transitions, Some(1));
@@ -595,7 +541,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
 
 async fn metrics_show_the_queue_length_leadership_and_readiness(cluster: TestCluster) {
     let e = env(cluster, false).await;
-    let ctx = context(&e);
+    let ctx = e.context();
     {
         let mut q = ctx.queue.write().unwrap();
         for (i, phase) in ["New", "InProgress", "Completed"].iter().enumerate() {
@@ -661,8 +607,8 @@ async fn metrics_show_the_queue_length_leadership_and_readiness(cluster: TestClu
 /// predecessor's backups, unless the admin opts in to cross-namespace recovery.
 async fn sync_never_gives_a_recreated_namespace_its_predecessors_backups(cluster: TestCluster) {
     let e = env(cluster, true).await;
-    let ns = e._cluster.unique_name("reborn", None);
-    e._cluster.tenant_namespace("alice", &ns).await;
+    let ns = e.cluster.unique_name("reborn", None);
+    e.cluster.tenant_namespace("alice", &ns).await;
     let controllers = start_controllers(&e);
     let done = make_nab(&e.alice, &ns, "precious", json!({})).await;
     let nacuuid = s(&done, "/status/veleroBackup/nacuuid").to_string();
@@ -701,11 +647,11 @@ async fn sync_never_gives_a_recreated_namespace_its_predecessors_backups(cluster
             .then_some(())
     })
     .await;
-    e._cluster.tenant_namespace("bob", &ns).await;
+    e.cluster.tenant_namespace("bob", &ns).await;
     assert_ne!(namespace_uid(&e.admin, &ns).await.unwrap(), old_uid);
 
     // The sync plants nothing of alice's in bob's namespace.
-    let ctx = context(&e);
+    let ctx = e.context();
     let created = sync::sync_once(&ctx).await.unwrap();
     assert!(created.iter().all(|(n, _)| n != &ns), "{created:?}");
     assert!(

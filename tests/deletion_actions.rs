@@ -10,8 +10,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
-use support::sa_token;
+use support::cluster::{TestCluster, eventually_seen, wait_for_object, wait_until_gone};
+use support::controller_env::ControllerEnv;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,74 +26,48 @@ use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::{DeletionAction, NonAdminBackup};
 use nac::api::velero::{DeleteBackupRequest, DownloadRequest};
-use nac::controllers::{self, Context};
 use nac::sim::apiserver::tls::{Pki, serve_tls};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use serde_json::{Value, json};
 
 const CONDITION_PREFIX: &str = "deletionaction.oadp.openshift.io/";
 /// What the `broken` webhook's answer body holds: the admin's internals, for the admin only.
 const HOOK_SECRET: &str = "token=hunter2";
 
+/// The shared controller environment, plus the case's tenant namespace and every
+/// DeleteBackupRequest made.
 struct Env {
-    _cluster: TestCluster,
-    admin: Client,
-    alice: Client,
+    base: ControllerEnv,
     /// The case's tenant namespace, owned by alice.
     ns: String,
     /// Every DeleteBackupRequest made during the case (Velero removes the ones it processed
     /// successfully, so listing could miss them).
     made_requests: Arc<std::sync::Mutex<Vec<DeleteBackupRequest>>>,
-    _object_store: tempfile::TempDir,
 }
 
-/// NAC on `cluster` (emulator or real kube-apiserver): a tenant namespace of the case's own,
-/// Velero (serving downloads on a real port) and NAC's controllers, each as its own service
-/// account.
+impl std::ops::Deref for Env {
+    type Target = ControllerEnv;
+    fn deref(&self) -> &ControllerEnv {
+        &self.base
+    }
+}
+
 async fn env(cluster: TestCluster) -> Env {
-    let admin = cluster.admin();
+    let base = ControllerEnv::new(cluster).await;
     let made_requests = support::record_applied(Api::<DeleteBackupRequest>::namespaced(
-        admin.clone(),
+        base.admin.clone(),
         OADP_NAMESPACE,
     ));
-    let ns = cluster.unique_name("team-a", None);
-    cluster.tenant_namespace("alice", &ns).await;
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
-    let router = simulator.download_router();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    tokio::spawn(simulator.run());
-    let client = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-        Component::Controller,
-    );
-    tokio::spawn(controllers::run(Arc::new(Context::new(
-        client,
-        OADP_NAMESPACE,
-    ))));
-    let alice = cluster.user("alice");
+    let ns = base.cluster.unique_name("team-a", None);
+    base.cluster.tenant_namespace("alice", &ns).await;
+    base.start_velero_serving_downloads(|_| {}).await;
+    base.start_controllers();
     Env {
-        _cluster: cluster,
-        admin,
-        alice,
+        base,
         ns,
         made_requests,
-        _object_store: object_store,
     }
 }
 
@@ -289,22 +263,14 @@ async fn completed_backup(alice: &Client, ns: &str, name: &str) -> String {
         .create(&PostParams::default(), &nab)
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let nab = nabs(alice, ns).get(name).await.unwrap();
-        let value = serde_json::to_value(&nab).unwrap();
-        if value.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed")) {
-            return value["status"]["veleroBackup"]["name"]
-                .as_str()
-                .unwrap()
-                .to_string();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "backup {name} did not complete: {value}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let done = wait_for_object(&nabs(alice, ns), name, 30, |value| {
+        value.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed"))
+    })
+    .await;
+    done["status"]["veleroBackup"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// Every state of NAB `name` the watch delivers, from now on (the last one stays readable after
@@ -339,18 +305,7 @@ async fn delete_permanently(alice: &Client, ns: &str, name: &str) {
 }
 
 async fn wait_gone(alice: &Client, ns: &str, name: &str, secs: u64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if nabs(alice, ns).get_opt(name).await.unwrap().is_none() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let last = nabs(alice, ns).get_opt(name).await.unwrap();
-    panic!(
-        "NonAdminBackup {name} still exists: {}",
-        serde_json::to_string(&last).unwrap()
-    );
+    wait_until_gone(&nabs(alice, ns), name, secs).await
 }
 
 /// The condition of action `action` in a NAB state.
@@ -362,24 +317,23 @@ fn action_condition<'a>(state: &'a Value, action: &str) -> Option<&'a Value> {
         .find(|c| c["type"] == format!("{CONDITION_PREFIX}{action}"))
 }
 
-/// Waits until some recorded state satisfies `found`; returns that state.
 async fn wait_state(
     states: &Arc<Mutex<Vec<Value>>>,
     secs: u64,
     what: &str,
     found: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(state) = states.lock().unwrap().iter().find(|s| found(s)) {
-            return state.clone();
+    eventually_seen(&format!("a NAB state with {what}"), secs, || async {
+        let states = states.lock().unwrap();
+        match states.iter().find(|s| found(s)) {
+            Some(state) => Ok(state.clone()),
+            None => Err(format!(
+                "no NAB state with {what}; last: {:?}",
+                states.last()
+            )),
         }
-        if tokio::time::Instant::now() > deadline {
-            let last = states.lock().unwrap().last().cloned();
-            panic!("no NAB state with {what}; last: {last:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 /// The distinct DeleteBackupRequests made during the case for Velero Backup `backup`.
@@ -748,15 +702,14 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
     )
     .await;
     let api = Api::<DeletionAction>::all(e.admin.clone());
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let status = loop {
+    let status = eventually_seen("the action's status", 20, || async {
         let action = api.get("plain-http").await.unwrap();
-        if let Some(status) = action.status.filter(|s| !s.conditions.is_empty()) {
-            break status;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no status written");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        action
+            .status
+            .filter(|s| !s.conditions.is_empty())
+            .ok_or("no status written")
+    })
+    .await;
     let valid = &status.conditions[0];
     assert_eq!(
         (
@@ -794,8 +747,7 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
     )
     .await
     .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually_seen("the fixed action to be revalidated", 20, || async {
         let action = api.get("plain-http").await.unwrap();
         let status = action.status.unwrap_or_default();
         if status.observed_generation == Some(2)
@@ -804,14 +756,12 @@ async fn a_non_https_url_makes_the_action_invalid_and_tenants_cannot_touch_actio
                 .iter()
                 .any(|c| c.type_ == "Valid" && c.status == "True")
         {
-            break;
+            Ok(())
+        } else {
+            Err(format!("not revalidated: {status:?}"))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not revalidated: {status:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
     wait_gone(&e.alice, &e.ns, "held", 60).await;
     assert!(!hooks.calls_of("plain-http").is_empty());
 
@@ -902,7 +852,7 @@ async fn forged_items_in_the_tenants_tarball_never_reach_a_webhook(cluster: Test
     let velero_name = completed_backup(&e.alice, &e.ns, "forged").await;
 
     // What Velero wrote, then what the tenant adds to it in its bucket.
-    let path = tarball_path(e._object_store.path(), &velero_name);
+    let path = tarball_path(e.object_store.path(), &velero_name);
     let mut items =
         nac::manifest::tarball::read_backup_tarball(&std::fs::read(&path).unwrap()).unwrap();
     let own: std::collections::BTreeSet<String> = items

@@ -4,10 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::{eventually_seen, wait_for_object};
 use support::sa_token;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -43,33 +43,21 @@ async fn create_nab(c: &Client, name: &str, ttl: &str) {
 }
 
 async fn wait_nab(c: &Client, name: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = nabs(c).get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for NonAdminBackup team-a/{name}; last: {last}");
+    wait_for_object(&nabs(c), name, 30, done).await
 }
 
-/// Waits until the running controllers' policy is `expected`.
 async fn wait_policy(context: &Context, expected: &NacPolicy) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while tokio::time::Instant::now() < deadline {
-        if *context.policy.read().unwrap() == *expected {
-            return;
+    eventually_seen("the controllers' policy", 30, || async {
+        let policy = context.policy.read().unwrap();
+        if *policy == *expected {
+            Ok(())
+        } else {
+            Err(format!(
+                "the policy never became {expected:?}; it is {policy:?}"
+            ))
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "the policy never became {expected:?}; it is {:?}",
-        context.policy.read().unwrap()
-    );
+    })
+    .await
 }
 
 fn accepted(v: &Value) -> &Value {

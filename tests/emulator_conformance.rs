@@ -732,9 +732,8 @@ async fn too_old_watch_gets_410_and_watcher_recovers() {
     assert_eq!(names.len(), 10);
 }
 
-#[tokio::test]
-async fn label_and_field_selectors_and_pagination() {
-    let c = cluster().await;
+/// Five NABs in team-a, `a` to `e`, labelled `tier` gold, silver, gold, bronze and none.
+async fn five_labelled_nabs(c: &Cluster) -> Api<DynamicObject> {
     let api = nabs(&c.admin, "team-a");
     for (name, tier) in [
         ("a", "gold"),
@@ -749,14 +748,22 @@ async fn label_and_field_selectors_and_pagination() {
         }
         api.create(&PostParams::default(), &o).await.unwrap();
     }
-    let names = |l: kube::core::ObjectList<DynamicObject>| -> Vec<String> {
-        l.items
-            .into_iter()
-            .map(|o| o.metadata.name.unwrap())
-            .collect()
-    };
+    api
+}
+
+fn list_names(l: kube::core::ObjectList<DynamicObject>) -> Vec<String> {
+    l.items
+        .into_iter()
+        .map(|o| o.metadata.name.unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn label_selectors_select_by_equality_sets_and_existence() {
+    let c = cluster().await;
+    let api = five_labelled_nabs(&c).await;
     assert_eq!(
-        names(
+        list_names(
             api.list(&ListParams::default().labels("tier=gold"))
                 .await
                 .unwrap()
@@ -764,7 +771,7 @@ async fn label_and_field_selectors_and_pagination() {
         ["a", "c"]
     );
     assert_eq!(
-        names(
+        list_names(
             api.list(&ListParams::default().labels("tier in (silver,bronze)"))
                 .await
                 .unwrap()
@@ -772,7 +779,7 @@ async fn label_and_field_selectors_and_pagination() {
         ["b", "d"]
     );
     assert_eq!(
-        names(
+        list_names(
             api.list(&ListParams::default().labels("tier!=gold"))
                 .await
                 .unwrap()
@@ -780,7 +787,7 @@ async fn label_and_field_selectors_and_pagination() {
         ["b", "d", "e"]
     );
     assert_eq!(
-        names(
+        list_names(
             api.list(&ListParams::default().labels("!tier"))
                 .await
                 .unwrap()
@@ -788,15 +795,27 @@ async fn label_and_field_selectors_and_pagination() {
         ["e"]
     );
     assert_eq!(
-        names(
+        list_names(
             api.list(&ListParams::default().labels("tier,tier notin (gold)"))
                 .await
                 .unwrap()
         ),
         ["b", "d"]
     );
+    let err = api_status(
+        api.list(&ListParams::default().labels("tier in ("))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 400);
+}
+
+#[tokio::test]
+async fn field_selectors_select_by_name_and_refuse_unsupported_fields() {
+    let c = cluster().await;
+    let api = five_labelled_nabs(&c).await;
     assert_eq!(
-        names(
+        list_names(
             api.list(&ListParams::default().fields("metadata.name=c"))
                 .await
                 .unwrap()
@@ -809,13 +828,12 @@ async fn label_and_field_selectors_and_pagination() {
             .unwrap_err(),
     );
     assert_eq!(err.code, 400);
-    let err = api_status(
-        api.list(&ListParams::default().labels("tier in ("))
-            .await
-            .unwrap_err(),
-    );
-    assert_eq!(err.code, 400);
+}
 
+#[tokio::test]
+async fn pagination_continues_in_name_order() {
+    let c = cluster().await;
+    let api = five_labelled_nabs(&c).await;
     let mut all = Vec::new();
     let mut lp = ListParams::default().limit(2);
     let mut pages = 0;
@@ -823,7 +841,7 @@ async fn label_and_field_selectors_and_pagination() {
         let page = api.list(&lp).await.unwrap();
         pages += 1;
         let token = page.metadata.continue_.clone();
-        all.extend(names(page));
+        all.extend(list_names(page));
         match token {
             Some(t) if !t.is_empty() => lp = lp.continue_token(&t),
             _ => break,

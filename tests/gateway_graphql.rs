@@ -10,7 +10,7 @@
 #[path = "support/gateway.rs"]
 mod gateway_support;
 mod support;
-use support::cluster::TestCluster;
+use support::cluster::{TestCluster, eventually_seen};
 #[path = "support/ws.rs"]
 mod ws;
 
@@ -121,8 +121,8 @@ const BACKUP_PHASE: &str =
     "query($ns: String!, $name: String!) { backup(namespace: $ns, name: $name) { veleroPhase } }";
 
 async fn wait_completed(env: &Env, token: &str, namespace: &str, name: &str) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
-    loop {
+    let what = format!("{namespace}/{name} to complete");
+    eventually_seen(&what, 90, || async {
         let answer = gql(
             env,
             Some(token),
@@ -132,14 +132,12 @@ async fn wait_completed(env: &Env, token: &str, namespace: &str, name: &str) {
         .await;
         let json = answer.json();
         if json["data"]["backup"]["veleroPhase"] == "Completed" {
-            return;
+            Ok(())
+        } else {
+            Err(format!("{namespace}/{name} did not complete: {json}"))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{namespace}/{name} did not complete: {json}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 async fn create_completed(env: &Env, token: &str, namespace: &str, name: &str) {
@@ -725,19 +723,15 @@ async fn live_streams_are_capped_per_user_across_sse_and_subscriptions(cluster: 
 
     // Closing the event stream frees its slot.
     drop(first);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually_seen("a closed stream's slot to be freed", 10, || async {
         let again = sse(&env.alice).await.unwrap();
         if again.status() == StatusCode::OK {
-            break;
+            return Ok(());
         }
         assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "a closed stream's slot was not freed"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err("a closed stream's slot was not freed")
+    })
+    .await;
 }
 
 /// A socket whose token stops being valid (its service account is deleted; its RoleBinding,

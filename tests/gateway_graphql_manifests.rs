@@ -14,9 +14,7 @@ mod gateway_support;
 #[path = "support/manifest_env.rs"]
 mod manifest_env;
 mod support;
-
-use std::future::Future;
-use std::time::Duration;
+use support::cluster::eventually;
 
 use gateway_support::{Answer, Auth, backup_names, call};
 use http::{Method, StatusCode};
@@ -71,25 +69,6 @@ async fn gql(env: &Env, token: &str, query: &str, variables: Value) -> Answer {
 
 async fn rest(env: &Env, method: Method, path: &str, token: &str, body: Option<Value>) -> Answer {
     call(&env.router, method, path, Auth::Bearer(token), body, &[]).await
-}
-
-/// Polls `check` until it yields a value.
-async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 const ITEM_FIELDS: &str = "key group version apiVersion kind resource groupResource namespace name labels annotations owners uid";

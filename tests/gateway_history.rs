@@ -13,6 +13,7 @@
 mod gateway_support;
 mod support;
 use gateway_support::{ALLOW_TTL, Answer};
+use support::cluster::eventually_seen;
 use support::sqlite_history;
 
 use std::collections::BTreeSet;
@@ -1027,25 +1028,19 @@ async fn creates_record_their_requester_and_queue_items_carry_an_eta() {
     )
     .await
     .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let item = loop {
+    let item = eventually_seen("by-alice in the queue", 20, || async {
         let queue = get(&env, "/api/v1/namespaces/team-a/queue", Some(&env.alice)).await;
         assert_eq!(queue.status, StatusCode::OK, "{}", queue.text());
         let queue = queue.json();
-        if let Some(item) = queue["items"]
+        queue["items"]
             .as_array()
             .unwrap()
             .iter()
             .find(|i| i["name"] == "by-alice")
-        {
-            break item.clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "by-alice never queued: {queue}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+            .cloned()
+            .ok_or_else(|| format!("by-alice never queued: {queue}"))
+    })
+    .await;
     assert_eq!(item["position"], 3, "{item}");
     let eta = &item["eta"];
     assert_eq!(eta["samples"], 20, "{item}");

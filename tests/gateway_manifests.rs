@@ -11,6 +11,7 @@ mod gateway_support;
 #[path = "support/manifest_env.rs"]
 mod manifest_env;
 mod support;
+use support::cluster::eventually_seen;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -19,7 +20,7 @@ use gateway_support::{Answer, Auth};
 use http::{Method, StatusCode};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use manifest_env::{Env, call, get};
+use manifest_env::{Env, call, get, wait_for_answer};
 use serde_json::{Value, json};
 
 /// The whole system; `item_delay` slows the simulated Velero down per item.
@@ -32,22 +33,10 @@ async fn env(item_delay: Option<Duration>) -> Env {
     .await
 }
 
-/// Polls `path` as alice until `done` holds for its JSON (or fails after `secs`).
 async fn wait_for(env: &Env, path: &str, secs: u64, done: impl Fn(&Answer) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        let answer = get(env, path, &env.alice).await;
-        if done(&answer) {
-            return answer.json();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{path} never got there; last answer {} {}",
-            answer.status,
-            answer.text()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_answer(env, path, &env.alice, secs, done)
+        .await
+        .json()
 }
 
 fn velero_phase(backup: &Value) -> &str {
@@ -485,8 +474,7 @@ async fn a_manifest_being_built_answers_202_with_retry_after_then_200() {
         support::nac_stack::quick_manifest_builder_config(),
     );
     tasks.push(tokio::spawn(builder.run()));
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    eventually_seen("the manifest to be built", 60, || async {
         let answer = get(
             "/api/v1/namespaces/team-a/backups/fresh/manifest".into(),
             tokens.alice.clone(),
@@ -499,15 +487,12 @@ async fn a_manifest_being_built_answers_202_with_retry_after_then_200() {
                 "{}",
                 answer.text()
             );
-            break;
+            return Ok(());
         }
         assert_eq!(answer.status, StatusCode::ACCEPTED, "{}", answer.text());
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the manifest was never built"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        Err("the manifest was never built")
+    })
+    .await;
     for suffix in reads {
         let answer = get(
             format!("/api/v1/namespaces/team-a/backups/fresh/{suffix}"),

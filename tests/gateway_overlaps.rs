@@ -17,7 +17,7 @@ use std::time::Duration;
 use http::{Method, StatusCode};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
-use manifest_env::{Env, call, get};
+use manifest_env::{Env, call, get, wait_for_answer};
 use serde_json::{Value, json};
 
 /// The whole system, the simulated Velero spending `item_delay` on each item and running up
@@ -30,7 +30,6 @@ async fn env(item_delay: Duration) -> Env {
     .await
 }
 
-/// Polls `path` as `token` until `done` holds for its answer (or fails after `secs`).
 async fn wait_for(
     env: &Env,
     path: &str,
@@ -38,20 +37,11 @@ async fn wait_for(
     secs: u64,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        let answer = get(env, path, token).await;
-        if answer.status == StatusCode::OK && done(&answer.json()) {
-            return answer.json();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{path} never got there; last answer {} {}",
-            answer.status,
-            answer.text()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_answer(env, path, token, secs, |answer| {
+        answer.status == StatusCode::OK && done(&answer.json())
+    })
+    .await
+    .json()
 }
 
 fn backup_phase(backup: &Value) -> &str {

@@ -1108,7 +1108,25 @@ async fn the_namespace_listing_is_bounded_in_access_reviews(cluster: TestCluster
     assert_eq!(status, StatusCode::OK);
 }
 
-async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
+/// Creates backup `name` in team-a as alice (no idempotency key); asserts 201.
+async fn create_backup(env: &Env, body: Value) {
+    let created = call(
+        env,
+        Method::POST,
+        "/api/v1/namespaces/team-a/backups",
+        Some(&env.alice),
+        Some(body),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+}
+
+/// Backup `idem` in team-a, created by alice as in the idempotency case.
+async fn create_idem(env: &Env) {
+    create_backup(env, json!({"name": "idem", "spec": {"backupSpec": {}}})).await;
+}
+
+async fn an_idempotency_key_replays_its_create_and_refuses_another_body(cluster: TestCluster) {
     let env = env_on(cluster).await;
     // Idempotency: same key, same body → same answer, one object.
     let body = json!({"name": "idem", "spec": {"backupSpec": {}}});
@@ -1160,7 +1178,11 @@ async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
         "{}",
         duplicate.text()
     );
+}
 
+async fn wait_true_on_get_returns_at_the_terminal_phase(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    create_idem(&env).await;
     // wait=true on GET returns at the terminal phase.
     let waited = call(
         &env,
@@ -1178,7 +1200,11 @@ async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
             .unwrap(),
         "Completed"
     );
+}
 
+async fn pages_come_in_name_order_with_tokens_bound_to_their_list(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    create_idem(&env).await;
     // Paging: 5 more backups, pages of 2 in name order, opaque tokens bound to the list.
     for i in 1..=5 {
         let created = call(
@@ -1248,6 +1274,11 @@ async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
     )
     .await;
     assert_eq!(other_resource.status, StatusCode::BAD_REQUEST);
+}
+
+async fn the_phase_and_label_selector_filter_backups(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    create_completed_backup(&env, &env.alice, "team-a", "idem").await;
     // Filters: phase and label selector.
     let completed = call(
         &env,
@@ -1273,7 +1304,11 @@ async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
     .await
     .json();
     assert_eq!(names(&selected), ["labelled"]);
+}
 
+async fn a_restore_from_a_completed_backup_can_be_waited_for(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    create_completed_backup(&env, &env.alice, "team-a", "idem").await;
     // Restore from a completed backup, waiting for it.
     let restore = call(
         &env,
@@ -1291,7 +1326,11 @@ async fn create_wait_idempotency_paging_and_delete(cluster: TestCluster) {
             .unwrap(),
         "Completed"
     );
+}
 
+async fn delete_of_a_backup_is_the_permanent_delete_and_says_so(cluster: TestCluster) {
+    let env = env_on(cluster).await;
+    create_backup(&env, json!("page-1")).await;
     // DELETE of a backup is the permanent delete, and says so.
     let deleted = call(
         &env,
@@ -2354,7 +2393,12 @@ on_both_servers!(
     an_sse_stream_ends_when_its_token_is_no_longer_valid,
     the_namespace_listing_is_bounded_in_access_reviews,
     a_removed_role_binding_stops_access_within_the_allow_ttl,
-    create_wait_idempotency_paging_and_delete,
+    an_idempotency_key_replays_its_create_and_refuses_another_body,
+    wait_true_on_get_returns_at_the_terminal_phase,
+    pages_come_in_name_order_with_tokens_bound_to_their_list,
+    the_phase_and_label_selector_filter_backups,
+    a_restore_from_a_completed_backup_can_be_waited_for,
+    delete_of_a_backup_is_the_permanent_delete_and_says_so,
     policy_refusals_are_422_with_fields_and_the_policy_is_readable,
     malformed_input_gets_clean_4xx_and_writes_nothing,
 );

@@ -11,8 +11,8 @@
 #[path = "support/gateway.rs"]
 mod gateway_support;
 mod support;
+use support::cluster::{eventually, eventually_seen};
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -165,20 +165,20 @@ impl Env {
 
     /// Polls the namespace's shared storage as `token` until its state is `state`.
     async fn shared_storage_in(&self, namespace: &str, token: &str, state: &str) -> Answer {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
+        let what = format!("{namespace}'s shared storage to get {state}");
+        eventually_seen(&what, 60, || async {
             let answer = self.shared_storage(namespace, token).await;
             if answer.status == StatusCode::OK && answer.json()["state"] == state {
-                return answer;
+                Ok(answer)
+            } else {
+                Err(format!(
+                    "{namespace}'s shared storage never got {state}; last {} {}",
+                    answer.status,
+                    answer.text()
+                ))
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{namespace}'s shared storage never got {state}; last {} {}",
-                answer.status,
-                answer.text()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await
     }
 
     async fn entries(&self) -> Vec<BackupEntry> {
@@ -198,25 +198,6 @@ impl Env {
             .into_iter()
             .filter_map(|l| l.metadata.name)
             .collect()
-    }
-}
-
-/// Polls `check` until it yields a value, for at most `secs` seconds.
-async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::eventually;
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,25 +139,6 @@ fn start_builder(e: &mut Env) -> ManifestBuilderHandle {
     let handle = builder.handle();
     e.tasks.push(tokio::spawn(builder.run()));
     handle
-}
-
-/// Polls `check` until it yields a value.
-async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 fn nab(name: &str) -> NonAdminBackup {

@@ -11,19 +11,16 @@
 mod postgres_support;
 mod support;
 
-use support::cluster::TestCluster;
-use support::sa_token;
+use support::cluster::{TestCluster, eventually, wait_until_gone};
+use support::controller_env::ControllerEnv;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore, NonAdminSchedule};
-use nac::controllers::{self, Context};
 use nac::history::observe::{self, PhaseSource, phase_rank};
 use nac::history::recorder::{Recorder, RecorderConfig, RecorderHandle, RecorderStats};
 use nac::history::{
@@ -33,33 +30,33 @@ use nac::history::{
     OperationRecord, SharedHistory, StoreFuture, StoredManifest, StoredTransition, TenantNamespace,
     TimeWindow,
 };
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::demo::OADP_NAMESPACE;
 use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
 use postgres_support::PgCluster;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The shared controller environment, plus the case's tenant namespace.
 struct Env {
-    _cluster: TestCluster,
-    alice: Client,
+    base: ControllerEnv,
     /// The case's tenant namespace, owned by alice.
     ns: String,
     /// That namespace as the history store's reads name it (name and UID).
     tenant: TenantNamespace,
-    /// The controller's identity, which the recorder runs as.
-    controller: Client,
-    _object_store: tempfile::TempDir,
 }
 
-/// NAC on `cluster` (emulator or real kube-apiserver): a tenant namespace of the case's own,
-/// Velero and NAC's controllers, each as its own service account.
+impl std::ops::Deref for Env {
+    type Target = ControllerEnv;
+    fn deref(&self) -> &ControllerEnv {
+        &self.base
+    }
+}
+
 async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    let admin = cluster.admin();
-    let ns = cluster.unique_name("team-a", None);
-    cluster.tenant_namespace("alice", &ns).await;
-    let namespace_uid = Api::<k8s_openapi::api::core::v1::Namespace>::all(admin.clone())
+    let base = ControllerEnv::new(cluster).await;
+    let ns = base.cluster.unique_name("team-a", None);
+    base.cluster.tenant_namespace("alice", &ns).await;
+    let namespace_uid = Api::<k8s_openapi::api::core::v1::Namespace>::all(base.admin.clone())
         .get(&ns)
         .await
         .unwrap()
@@ -67,34 +64,9 @@ async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)
         .uid
         .unwrap();
     let tenant = TenantNamespace::new(ns.as_str(), namespace_uid).unwrap();
-    let object_store = tempfile::tempdir().unwrap();
-    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    configure(&mut options);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    let controller = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-        Component::Controller,
-    );
-    tokio::spawn(controllers::run(Arc::new(Context::new(
-        controller.clone(),
-        OADP_NAMESPACE,
-    ))));
-    let alice = cluster.user("alice");
-    Env {
-        _cluster: cluster,
-        alice,
-        ns,
-        tenant,
-        controller,
-        _object_store: object_store,
-    }
+    base.start_velero(configure).await;
+    base.start_controllers();
+    Env { base, ns, tenant }
 }
 
 /// A running recorder, stopped when dropped.
@@ -138,25 +110,6 @@ async fn sqlite_store(dir: &tempfile::TempDir) -> SharedHistory {
     ))
     .await
     .unwrap()
-}
-
-/// Polls `check` until it yields a value.
-async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Waits until the recorder has caught up: initial lists swept, database up, nothing buffered.
@@ -206,11 +159,7 @@ async fn wait_completed(c: &Client, ns: &str, name: &str) -> NonAdminBackup {
 }
 
 async fn wait_gone(c: &Client, ns: &str, name: &str) {
-    let api = nabs(c, ns);
-    eventually(&format!("{name} to go"), 60, || async {
-        api.get_opt(name).await.unwrap().is_none().then_some(())
-    })
-    .await
+    wait_until_gone(&nabs(c, ns), name, 60).await
 }
 
 fn uid<K: kube::Resource>(o: &K) -> String {
@@ -316,7 +265,19 @@ async fn assert_cluster_facts_stored(
     assert_eq!(op.nac_phase.as_deref(), Some(nac_phase.as_str()), "{name}");
 }
 
-async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(cluster: TestCluster) {
+/// What the recorder saw of a queue: four backups run one at a time (a queue forms behind the
+/// first), then a restore from the first; returned once the store has every one of them
+/// Completed and the recorder has settled.
+struct RecordedQueue {
+    e: Env,
+    dir: tempfile::TempDir,
+    store: SharedHistory,
+    recorder: Running,
+    done: Vec<NonAdminBackup>,
+    restored: NonAdminRestore,
+}
+
+async fn recorded_queue(cluster: TestCluster) -> RecordedQueue {
     // One backup at a time, each taking a while: a queue forms behind the first.
     let e = env(cluster, |o| o.item_delay = Duration::from_millis(30)).await;
     let dir = tempfile::tempdir().unwrap();
@@ -346,7 +307,36 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
         s(v, "/status/veleroRestore/status/phase") == "Completed"
     })
     .await;
+    for nab in &done {
+        wait_operation(&store, &e.tenant, &uid(nab), |o| {
+            o.phase.as_deref() == Some("Completed") && o.completed_at.is_some()
+        })
+        .await;
+    }
+    wait_operation(&store, &e.tenant, &uid(&restored), |o| {
+        o.phase.as_deref() == Some("Completed")
+    })
+    .await;
+    settled(&recorder, 30).await;
+    RecordedQueue {
+        e,
+        dir,
+        store,
+        recorder,
+        done,
+        restored,
+    }
+}
 
+async fn backups_and_restores_are_recorded_as_operations(cluster: TestCluster) {
+    let RecordedQueue {
+        e,
+        dir: _dir,
+        store,
+        recorder,
+        done,
+        restored,
+    } = recorded_queue(cluster).await;
     // The operations: what each backup ran, from start to completion.
     for nab in &done {
         let op = wait_operation(&store, &e.tenant, &uid(nab), |o| {
@@ -397,7 +387,17 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
     assert_eq!(op.parent_name.as_deref(), Some("q1"));
     assert!(op.items_done.is_some() && op.started_at.is_some() && op.completed_at.is_some());
     settled(&recorder, 30).await;
+}
 
+async fn timelines_are_in_order_and_other_tenants_read_none(cluster: TestCluster) {
+    let RecordedQueue {
+        e,
+        dir: _dir,
+        store,
+        recorder: _recorder,
+        done,
+        restored,
+    } = recorded_queue(cluster).await;
     // The timelines, oldest first.
     let mut queued_somewhere = false;
     for nab in &done {
@@ -485,7 +485,19 @@ async fn backups_and_restores_are_recorded_in_order_and_replays_add_nothing(clus
         assert!(store.operation(&team_b, &uid(nab)).await.unwrap().is_none());
         assert!(store.timeline(&team_b, &uid(nab)).await.unwrap().is_empty());
     }
+}
 
+async fn a_restarted_recorder_replays_what_the_cluster_shows_and_adds_nothing(
+    cluster: TestCluster,
+) {
+    let RecordedQueue {
+        e,
+        dir: _dir,
+        store,
+        recorder,
+        done: _done,
+        restored: _restored,
+    } = recorded_queue(cluster).await;
     // A restart replays everything the cluster shows: nothing new is stored.
     let before = all_transitions(&store, &e.tenant).await;
     let first = recorder.stats();
@@ -1113,7 +1125,9 @@ async fn rows_without_a_namespace_uid_are_attributed_on_start(cluster: TestClust
 }
 
 on_both_servers!(
-    backups_and_restores_are_recorded_in_order_and_replays_add_nothing,
+    backups_and_restores_are_recorded_as_operations,
+    timelines_are_in_order_and_other_tenants_read_none,
+    a_restarted_recorder_replays_what_the_cluster_shows_and_adds_nothing,
     deletions_keep_history_seen_or_missed,
     an_expired_backup_is_recorded_backing_off_after_it_completed,
     schedule_runs_are_recorded_under_their_schedule,

@@ -5,6 +5,9 @@
 //! creates, skips or updates, under each `existingResourcePolicy` and with namespace mapping.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::cluster::{eventually_seen, wait_for_object};
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,21 +78,13 @@ where
         + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(c.clone(), OADP_NAMESPACE);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = api.get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if matches!(
-                phase(&last),
-                "Completed" | "PartiallyFailed" | "Failed" | "FailedValidation"
-            ) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {name}; last seen: {last}");
+    wait_for_object(&api, name, 30, |last| {
+        matches!(
+            phase(last),
+            "Completed" | "PartiallyFailed" | "Failed" | "FailedValidation"
+        )
+    })
+    .await
 }
 
 async fn create<K>(c: &Client, object: Value) -> K
@@ -134,16 +129,17 @@ fn widget(name: &str, owner: Option<&Value>) -> Value {
     object
 }
 
-/// Discovery once it serves `plural` (a CRD just created).
 async fn wait_served(admin: &Client, plural: &str) -> Vec<ServedResource> {
-    for _ in 0..100 {
+    // (Up to 10 s: it used to be 100 tries 50 ms apart.)
+    eventually_seen(&format!("{plural} to be served"), 10, || async {
         let resources = served_resources(admin).await.unwrap();
         if resources.iter().any(|r| r.info.plural == plural) {
-            return resources;
+            Ok(resources)
+        } else {
+            Err(format!("{plural} never served"))
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{plural} never served");
+    })
+    .await
 }
 
 fn uid(object: &Value) -> String {

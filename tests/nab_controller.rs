@@ -5,7 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
+use support::cluster::{TestCluster, eventually_seen, wait_for_object, wait_until_gone};
+use support::controller_env::ControllerEnv as Env;
 use support::sa_token;
 
 use std::collections::BTreeMap;
@@ -18,59 +19,8 @@ use nac::api::client_identity::Component;
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::{Backup, DeleteBackupRequest};
 use nac::controllers::{self, Context};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use serde_json::{Value, json};
-
-struct Env {
-    cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    bob: Client,
-    _object_store: tempfile::TempDir,
-}
-
-/// NAC on `cluster` (emulator or real kube-apiserver): Velero, and (when `with_controllers`)
-/// NAC's controllers, each as its own service account.
-async fn env(
-    cluster: TestCluster,
-    with_controllers: bool,
-    configure: impl FnOnce(&mut SimulatorOptions),
-) -> Env {
-    let admin = cluster.admin();
-    let object_store = tempfile::tempdir().unwrap();
-    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    configure(&mut options);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    if with_controllers {
-        let client = cluster.client_as(
-            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-            Component::Controller,
-        );
-        tokio::spawn(controllers::run(Arc::new(Context::new(
-            client,
-            OADP_NAMESPACE,
-        ))));
-    }
-    let alice = cluster.user("alice");
-    let bob = cluster.user("bob");
-    Env {
-        cluster,
-        admin,
-        alice,
-        bob,
-        _object_store: object_store,
-    }
-}
 
 fn nab(name: &str, backup_spec: Value) -> NonAdminBackup {
     serde_json::from_value(json!({
@@ -91,33 +41,11 @@ async fn wait_nab(
     secs: u64,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = nabs(c, ns).get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for NonAdminBackup {ns}/{name}; last: {last}");
+    wait_for_object(&nabs(c, ns), name, secs, done).await
 }
 
 async fn wait_nab_gone(c: &Client, ns: &str, name: &str, secs: u64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if nabs(c, ns).get_opt(name).await.unwrap().is_none() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let last = nabs(c, ns).get_opt(name).await.unwrap();
-    panic!(
-        "NonAdminBackup {ns}/{name} still exists: {}",
-        serde_json::to_string(&last).unwrap()
-    );
+    wait_until_gone(&nabs(c, ns), name, secs).await
 }
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -142,7 +70,7 @@ async fn velero_backups(admin: &Client) -> Vec<Backup> {
 async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_nothing(
     cluster: TestCluster,
 ) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     nabs(&e.alice, "team-a")
         .create(&PostParams::default(), &nab("first", json!({})))
         .await
@@ -187,8 +115,7 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
         );
     }
     // Events on the NAB explain what happened; alice reads them in her namespace.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let reasons = loop {
+    let reasons = eventually_seen("a BackupCompleted Event on team-a/first", 10, || async {
         let events: Api<k8s_openapi::api::core::v1::Event> =
             Api::namespaced(e.alice.clone(), "team-a");
         let reasons: Vec<String> = events
@@ -200,12 +127,13 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
             .filter(|ev| ev.involved_object.name.as_deref() == Some("first"))
             .filter_map(|ev| ev.reason)
             .collect();
-        if reasons.iter().any(|r| r == "BackupCompleted") || tokio::time::Instant::now() > deadline
-        {
-            break reasons;
+        if reasons.iter().any(|r| r == "BackupCompleted") {
+            Ok(reasons)
+        } else {
+            Err(format!("{reasons:?}"))
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     assert!(
         reasons.contains(&"BackupScheduled".to_string()),
         "{reasons:?}"
@@ -260,7 +188,7 @@ async fn tenant_backup_reaches_created_with_velero_completed_and_others_see_noth
 
 async fn queue_positions_are_published_and_only_move_forward(cluster: TestCluster) {
     // One backup at a time, each taking a while: a queue forms behind the first.
-    let e = env(cluster, true, |o| o.item_delay = Duration::from_millis(30)).await;
+    let e = Env::start(cluster, true, |o| o.item_delay = Duration::from_millis(30)).await;
     for i in 1..=4 {
         nabs(&e.alice, "team-a")
             .create(&PostParams::default(), &nab(&format!("q{i}"), json!({})))
@@ -315,7 +243,7 @@ async fn queue_positions_are_published_and_only_move_forward(cluster: TestCluste
 }
 
 async fn invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     let api = nabs(&e.alice, "team-a");
     let refused = [
         (
@@ -390,7 +318,7 @@ async fn invalid_specs_back_off_with_the_reason_and_a_fixed_spec_proceeds(cluste
 }
 
 async fn delete_backup_true_deletes_data_and_the_nab(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     let api = nabs(&e.alice, "team-a");
     api.create(&PostParams::default(), &nab("doomed", json!({})))
         .await
@@ -430,7 +358,7 @@ async fn delete_backup_true_deletes_data_and_the_nab(cluster: TestCluster) {
 }
 
 async fn api_delete_removes_the_velero_backup_object(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     let api = nabs(&e.alice, "team-a");
     api.create(&PostParams::default(), &nab("plain", json!({})))
         .await
@@ -558,7 +486,7 @@ async fn completed(e: &Env, name: &str, backup_spec: Value) -> String {
 async fn a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off(cluster: TestCluster) {
     // Velero's backup sync would bring a directly deleted Backup back from storage: not
     // within this test.
-    let e = env(cluster, true, |o| {
+    let e = Env::start(cluster, true, |o| {
         o.backup_sync_interval = Duration::from_secs(3600)
     })
     .await;
@@ -593,15 +521,19 @@ async fn a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off(cluster
     poke_and_check_nothing_is_made(&e, "by-kubectl", &direct).await;
     poke_and_check_nothing_is_made(&e, "by-velero", &through_velero).await;
     // The tenant hears of it.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let reasons = event_reasons(&e.alice, "team-a", "by-kubectl").await;
-        if reasons.iter().any(|r| r == "VeleroBackupNotFound") {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{reasons:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually_seen(
+        "a VeleroBackupNotFound Event on team-a/by-kubectl",
+        10,
+        || async {
+            let reasons = event_reasons(&e.alice, "team-a", "by-kubectl").await;
+            if reasons.iter().any(|r| r == "VeleroBackupNotFound") {
+                Ok(())
+            } else {
+                Err(format!("{reasons:?}"))
+            }
+        },
+    )
+    .await;
     // A restore from it is refused (it is not Created any more).
     let restore: nac::api::nonadmin::NonAdminRestore = serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminRestore",
@@ -614,15 +546,10 @@ async fn a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off(cluster
         .create(&PostParams::default(), &restore)
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let refused = loop {
-        let v = serde_json::to_value(restores.get("from-gone").await.unwrap()).unwrap();
-        if s(&v, "/status/phase") == "BackingOff" {
-            break v;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let refused = wait_for_object(&restores, "from-gone", 30, |v| {
+        s(v, "/status/phase") == "BackingOff"
+    })
+    .await;
     let accepted = condition(&refused, "Accepted");
     assert_eq!(accepted["reason"], "InvalidRestoreSpec", "{refused}");
     assert!(
@@ -661,7 +588,7 @@ async fn a_velero_backup_deleted_by_the_admin_leaves_its_nab_backing_off(cluster
 /// tenant deletes it with `spec.deleteBackup: true` (or through the API).
 async fn an_expired_velero_backup_leaves_its_nab_backing_off(cluster: TestCluster) {
     // Two simulated hours per real second; the backup lives one simulated hour.
-    let e = env(cluster, true, |o| o.time_scale = 7200.0).await;
+    let e = Env::start(cluster, true, |o| o.time_scale = 7200.0).await;
     let nacuuid = completed(&e, "short", json!({"ttl": "1h0m0s"})).await;
     let v = wait_nab(&e.alice, "team-a", "short", 30, |v| {
         s(v, "/status/phase") == "BackingOff"
@@ -687,7 +614,7 @@ async fn an_expired_velero_backup_leaves_its_nab_backing_off(cluster: TestCluste
 
 async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
-    let e = env(cluster, false, |_| {}).await;
+    let e = Env::start(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     nabs(&e.alice, "team-a")
         .create(&PostParams::default(), &nab("crashy", json!({})))
@@ -735,7 +662,7 @@ async fn a_crash_between_any_two_steps_yields_one_velero_backup(cluster: TestClu
 /// went through on its way to Created, handed to a reconcile afterwards (a cache that fell
 /// behind), changes nothing: no second Velero Backup, no other NACUUID, no error.
 async fn a_decision_on_a_stale_copy_writes_nothing_and_makes_nothing(cluster: TestCluster) {
-    let e = env(cluster, false, |_| {}).await;
+    let e = Env::start(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     nabs(&e.alice, "team-a")
         .create(&PostParams::default(), &nab("stale", json!({})))
@@ -825,7 +752,7 @@ fn reconcile_steps_logged() -> Arc<std::sync::Mutex<Vec<String>>> {
 /// The one reconciler driver: a reconcile is one span carrying the kind, namespace, name and the
 /// step taken, and is counted in the controller metrics under its kind.
 async fn each_reconcile_is_one_span_with_kind_namespace_name_and_step(cluster: TestCluster) {
-    let e = env(cluster, false, |_| {}).await;
+    let e = Env::start(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     let name = e.cluster.unique_name("traced", None);
     nabs(&e.alice, "team-a")
@@ -889,7 +816,7 @@ async fn an_enforced_empty_list_is_enforced_and_an_empty_excluded_namespaces_is_
     })
     .await;
 
-    let e = env(cluster, false, |_| {}).await;
+    let e = Env::start(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     let context = Arc::new(Context::new(
         e.cluster.client_as(&token, Component::Controller),

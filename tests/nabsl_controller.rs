@@ -6,7 +6,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
+use support::cluster::{
+    TestCluster, eventually_seen, eventually_true as eventually, wait_for_object,
+};
+use support::controller_env::ControllerEnv as Env;
 use support::sa_token;
 
 use std::sync::Arc;
@@ -21,21 +24,10 @@ use nac::api::nonadmin::{
 };
 use nac::api::velero::BackupStorageLocation;
 use nac::controllers::{Context, health, nabsl, nabsl_decision, policy_source};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use serde_json::{Value, json};
 
 const LOCAL: &str = "nac.openshift.io/local";
-
-struct Env {
-    cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    bob: Client,
-    _object_store: tempfile::TempDir,
-}
 
 /// The cluster, Velero, the tenant's credential Secret `creds` in team-a, and the NABSL
 /// controller (with approval required when `approval`).
@@ -43,9 +35,9 @@ async fn env(cluster: TestCluster, approval: bool) -> Env {
     env_with(cluster, approval, true).await
 }
 
-/// As [`env`]; the NABSL controller runs only when `with_controller`.
 async fn env_with(cluster: TestCluster, approval: bool, with_controller: bool) -> Env {
-    let admin = cluster.admin();
+    let env = Env::new(cluster).await;
+    let admin = env.admin.clone();
     // The admin's policy, set or cleared (the real server keeps one case's ConfigMap for the
     // next).
     let policies = Api::<ConfigMap>::namespaced(admin.clone(), OADP_NAMESPACE);
@@ -66,35 +58,14 @@ async fn env_with(cluster: TestCluster, approval: bool, with_controller: bool) -
         "[default]\naws_access_key_id=one\naws_secret_access_key=s1\n",
     )
     .await;
-    let object_store = tempfile::tempdir().unwrap();
-    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
+    env.start_velero(|_| {}).await;
     if with_controller {
-        let client = cluster.client_as(
-            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-            Component::Controller,
-        );
-        let context = Arc::new(Context::new(client, OADP_NAMESPACE));
+        let context = env.context();
         context.load_policy().await.unwrap();
         tokio::spawn(policy_source::watch(context.clone()));
         tokio::spawn(nabsl::run(context));
     }
-    let alice = cluster.user("alice");
-    let bob = cluster.user("bob");
-    Env {
-        cluster,
-        admin,
-        alice,
-        bob,
-        _object_store: object_store,
-    }
+    env
 }
 
 async fn put_secret(admin: &Client, name: &str, content: &str) {
@@ -145,33 +116,7 @@ async fn create(e: &Env, name: &str, patch: Value) {
 }
 
 async fn wait(c: &Client, name: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = nabsls(c).get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for NonAdminBackupStorageLocation team-a/{name}; last: {last}");
-}
-
-async fn eventually<F, Fut>(what: &str, secs: u64, f: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if f().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out: {what}");
+    wait_for_object(&nabsls(c), name, secs, done).await
 }
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -243,21 +188,20 @@ fn reasons_of(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-/// Waits until alice sees an Event with `reason` on NABSL `name`, and returns them all.
 async fn wait_event(e: &Env, name: &str, reason: &str) -> Vec<Event> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let what = format!("a {reason} Event on {name}");
+    eventually_seen(&what, 30, || async {
         let events = events_of(&e.alice, name).await;
         if reasons_of(&events).iter().any(|r| r == reason) {
-            return events;
+            Ok(events)
+        } else {
+            Err(format!(
+                "no {reason} Event on {name}; have {:?}",
+                reasons_of(&events)
+            ))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no {reason} Event on {name}; have {:?}",
-            reasons_of(&events)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 /// No Event names an object of the OADP namespace (the NACUUID names them all).

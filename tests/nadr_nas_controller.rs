@@ -7,7 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
+use support::cluster::{TestCluster, eventually_seen, wait_for_object, wait_until_gone};
+use support::controller_env::ControllerEnv as Env;
 use support::{http_get, sa_token};
 
 use std::sync::Arc;
@@ -19,69 +20,23 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminDownloadRequest, NonAdminSchedule};
 use nac::api::velero::{Backup, DownloadRequest, Schedule};
-use nac::controllers::{self, Context, nadr_decision, nas, nas_decision};
+use nac::controllers::{Context, nadr_decision, nas, nas_decision};
 use nac::manifest::tarball::gunzip;
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-struct Env {
-    cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    bob: Client,
-    _object_store: tempfile::TempDir,
-}
-
-/// The cluster, Velero (download endpoint on a real port) and NAC's controllers.
 async fn env(cluster: TestCluster, configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
     env_with(cluster, true, configure).await
 }
 
-/// As [`env`]; NAC's controllers run only when `with_controllers`.
 async fn env_with(
     cluster: TestCluster,
     with_controllers: bool,
     configure: impl FnOnce(&mut SimulatorOptions),
 ) -> Env {
-    let admin = cluster.admin();
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    configure(&mut options);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
-    let router = simulator.download_router();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    tokio::spawn(simulator.run());
-    if with_controllers {
-        let client = cluster.client_as(
-            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-            Component::Controller,
-        );
-        tokio::spawn(controllers::run(Arc::new(Context::new(
-            client,
-            OADP_NAMESPACE,
-        ))));
-    }
-    let alice = cluster.user("alice");
-    let bob = cluster.user("bob");
-    Env {
-        cluster,
-        admin,
-        alice,
-        bob,
-        _object_store: object_store,
-    }
+    Env::start_with(cluster, with_controllers, true, configure).await
 }
 
 fn ns_api<K>(c: &Client, ns: &str) -> Api<K>
@@ -123,18 +78,7 @@ where
         + DeserializeOwned,
     <K as kube::Resource>::DynamicType: Default,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = ns_api::<K>(c, ns).get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {ns}/{name}; last: {last}");
+    wait_for_object(&ns_api::<K>(c, ns), name, secs, done).await
 }
 
 async fn wait_gone<K>(c: &Client, ns: &str, name: &str, secs: u64)
@@ -146,14 +90,7 @@ where
         + DeserializeOwned,
     <K as kube::Resource>::DynamicType: Default,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if ns_api::<K>(c, ns).get_opt(name).await.unwrap().is_none() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{ns}/{name} still exists");
+    wait_until_gone(&ns_api::<K>(c, ns), name, secs).await
 }
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -208,24 +145,22 @@ async fn events_of(c: &Client, ns: &str, name: &str) -> Vec<Event> {
         .items
 }
 
-/// Waits until `c` sees an Event with `reason` on `name` in `ns`; returns it.
 async fn wait_event(c: &Client, ns: &str, name: &str, reason: &str) -> Event {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let what = format!("a {reason} Event on {ns}/{name}");
+    eventually_seen(&what, 30, || async {
         let events = events_of(c, ns, name).await;
         if let Some(e) = events.iter().find(|e| e.reason.as_deref() == Some(reason)) {
             // Events only ever name the tenant's own objects.
             let note = e.message.clone().unwrap_or_default();
             assert!(!note.contains(OADP_NAMESPACE), "{note}");
-            return e.clone();
+            return Ok(e.clone());
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
+        Err(format!(
             "no {reason} Event on {ns}/{name}; have {:?}",
             event_reasons(c, ns, name).await
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        ))
+    })
+    .await
 }
 
 async fn download_requests(admin: &Client) -> Vec<DownloadRequest> {

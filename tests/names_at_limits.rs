@@ -27,7 +27,9 @@ use nac::api::velero::Backup;
 use nac::sim::demo::OADP_NAMESPACE;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use support::cluster::{Server, TestCluster, eventually};
+use support::cluster::{
+    Server, TestCluster, eventually, eventually_seen, wait_for_object, wait_until_gone,
+};
 use support::nac_stack;
 
 /// How users name things in one run of a flow.
@@ -129,27 +131,7 @@ where
         + std::fmt::Debug,
     <K as kube::Resource>::DynamicType: Default,
 {
-    let last = std::sync::Mutex::new(Value::Null);
-    let what = format!("{} {ns}/{name}", K::kind(&Default::default()));
-    let found = tokio::time::timeout(Duration::from_secs(secs), async {
-        loop {
-            if let Some(o) = api::<K>(c, ns).get_opt(name).await.unwrap() {
-                let v = serde_json::to_value(&o).unwrap();
-                if done(&v) {
-                    return v;
-                }
-                *last.lock().unwrap() = v;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await;
-    found.unwrap_or_else(|_| {
-        panic!(
-            "timed out waiting for {what}; last: {}",
-            last.lock().unwrap()
-        )
-    })
+    wait_for_object(&api::<K>(c, ns), name, secs, done).await
 }
 
 async fn wait_gone<K>(c: &Client, ns: &str, name: &str, secs: u64)
@@ -161,15 +143,7 @@ where
         + std::fmt::Debug,
     <K as kube::Resource>::DynamicType: Default,
 {
-    eventually(&format!("{name} to go"), secs, || async {
-        api::<K>(c, ns)
-            .get_opt(name)
-            .await
-            .unwrap()
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    wait_until_gone(&api::<K>(c, ns), name, secs).await
 }
 
 /// Every label value of every NAC and Velero object in `namespaces` fits 63 bytes and every
@@ -289,27 +263,18 @@ async fn download(url: &str) -> String {
     }
 }
 
-/// The manifest of `ns/backup` through the gateway, once it is built.
 async fn manifest(stack: &nac_stack::NacStack, token: &str, ns: &str, backup: &str) -> Value {
     let path = format!("/api/v1/namespaces/{ns}/backups/{backup}/manifest");
-    let last = std::sync::Mutex::new(String::new());
-    let found = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            let answer = stack.get(&path, token).await;
-            if answer.status == 200 {
-                return answer.json();
-            }
-            *last.lock().unwrap() = format!("{} {}", answer.status, answer.text());
-            tokio::time::sleep(Duration::from_millis(200)).await;
+    let what = format!("the manifest of {backup} to be served");
+    eventually_seen(&what, 60, || async {
+        let answer = stack.get(&path, token).await;
+        if answer.status == 200 {
+            Ok(answer.json())
+        } else {
+            Err(format!("{} {}", answer.status, answer.text()))
         }
     })
-    .await;
-    found.unwrap_or_else(|_| {
-        panic!(
-            "the manifest of {backup} was never served: {}",
-            last.lock().unwrap()
-        )
-    })
+    .await
 }
 
 fn item_names(manifest: &Value, kind: &str) -> Vec<String> {

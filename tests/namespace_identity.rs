@@ -17,7 +17,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use nac::sim::demo::OADP_NAMESPACE;
 use nac::sim::velero::options::OUTCOME_ANNOTATION;
 use serde_json::{Value, json};
-use support::cluster::{TestCluster, eventually};
+use support::cluster::{TestCluster, eventually, eventually_seen};
 use support::nac_stack::{self, Answer, NacStack};
 
 on_both_servers!(a_recreated_namespace_sees_nothing_of_its_predecessor);
@@ -187,27 +187,22 @@ async fn past_reads(
 
 /// The queue item of backup `name` in `ns` as `token` sees it, once it is queued.
 async fn queue_item(stack: &NacStack, token: &str, ns: &str, name: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
+    let what = format!("{ns}/{name} to queue behind the blocker");
+    eventually_seen(&what, 60, || async {
         let queue = stack
             .get(&format!("/api/v1/namespaces/{ns}/queue"), token)
             .await;
         assert_eq!(queue.status, StatusCode::OK, "{}", queue.text());
         let queue = queue.json();
-        if let Some(item) = queue["items"]
+        queue["items"]
             .as_array()
             .unwrap()
             .iter()
             .find(|i| i["name"] == name && i["state"] == "pending")
-        {
-            return item.clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{ns}/{name} never queued behind the blocker: {queue}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+            .cloned()
+            .ok_or_else(|| format!("{ns}/{name} never queued behind the blocker: {queue}"))
+    })
+    .await
 }
 
 async fn a_recreated_namespace_sees_nothing_of_its_predecessor(cluster: TestCluster) {

@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
+use support::cluster::{TestCluster, wait_for_object as wait_for, wait_until_gone as wait_gone};
+use support::controller_env::ControllerEnv as Env;
 use support::sa_token;
 
 use std::sync::Arc;
@@ -19,60 +20,9 @@ use nac::api::client_identity::Component;
 use nac::api::nonadmin::{NonAdminBackup, NonAdminRestore};
 use nac::api::velero::Restore;
 use nac::controllers::{self, Context};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::{Outcome, SimulatorOptions};
-use nac::sim::velero::signed_url::UrlSigner;
-use serde::de::DeserializeOwned;
+use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
+use nac::sim::velero::options::Outcome;
 use serde_json::{Value, json};
-
-struct Env {
-    cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    bob: Client,
-    _object_store: tempfile::TempDir,
-}
-
-/// NAC on `cluster` (emulator or real kube-apiserver): Velero, and (when `with_controllers`)
-/// NAC's controllers, each as its own service account.
-async fn env(
-    cluster: TestCluster,
-    with_controllers: bool,
-    configure: impl FnOnce(&mut SimulatorOptions),
-) -> Env {
-    let admin = cluster.admin();
-    let object_store = tempfile::tempdir().unwrap();
-    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    configure(&mut options);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    if with_controllers {
-        let client = cluster.client_as(
-            &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-            Component::Controller,
-        );
-        tokio::spawn(controllers::run(Arc::new(Context::new(
-            client,
-            OADP_NAMESPACE,
-        ))));
-    }
-    let alice = cluster.user("alice");
-    let bob = cluster.user("bob");
-    Env {
-        cluster,
-        admin,
-        alice,
-        bob,
-        _object_store: object_store,
-    }
-}
 
 fn nab(name: &str) -> NonAdminBackup {
     serde_json::from_value(json!({
@@ -96,42 +46,6 @@ fn nabs(c: &Client, ns: &str) -> Api<NonAdminBackup> {
 
 fn nars(c: &Client, ns: &str) -> Api<NonAdminRestore> {
     Api::namespaced(c.clone(), ns)
-}
-
-async fn wait_for<K>(api: &Api<K>, name: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = api.get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {name}; last: {last}");
-}
-
-async fn wait_gone<K>(api: &Api<K>, name: &str, secs: u64)
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if api.get_opt(name).await.unwrap().is_none() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let last = api.get_opt(name).await.unwrap();
-    panic!(
-        "{name} still exists: {}",
-        serde_json::to_string(&last).unwrap()
-    );
 }
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -166,7 +80,7 @@ async fn finished_backup(c: &Client, ns: &str, name: &str, phase: &str) -> Value
 }
 
 async fn tenant_restore_brings_back_a_deleted_configmap(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     let backup = finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     let velero_backup = s(&backup, "/status/veleroBackup/name").to_string();
     let configmaps: Api<ConfigMap> = Api::namespaced(e.alice.clone(), "team-a");
@@ -254,7 +168,7 @@ async fn tenant_restore_brings_back_a_deleted_configmap(cluster: TestCluster) {
 }
 
 async fn malicious_restores_back_off_naming_the_field_and_create_nothing(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     // team-a has a good backup; team-b (bob) has one too, which alice must never restore.
     finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     finished_backup(&e.bob, "team-b", "bobs-backup", "Completed").await;
@@ -324,7 +238,7 @@ async fn malicious_restores_back_off_naming_the_field_and_create_nothing(cluster
 }
 
 async fn restore_of_a_failed_backup_backs_off(cluster: TestCluster) {
-    let e = env(cluster, true, |o| o.default_outcome = Outcome::Fail).await;
+    let e = Env::start(cluster, true, |o| o.default_outcome = Outcome::Fail).await;
     finished_backup(&e.alice, "team-a", "broken", "Failed").await;
     let api = nars(&e.alice, "team-a");
     api.create(
@@ -348,7 +262,7 @@ async fn restore_of_a_failed_backup_backs_off(cluster: TestCluster) {
 }
 
 async fn api_delete_removes_the_velero_restore(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     let api = nars(&e.alice, "team-a");
     api.create(
@@ -371,7 +285,7 @@ async fn api_delete_removes_the_velero_restore(cluster: TestCluster) {
 /// stays, BackingOff with Accepted=False `VeleroRestoreNotFound`; the restore is never run
 /// again under its NACUUID; the tenant still deletes the NAR.
 async fn a_vanished_velero_restore_leaves_its_nar_backing_off(cluster: TestCluster) {
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     finished_backup(&e.alice, "team-a", "nightly", "Completed").await;
     let api = nars(&e.alice, "team-a");
     api.create(
@@ -455,7 +369,7 @@ async fn a_vanished_velero_restore_leaves_its_nar_backing_off(cluster: TestClust
 
 async fn a_crash_between_any_two_steps_yields_one_velero_restore(cluster: TestCluster) {
     // No controller runs: each step is one reconcile by a freshly started controller.
-    let e = env(cluster, false, |_| {}).await;
+    let e = Env::start(cluster, false, |_| {}).await;
     let token = sa_token(&e.admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await;
     let fresh = || {
         Arc::new(Context::new(
@@ -524,7 +438,7 @@ async fn a_crash_between_any_two_steps_yields_one_velero_restore(cluster: TestCl
 async fn a_restore_waiting_for_its_backup_proceeds_once_the_backup_finishes(cluster: TestCluster) {
     // Upstream leaves such a NAR in BackingOff until the tenant edits it; NAC looks at it again
     // when the NonAdminBackup it names changes.
-    let e = env(cluster, true, |_| {}).await;
+    let e = Env::start(cluster, true, |_| {}).await;
     let api = nars(&e.alice, "team-a");
     api.create(
         &PostParams::default(),

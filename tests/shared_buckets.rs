@@ -16,6 +16,7 @@
 
 mod support;
 use support::cluster::{TestCluster, eventually};
+use support::controller_env::ControllerEnv;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,6 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::{
     BackupBucket, BackupEntry, BackupEntryPhase, NonAdminBackup, NonAdminBackupStorageLocation,
     NonAdminSchedule, POOL_LOCATION_LABEL, TenantStorageState,
@@ -39,22 +39,17 @@ use nac::controllers::bucket::PoolConfig;
 use nac::controllers::bucket_store::ObjectStoreLister;
 use nac::controllers::clock::ManualClock;
 use nac::controllers::{self, Context, gc, sync};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use nac::sim::velero::storage::LOCAL_PROVIDER;
 use serde_json::{Value, json};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
+/// The shared controller environment, plus the pool's clock, the case's two tenant namespaces
+/// and the Velero and controller tasks (stopped and started by some cases).
 struct Env {
-    cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    controller_client: Client,
+    base: ControllerEnv,
     clock: Arc<ManualClock>,
-    store: tempfile::TempDir,
     /// The case's own namespace owned by alice (the demo's team-a).
     team_a: String,
     /// The case's own namespace owned by bob (the demo's team-b).
@@ -63,45 +58,37 @@ struct Env {
     controllers: Option<tokio::task::JoinHandle<()>>,
 }
 
+impl std::ops::Deref for Env {
+    type Target = ControllerEnv;
+    fn deref(&self) -> &ControllerEnv {
+        &self.base
+    }
+}
+
 impl Env {
     /// The Velero simulator and NAC's controllers (the pool's with a clock the case moves) on
     /// `cluster`, each as its own service account; two tenant namespaces, `team_a` owned by
     /// alice and `team_b` by bob; the pool's credential in the OADP namespace.
     async fn new(cluster: TestCluster) -> Env {
-        let admin = cluster.admin();
-        let team_a = cluster.unique_name("team-a", None);
-        let team_b = cluster.unique_name("team-b", None);
-        cluster.tenant_namespace("alice", &team_a).await;
-        cluster.tenant_namespace("bob", &team_b).await;
-        let store = tempfile::tempdir().unwrap();
-        let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-        let mut options = SimulatorOptions::new(OADP_NAMESPACE, store.path().to_path_buf(), base);
-        options.resync_interval = Duration::from_millis(100);
-        options.backup_sync_interval = Duration::from_millis(200);
-        options.bsl_validation_interval = Duration::from_millis(500);
-        let velero = cluster.client_as(
-            &cluster
-                .sa_token(OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT)
-                .await,
-            Component::VeleroSimulator,
-        );
-        let velero = tokio::spawn(
-            VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run(),
-        );
-        let controller_client = cluster.client_as(
-            &cluster
-                .sa_token(OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT)
-                .await,
-            Component::Controller,
-        );
-        let alice = cluster.user("alice");
+        let base = ControllerEnv::new(cluster).await;
+        let team_a = base.cluster.unique_name("team-a", None);
+        let team_b = base.cluster.unique_name("team-b", None);
+        base.cluster.tenant_namespace("alice", &team_a).await;
+        base.cluster.tenant_namespace("bob", &team_b).await;
+        let simulator = support::velero_simulator(
+            &base.cluster,
+            base.object_store.path(),
+            url::Url::parse("http://127.0.0.1:9/").unwrap(),
+            |options| {
+                options.backup_sync_interval = Duration::from_millis(200);
+                options.bsl_validation_interval = Duration::from_millis(500);
+            },
+        )
+        .await;
+        let velero = tokio::spawn(simulator.run());
         let mut env = Env {
-            cluster,
-            admin,
-            alice,
-            controller_client,
+            base,
             clock: Arc::new(ManualClock::new()),
-            store,
             team_a,
             team_b,
             velero,
@@ -134,10 +121,10 @@ impl Env {
             rescan: Duration::from_millis(500),
             lister: Arc::new(ObjectStoreLister::with_local_provider(
                 LOCAL_PROVIDER,
-                self.store.path().to_path_buf(),
+                self.object_store.path().to_path_buf(),
             )),
         };
-        let context = Context::new(self.controller_client.clone(), OADP_NAMESPACE).with_pool(pool);
+        let context = Context::new(self.controller.clone(), OADP_NAMESPACE).with_pool(pool);
         self.controllers = Some(tokio::spawn(controllers::run(Arc::new(context))));
     }
 
@@ -221,7 +208,7 @@ impl Env {
     }
 
     fn bucket_dir(&self, bucket: &str) -> PathBuf {
-        self.store.path().join(bucket)
+        self.object_store.path().join(bucket)
     }
 
     async fn delete_namespace(&self, name: &str) {
@@ -1182,7 +1169,7 @@ async fn sync_brings_pool_backups_back_into_their_namespace_only_never_into_a_re
     );
 
     e.start_controllers();
-    let ctx = Context::new(e.controller_client.clone(), OADP_NAMESPACE);
+    let ctx = Context::new(e.controller.clone(), OADP_NAMESPACE);
     let mut created = sync::sync_once(&ctx).await.unwrap();
     created.sort();
     assert_eq!(

@@ -17,69 +17,33 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::TestCluster;
-use support::sa_token;
+use support::cluster::{TestCluster, eventually_seen};
+use support::controller_env::ControllerEnv as Env;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use nac::api::client_identity::Component;
 use nac::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
     NonAdminRestore,
 };
 use nac::api::velero::{Backup, BackupStorageLocation, DeleteBackupRequest, Restore};
+use nac::controllers;
 use nac::controllers::policy_source;
-use nac::controllers::{self, Context};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use serde_json::{Value, json};
 
 const NS: &str = "team-a";
 
-struct Env {
-    _cluster: TestCluster,
-    admin: Client,
-    alice: Client,
-    controller: Client,
-    _object_store: tempfile::TempDir,
-}
-
-/// The cluster with Velero (the simulator, as its own service account) running; NAC's
-/// controllers are started by the cases once upstream's objects are in place.
 async fn env(cluster: TestCluster) -> Env {
-    let admin = cluster.admin();
-    let object_store = tempfile::tempdir().unwrap();
-    let base = url::Url::parse("http://127.0.0.1:9/").unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    let velero = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await,
-        Component::VeleroSimulator,
-    );
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    let controller = cluster.client_as(
-        &sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await,
-        Component::Controller,
-    );
-    Env {
-        alice: cluster.user("alice"),
-        _cluster: cluster,
-        admin,
-        controller,
-        _object_store: object_store,
-    }
+    let env = Env::new(cluster).await;
+    env.start_velero(|_| {}).await;
+    env
 }
 
 fn start_nac(e: &Env) -> tokio::task::JoinHandle<()> {
-    let context = Arc::new(Context::new(e.controller.clone(), OADP_NAMESPACE));
-    tokio::spawn(controllers::run(context))
+    tokio::spawn(controllers::run(e.context()))
 }
 
 /// Upstream's NACUUID for `name` in `namespace` with the UUID `uuid`: `namespace-name-uuid`,
@@ -131,20 +95,19 @@ async fn wait_until<T>(
 where
     T: kube::Resource + serde::Serialize + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let mut last = None;
-    while tokio::time::Instant::now() < deadline {
-        last = api
+    eventually_seen(&format!("{what} {name}"), 60, || async {
+        let last = api
             .get_opt(name)
             .await
             .unwrap()
             .map(|o| serde_json::to_value(o).unwrap());
         if done(last.as_ref()) {
-            return last;
+            Ok(last)
+        } else {
+            Err(format!("{last:?}"))
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what} {name}; last: {last:?}");
+    })
+    .await
 }
 
 /// A Velero Backup as upstream makes it for NAB `name` of `namespace`, run by Velero.

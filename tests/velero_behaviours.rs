@@ -25,7 +25,7 @@ use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::{INJECT_ERROR_ANNOTATION, OUTCOME_ANNOTATION, SimulatorOptions};
 use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::{Value, json};
-use support::cluster::TestCluster;
+use support::cluster::{TestCluster, eventually_seen, wait_for_object, wait_until_gone};
 
 struct Sim {
     admin: Client,
@@ -79,18 +79,7 @@ where
         + serde::Serialize
         + std::fmt::Debug,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = get::<K>(c, name).await {
-            if done(&o) {
-                return o;
-            }
-            last = o;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {name}; last seen: {last}");
+    wait_for_object(&api::<K>(c), name, secs, done).await
 }
 
 async fn wait_gone<K>(c: &Client, name: &str, secs: u64)
@@ -101,19 +90,7 @@ where
         + serde::Serialize
         + std::fmt::Debug,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = None;
-    while tokio::time::Instant::now() < deadline {
-        last = get::<K>(c, name).await;
-        if last.is_none() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "{name} still exists after {secs}s: {}",
-        last.unwrap_or_default()
-    );
+    wait_until_gone(&api::<K>(c), name, secs).await
 }
 
 /// Every version of every object of kind `K` the server announces from now on.
@@ -455,8 +432,7 @@ async fn expired_backups_are_collected_and_failed_deletions_retried(cluster: Tes
         s(b, "/status/phase") == "InProgress"
     })
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    eventually_seen("two processed requests for expired-running", 60, || async {
         let names: std::collections::BTreeSet<String> = requests
             .lock()
             .unwrap()
@@ -467,14 +443,12 @@ async fn expired_backups_are_collected_and_failed_deletions_retried(cluster: Tes
             .map(|r| s(r, "/metadata/name").to_string())
             .collect();
         if names.len() >= 2 {
-            break;
+            Ok(())
+        } else {
+            Err(format!("no retry: {names:?}"))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no retry: {names:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     assert!(requests.lock().unwrap().iter().any(|r| {
         r["spec"]["backupName"] == "expired-running"
             && r["status"]["errors"] == json!(["backup is still in progress"])

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::cluster::{eventually_seen, eventually_true, wait_for_object, wait_until_gone};
 use support::http_get;
 
 use std::sync::Arc;
@@ -76,7 +77,6 @@ fn backup(name: &str, namespaces: &[&str]) -> Value {
            "spec": {"includedNamespaces": namespaces}})
 }
 
-/// Polls `get` until `done` holds for its JSON, or fails after `secs`.
 async fn wait_for<K>(c: &Client, name: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value
 where
     K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
@@ -85,18 +85,7 @@ where
         + serde::Serialize
         + std::fmt::Debug,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut last = Value::Null;
-    while tokio::time::Instant::now() < deadline {
-        if let Some(o) = api::<K>(c).get_opt(name).await.unwrap() {
-            last = serde_json::to_value(&o).unwrap();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {name}; last seen: {last}");
+    wait_for_object(&api::<K>(c), name, secs, done).await
 }
 
 async fn wait_gone<K>(c: &Client, name: &str, secs: u64)
@@ -104,16 +93,10 @@ where
     K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
         + Clone
         + serde::de::DeserializeOwned
+        + serde::Serialize
         + std::fmt::Debug,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if api::<K>(c).get_opt(name).await.unwrap().is_none() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{name} still exists after {secs}s");
+    wait_until_gone(&api::<K>(c), name, secs).await
 }
 
 /// Every DeleteBackupRequest the server announces from now on (processed ones are deleted at
@@ -335,10 +318,9 @@ async fn delete_backup_request_removes_data_restores_and_the_backup() {
     );
 }
 
-#[tokio::test]
-async fn download_requests_serve_signed_urls_and_refuse_tampering_and_expiry() {
-    // Ten simulated minutes pass in about two real seconds.
-    let e = env_with(|o| o.time_scale = 300.0).await;
+/// A Completed backup `dl` of team-a and a Processed DownloadRequest for its log, with ten
+/// simulated minutes passing in about two real seconds; returns the signed URL.
+async fn backup_log_download_url(e: &Env) -> String {
     create::<Backup>(&e.admin, backup("dl", &["team-a"])).await;
     wait_for::<Backup>(&e.admin, "dl", 20, |b| phase(b) == "Completed").await;
     create::<DownloadRequest>(
@@ -349,16 +331,29 @@ async fn download_requests_serve_signed_urls_and_refuse_tampering_and_expiry() {
     .await;
     let processed =
         wait_for::<DownloadRequest>(&e.admin, "dl-log", 10, |r| phase(r) == "Processed").await;
-    let url = processed
+    processed
         .pointer("/status/downloadURL")
         .and_then(Value::as_str)
         .unwrap()
-        .to_string();
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_download_request_serves_the_backup_log_at_a_signed_url() {
+    // Ten simulated minutes pass in about two real seconds.
+    let e = env_with(|o| o.time_scale = 300.0).await;
+    let url = backup_log_download_url(&e).await;
     let (status, body) = http_get(&url).await;
     assert_eq!(status, 200);
     let log = String::from_utf8(gunzip(&body).unwrap()).unwrap();
     assert!(log.contains("Backed up item"), "{log}");
     assert!(log.contains("backup=openshift-adp/dl"));
+}
+
+#[tokio::test]
+async fn a_signed_url_refuses_another_object_and_a_bad_signature() {
+    let e = env_with(|o| o.time_scale = 300.0).await;
+    let url = backup_log_download_url(&e).await;
     // Tampered: another object under the same signature.
     let tampered = url.replace("dl-logs.gz", "dl-results.gz");
     assert_eq!(http_get(&tampered).await.0, 403);
@@ -371,6 +366,14 @@ async fn download_requests_serve_signed_urls_and_refuse_tampering_and_expiry() {
     };
     bad_sig.replace_range(sig_pos..sig_pos + 1, flipped);
     assert_eq!(http_get(&bad_sig).await.0, 403);
+}
+
+#[tokio::test]
+async fn a_signed_url_expires_and_its_request_is_deleted() {
+    // Ten simulated minutes pass in about two real seconds.
+    let e = env_with(|o| o.time_scale = 300.0).await;
+    let url = backup_log_download_url(&e).await;
+    assert_eq!(http_get(&url).await.0, 200, "served before it expires");
     // Expired after ten simulated minutes; the request object is deleted too.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(http_get(&url).await.0, 403);
@@ -462,10 +465,8 @@ async fn schedules_create_named_backups_and_ttl_expiry_deletes_them() {
     .await;
     assert_eq!(phase(&schedule), "Enabled");
     let backups = api::<Backup>(&e.admin);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let mut names: Vec<String>;
-    loop {
-        names = backups
+    let names: Vec<String> = eventually_seen("two runs of nightly", 20, || async {
+        let names: Vec<String> = backups
             .list(&Default::default())
             .await
             .unwrap()
@@ -478,11 +479,15 @@ async fn schedules_create_named_backups_and_ttl_expiry_deletes_them() {
             })
             .map(|b| b.metadata.name.unwrap())
             .collect();
-        if names.len() >= 2 || tokio::time::Instant::now() > deadline {
-            break;
+        if names.len() >= 2 {
+            Ok(names)
+        } else {
+            Err(format!(
+                "hourly runs happen every simulated hour: {names:?}"
+            ))
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     assert!(
         names.len() >= 2,
         "hourly runs happen every simulated hour: {names:?}"
@@ -546,8 +551,7 @@ async fn backups_of_a_schedule_with_a_63_byte_name_expire_and_are_deleted() {
     )
     .await;
     let backups = api::<Backup>(&e.admin);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let first = loop {
+    let first = eventually_seen("a scheduled backup", 20, || async {
         let names: Vec<String> = backups
             .list(&Default::default())
             .await
@@ -557,15 +561,9 @@ async fn backups_of_a_schedule_with_a_63_byte_name_expire_and_are_deleted() {
             .filter_map(|b| b.metadata.name)
             .filter(|n| n.starts_with(&schedule))
             .collect();
-        if let Some(first) = names.iter().min() {
-            break first.clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no scheduled backup"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        names.iter().min().cloned().ok_or("no scheduled backup")
+    })
+    .await;
     assert_eq!(first.len(), 78);
     let label = wait_for::<Backup>(&e.admin, &first, 20, |b| phase(b) == "Completed").await;
     assert_eq!(
@@ -604,14 +602,10 @@ async fn one_failing_object_never_stops_the_others() {
                "spec": {"backupName": "keep"}}),
     )
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while e.simulator.errors_total() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the failure was not counted"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true("the failure to be counted", 10, || async {
+        e.simulator.errors_total() != 0
+    })
+    .await;
     // Both tenants' backups and a restore still run while the request keeps failing.
     create::<Backup>(&e.admin, backup("a1", &["team-a"])).await;
     create::<Backup>(&e.admin, backup("b1", &["team-b"])).await;
@@ -666,9 +660,8 @@ async fn one_failing_object_never_stops_the_others() {
         .unwrap();
     wait_gone::<Backup>(&e.admin, "keep", 30).await;
     wait_gone::<DeleteBackupRequest>(&e.admin, "stuck", 10).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while e.simulator.failing_objects() != 0 {
-        assert!(tokio::time::Instant::now() < deadline, "back-off not reset");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true("the back-off to be reset", 5, || async {
+        e.simulator.failing_objects() == 0
+    })
+    .await;
 }

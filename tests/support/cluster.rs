@@ -309,6 +309,85 @@ where
     }
 }
 
+/// Waits until `probe` answers `Ok`, polling every 50 ms for up to `secs` seconds; on timeout
+/// panics naming `what` and what `probe` last saw instead (its last `Err`).
+pub async fn eventually_seen<T, L, F, Fut>(what: &str, secs: u64, mut probe: F) -> T
+where
+    L: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, L>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let last = match probe().await {
+            Ok(value) => return value,
+            Err(last) => last,
+        };
+        if tokio::time::Instant::now() >= deadline {
+            panic!("timed out after {secs} s waiting for {what}; last: {last}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until `probe` answers `true`, polling every 50 ms for up to `secs` seconds.
+pub async fn eventually_true<F, Fut>(what: &str, secs: u64, mut probe: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    eventually_seen(what, secs, || {
+        let answer = probe();
+        async move { if answer.await { Ok(()) } else { Err("false") } }
+    })
+    .await
+}
+
+/// Waits until object `name` that `api` serves exists and `done` holds of it (as JSON), for up
+/// to `secs` seconds; returns that JSON. On timeout the panic shows the object as last seen.
+pub async fn wait_for_object<K>(
+    api: &Api<K>,
+    name: &str,
+    secs: u64,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let last = std::sync::Mutex::new(serde_json::Value::Null);
+    let what = format!("{}/{name}", api.resource_url());
+    eventually_seen(&what, secs, || async {
+        if let Some(object) = api.get_opt(name).await.unwrap() {
+            let seen = serde_json::to_value(&object).unwrap();
+            if done(&seen) {
+                return Ok(seen);
+            }
+            *last.lock().unwrap() = seen;
+        }
+        Err(last.lock().unwrap().clone())
+    })
+    .await
+}
+
+/// Waits until object `name` that `api` serves is gone, for up to `secs` seconds; on timeout
+/// the panic shows the object still there.
+pub async fn wait_until_gone<K>(api: &Api<K>, name: &str, secs: u64)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let what = format!("{}/{name} to be gone", api.resource_url());
+    eventually_seen(&what, secs, || async {
+        match api.get_opt(name).await.unwrap() {
+            None => Ok(()),
+            Some(object) => Err(format!(
+                "still exists: {}",
+                serde_json::to_string(&object).unwrap()
+            )),
+        }
+    })
+    .await
+}
+
 /// Runs each named `async fn(TestCluster)` as two tests, `NAME::emulator` and `NAME::real`.
 /// (`crate::` on purpose: it expands in the test binary that declares `mod support`.)
 #[macro_export]

@@ -92,3 +92,28 @@ pub async fn call(
 pub async fn get(env: &Env, path: &str, token: &str) -> Answer {
     call(env, Method::GET, path, token, None).await
 }
+
+/// Polls `path` as `token` until `done` holds for its answer, for up to `secs` seconds;
+/// returns that answer.
+pub async fn wait_for_answer(
+    env: &Env,
+    path: &str,
+    token: &str,
+    secs: u64,
+    done: impl Fn(&Answer) -> bool,
+) -> Answer {
+    let what = format!("{path} to get there");
+    support::cluster::eventually_seen(&what, secs, || async {
+        let answer = get(env, path, token).await;
+        if done(&answer) {
+            Ok(answer)
+        } else {
+            Err(format!(
+                "{path} never got there; last answer {} {}",
+                answer.status,
+                answer.text()
+            ))
+        }
+    })
+    .await
+}

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cluster;
+pub mod controller_env;
 pub mod nac_stack;
 
 use kube::Client;
@@ -171,17 +172,37 @@ pub async fn start_velero_with(
     cluster: &cluster::TestCluster,
     tune: impl FnOnce(&mut nac::sim::velero::options::SimulatorOptions),
 ) -> tempfile::TempDir {
+    let object_store = tempfile::tempdir().unwrap();
+    let simulator = velero_simulator(
+        cluster,
+        object_store.path(),
+        url::Url::parse("http://127.0.0.1:9/").unwrap(),
+        tune,
+    )
+    .await;
+    tokio::spawn(simulator.run());
+    object_store
+}
+
+/// The Velero simulator as Velero's own service account, its object store in `object_store`,
+/// its signed download links under `download_base`, resyncing every 100 ms, then adjusted by
+/// `configure`; not started yet (`run()` it, and serve its `download_router()` if wanted).
+pub async fn velero_simulator(
+    cluster: &cluster::TestCluster,
+    object_store: &std::path::Path,
+    download_base: url::Url,
+    configure: impl FnOnce(&mut nac::sim::velero::options::SimulatorOptions),
+) -> nac::sim::velero::engine::VeleroSimulator {
     use nac::sim::velero::{
         engine::VeleroSimulator, options::SimulatorOptions, signed_url::UrlSigner,
     };
-    let object_store = tempfile::tempdir().unwrap();
     let mut options = SimulatorOptions::new(
         nac::sim::demo::OADP_NAMESPACE,
-        object_store.path().to_path_buf(),
-        url::Url::parse("http://127.0.0.1:9/").unwrap(),
+        object_store.to_path_buf(),
+        download_base,
     );
     options.resync_interval = std::time::Duration::from_millis(100);
-    tune(&mut options);
+    configure(&mut options);
     let velero = cluster.client_as(
         &cluster
             .sa_token(
@@ -191,8 +212,5 @@ pub async fn start_velero_with(
             .await,
         nac::api::client_identity::Component::VeleroSimulator,
     );
-    tokio::spawn(
-        VeleroSimulator::new(velero, options, std::sync::Arc::new(UrlSigner::random())).run(),
-    );
-    object_store
+    VeleroSimulator::new(velero, options, std::sync::Arc::new(UrlSigner::random()))
 }

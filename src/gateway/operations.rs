@@ -247,17 +247,43 @@ pub struct HistoryQuery {
     pub after: Option<OperationCursor>,
 }
 
+/// What kind of operation.
+// The view of `history::OperationKind`, which stays free of API derives (`remote` writes the
+// conversions both ways).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = OperationKind)]
+#[derive(async_graphql::Enum)]
+#[graphql(name = "OperationKind", remote = "crate::history::OperationKind")]
+pub enum OperationKindView {
+    /// A NonAdminBackup made by a tenant.
+    Backup,
+    /// A NonAdminRestore.
+    Restore,
+    /// A NonAdminBackupStorageLocation.
+    BackupStorageLocation,
+    /// A NonAdminBackup made by a NonAdminSchedule run.
+    ScheduleRun,
+    /// A NonAdminDownloadRequest.
+    Download,
+    /// The permanent deletion of a backup.
+    Delete,
+}
+
 /// One operation (a backup, restore, storage location, schedule run, download or deletion),
 /// as the history keeps it.
+// GraphQL's `timeline` is a resolver (`graphql::history`).
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(complex)]
 pub struct Operation {
     /// Stable id (the tenant object's uid; derived from it for deletions).
     pub id: String,
     /// Namespace.
     pub namespace: String,
     /// backup, restore, backup_storage_location, schedule_run, download or delete.
-    pub kind: Option<String>,
+    pub kind: Option<OperationKindView>,
     /// Name of the tenant object.
     pub name: String,
     /// Uid of the tenant object.
@@ -304,7 +330,7 @@ impl From<&OperationRecord> for Operation {
         Operation {
             id: record.id.clone(),
             namespace: record.namespace.clone(),
-            kind: record.kind.map(|k| k.as_str().to_string()),
+            kind: record.kind.map(Into::into),
             name: record.name.clone(),
             uid: record.uid.clone(),
             velero_name: record.velero_name.clone(),
@@ -339,7 +365,7 @@ pub struct OperationPage {
 }
 
 /// One fact of an operation's timeline: an attribute took a value.
-#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema, async_graphql::SimpleObject)]
 pub struct TimelineEntry {
     /// When (RFC 3339).
     pub at: String,
@@ -380,12 +406,26 @@ pub struct OperationDetail {
 /// Statistics of one kind of operation.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "KindStats")]
 pub struct KindStatistics {
     /// The kind.
-    pub kind: String,
+    // GraphQL has always typed it String: kept so for existing dashboards.
+    #[graphql(skip, derived(name = "kind", into = "&str", owned, with = "kind_text"))]
+    pub kind: OperationKindView,
     /// Operations created in the window.
     pub total: i64,
     /// Count per phase (`Unknown`: no phase yet).
+    // A list of pairs in GraphQL, whose objects have no free-form keys.
+    #[graphql(
+        skip,
+        derived(
+            name = "by_phase",
+            into = "Vec<PhaseCount>",
+            owned,
+            with = "phase_counts"
+        )
+    )]
     pub by_phase: BTreeMap<String, i64>,
     /// Completed / finished, when any finished.
     pub success_rate: Option<f64>,
@@ -397,17 +437,43 @@ pub struct KindStatistics {
     pub items_done: i64,
 }
 
-impl From<KindStats> for KindStatistics {
-    fn from(stats: KindStats) -> Self {
-        KindStatistics {
-            kind: stats.kind,
+/// How many objects are in one phase.
+// Also GraphQL's form of a phase → count map, whose objects have no free-form keys.
+#[derive(Clone, Debug, PartialEq, Eq, async_graphql::SimpleObject)]
+pub struct PhaseCount {
+    /// The phase (Velero's when there is one, else NAC's; `Unknown` before either).
+    pub phase: String,
+    /// How many.
+    pub count: u64,
+}
+
+fn kind_text(kind: OperationKindView) -> &'static str {
+    OperationKind::from(kind).as_str()
+}
+
+fn phase_counts(by_phase: BTreeMap<String, i64>) -> Vec<PhaseCount> {
+    by_phase
+        .into_iter()
+        .map(|(phase, count)| PhaseCount {
+            phase,
+            count: u64::try_from(count).unwrap_or(0),
+        })
+        .collect()
+}
+
+impl KindStatistics {
+    /// The view of `stats`; `None` for a kind this gateway does not know (the store writes
+    /// only [`OperationKind`]s).
+    fn of(stats: KindStats) -> Option<Self> {
+        Some(KindStatistics {
+            kind: OperationKind::parse(&stats.kind)?.into(),
             total: stats.total,
             by_phase: stats.by_phase,
             success_rate: stats.success_rate,
             p50_duration_ms: stats.p50_duration_ms,
             p95_duration_ms: stats.p95_duration_ms,
             items_done: stats.items_done,
-        }
+        })
     }
 }
 
@@ -415,6 +481,8 @@ impl From<KindStats> for KindStatistics {
 /// left out).
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "NamespaceStats")]
 pub struct NamespaceStatistics {
     /// The namespace.
     pub namespace: String,
@@ -432,7 +500,11 @@ impl From<NamespaceStats> for NamespaceStatistics {
             namespace: stats.namespace,
             from: rfc3339(stats.from),
             to: rfc3339(stats.to),
-            kinds: stats.kinds.into_iter().map(Into::into).collect(),
+            kinds: stats
+                .kinds
+                .into_iter()
+                .filter_map(KindStatistics::of)
+                .collect(),
         }
     }
 }
@@ -440,6 +512,8 @@ impl From<NamespaceStats> for NamespaceStatistics {
 /// How well a namespace is protected.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "Coverage")]
 pub struct NamespaceCoverage {
     /// The namespace.
     pub namespace: String,
@@ -472,6 +546,7 @@ impl NamespaceCoverage {
 /// comparable operations in its namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct QueueEta {
     /// Expected wait before it starts, in seconds.
     pub start_in_seconds: u64,
@@ -594,6 +669,27 @@ mod tests {
         assert_eq!((third.start_in_seconds, third.finish_in_seconds), (22, 33));
         assert_eq!(third.samples, 3);
         assert_eq!(queue_eta(&durations[..2], 3, false), None);
+    }
+
+    #[test]
+    fn views_name_kinds_and_states_as_the_wire_always_has() {
+        for kind in OperationKind::ALL {
+            let view = OperationKindView::from(kind);
+            assert_eq!(serde_json::to_value(view).unwrap(), kind.as_str());
+            assert_eq!(kind_text(view), kind.as_str());
+            assert_eq!(OperationKind::from(view), kind);
+        }
+        for resource in TenantResource::ALL {
+            let kind = resource.object_kind();
+            assert_eq!(serde_json::to_value(kind).unwrap(), resource.kind());
+        }
+        use crate::gateway::service::{QueueItemKind, QueueState};
+        for kind in [QueueItemKind::Backup, QueueItemKind::Restore] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+        for state in [QueueState::Pending, QueueState::Running] {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
+        }
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::api::nonadmin::{
 /// A tenant resource served under `/api/v1/namespaces/{namespace}/...`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
+#[derive(async_graphql::Enum)]
+#[graphql(name = "ResourceKind")]
 pub enum TenantResource {
     /// NonAdminBackup.
     Backups,
@@ -44,11 +46,16 @@ impl TenantResource {
 
     /// The Kubernetes kind.
     pub fn kind(self) -> &'static str {
+        self.object_kind().as_str()
+    }
+
+    /// The Kubernetes kind, as views name it.
+    pub fn object_kind(self) -> TenantObjectKind {
         match self {
-            TenantResource::Backups => "NonAdminBackup",
-            TenantResource::Restores => "NonAdminRestore",
-            TenantResource::StorageLocations => "NonAdminBackupStorageLocation",
-            TenantResource::Schedules => "NonAdminSchedule",
+            TenantResource::Backups => TenantObjectKind::NonAdminBackup,
+            TenantResource::Restores => TenantObjectKind::NonAdminRestore,
+            TenantResource::StorageLocations => TenantObjectKind::NonAdminBackupStorageLocation,
+            TenantResource::Schedules => TenantObjectKind::NonAdminSchedule,
         }
     }
 
@@ -59,6 +66,31 @@ impl TenantResource {
             TenantResource::Restores => "restores",
             TenantResource::StorageLocations => "storage-locations",
             TenantResource::Schedules => "schedules",
+        }
+    }
+}
+
+/// The Kubernetes kind of a tenant resource's objects (what `kind` says in views).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
+pub enum TenantObjectKind {
+    /// Of backups.
+    NonAdminBackup,
+    /// Of restores.
+    NonAdminRestore,
+    /// Of storage locations.
+    NonAdminBackupStorageLocation,
+    /// Of schedules.
+    NonAdminSchedule,
+}
+
+impl TenantObjectKind {
+    /// The kind's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NonAdminBackup => "NonAdminBackup",
+            Self::NonAdminRestore => "NonAdminRestore",
+            Self::NonAdminBackupStorageLocation => "NonAdminBackupStorageLocation",
+            Self::NonAdminSchedule => "NonAdminSchedule",
         }
     }
 }

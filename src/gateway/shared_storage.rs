@@ -16,7 +16,9 @@ use crate::api::nonadmin::{
 use crate::policy::pool::namespace_entry;
 
 /// The state of a namespace's place in the shared backup pool, as its tenants see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema, async_graphql::Enum,
+)]
 pub enum SharedStorageState {
     /// Being set up (no bucket assigned yet, or the location is not validated yet).
     Provisioning,
@@ -49,6 +51,7 @@ impl From<TenantStorageState> for SharedStorageState {
 /// `configured=false` (and nothing else) when the cluster has no BackupBucket at all.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct SharedStorage {
     /// Whether the cluster has a shared backup pool (at least one BackupBucket). Without one,
     /// backups without a storage location go to the administrator's default location.

@@ -58,6 +58,7 @@ pub enum ListOutcome {
 /// Why a list is missing from a collection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "PascalCase")]
+#[derive(async_graphql::Enum)]
 pub enum UnreadableReason {
     /// The identity that listed may not read this resource there (HTTP 403).
     Forbidden,

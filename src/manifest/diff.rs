@@ -56,6 +56,7 @@ pub struct ChangedItem {
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::Enum)]
 pub enum ChangedField {
     /// Stored at another API version.
     Version,

@@ -385,6 +385,7 @@ fn api_version(info: &ApiResourceInfo) -> String {
 /// What the restore does with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "PascalCase")]
+#[derive(async_graphql::Enum)]
 pub enum RestoreAction {
     /// The object is created.
     Create,
@@ -401,6 +402,7 @@ pub enum RestoreAction {
 /// Why an entry gets its action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "PascalCase")]
+#[derive(async_graphql::Enum)]
 pub enum RestoreReason {
     /// Create: nothing of that name in the target namespace.
     Absent,

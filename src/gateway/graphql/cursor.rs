@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 use crate::gateway::paging::MAX_TOKEN_LENGTH;
 use crate::gateway::service::MAX_LIMIT;
 
+/// Page size when `first` is not given.
+pub const DEFAULT_PAGE: usize = 20;
+
 /// Where a page resumes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "k")]

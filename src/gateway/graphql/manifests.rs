@@ -8,8 +8,9 @@
 //! access checks and answers are REST's: a stored manifest is read like getting the
 //! NonAdminBackup, a dry-run or preview like creating the object it previews (nothing is
 //! created: they are queries). The types here wrap the service's views and the pure manifest
-//! types (`crate::manifest` stays free of GraphQL); labels and annotations are JSON objects,
-//! as on [`super::types`]' `Metadata`.
+//! types, whose enums are GraphQL enums themselves (like their `ToSchema`, a derive with no
+//! dependency on the gateway); labels and annotations are JSON objects, as on
+//! [`super::types`]' `Metadata`.
 //!
 //! Cost: manifest items are leaf data already in memory (no resolver below them fetches
 //! anything), so an items page costs one item's selection per 20 items asked for, not per
@@ -21,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use async_graphql::{Context, Enum, Json, Object};
+use async_graphql::{Context, Json, Object};
 use chrono::SecondsFormat;
 use serde_json::Value;
 
@@ -96,153 +97,6 @@ pub fn items_complexity(limit: Option<i32>, child: usize) -> usize {
         .unwrap_or(1)
         .clamp(1, crate::gateway::manifests::MAX_CONTENTS_LIMIT);
     5 + limit.div_ceil(ITEMS_PER_COST_UNIT) * child
-}
-
-// -------------------------------------------------------------------------------------------
-// Enums (mirrors of the manifest's, which carry no GraphQL derives)
-// -------------------------------------------------------------------------------------------
-
-/// A field of an item that differs between two backups.
-#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
-#[graphql(name = "ChangedField")]
-pub enum ChangedFieldValue {
-    /// Stored at another API version.
-    Version,
-    /// Labels added, removed or changed.
-    Labels,
-    /// Annotations added, removed or changed.
-    Annotations,
-    /// Owned by other objects (compared by identity, not UID).
-    Owners,
-}
-
-impl From<ChangedField> for ChangedFieldValue {
-    fn from(field: ChangedField) -> Self {
-        match field {
-            ChangedField::Version => ChangedFieldValue::Version,
-            ChangedField::Labels => ChangedFieldValue::Labels,
-            ChangedField::Annotations => ChangedFieldValue::Annotations,
-            ChangedField::Owners => ChangedFieldValue::Owners,
-        }
-    }
-}
-
-/// Why a dry-run could not read a list.
-#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
-#[graphql(name = "UnreadableReason")]
-pub enum UnreadableReasonValue {
-    /// The caller may not list that type there.
-    Forbidden,
-    /// The read failed.
-    Failed,
-}
-
-impl From<UnreadableReason> for UnreadableReasonValue {
-    fn from(reason: UnreadableReason) -> Self {
-        match reason {
-            UnreadableReason::Forbidden => UnreadableReasonValue::Forbidden,
-            UnreadableReason::Failed => UnreadableReasonValue::Failed,
-        }
-    }
-}
-
-/// What a restore does with one entry.
-#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
-#[graphql(name = "RestoreAction")]
-pub enum RestoreActionValue {
-    /// The object is created.
-    Create,
-    /// The in-cluster object is patched.
-    Update,
-    /// Nothing is written.
-    Skip,
-    /// The restore records an error for it.
-    Fail,
-    /// The preview could not read the cluster to tell.
-    Undetermined,
-}
-
-impl From<RestoreAction> for RestoreActionValue {
-    fn from(action: RestoreAction) -> Self {
-        match action {
-            RestoreAction::Create => RestoreActionValue::Create,
-            RestoreAction::Update => RestoreActionValue::Update,
-            RestoreAction::Skip => RestoreActionValue::Skip,
-            RestoreAction::Fail => RestoreActionValue::Fail,
-            RestoreAction::Undetermined => RestoreActionValue::Undetermined,
-        }
-    }
-}
-
-/// Why a restore entry gets its action.
-#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
-#[graphql(name = "RestoreReason")]
-pub enum RestoreReasonValue {
-    /// Create: nothing of that name in the target namespace.
-    Absent,
-    /// Update (`existingResourcePolicy: update`): the in-cluster object differs and is patched
-    /// to the backed-up one.
-    PolicyUpdate,
-    /// Update (`existingResourcePolicy: update`): the in-cluster object is the backed-up one;
-    /// only the restore labels are written.
-    RestoreLabels,
-    /// Update: an existing ServiceAccount that differs gains the backup's secrets, image pull
-    /// secrets, labels and annotations (whatever the policy).
-    ServiceAccountMerged,
-    /// Skip: the object exists and differs, and the policy is `none` or unset (a warning).
-    AlreadyExists,
-    /// Skip: the object exists and equals the backed-up one (status and server-set metadata
-    /// aside).
-    Identical,
-    /// Skip: an `existingResourcePolicy` Velero does not know; it leaves the object alone.
-    UnsupportedPolicy,
-    /// Skip (excluded): Velero never restores this type.
-    NeverRestored,
-    /// Skip (excluded): the restore's resource filter leaves the type out.
-    ResourceExcluded,
-    /// Skip (excluded): the restore's namespace filter leaves the item's namespace out.
-    NamespaceExcluded,
-    /// Skip (excluded): cluster-scoped and the restore takes no cluster-scoped resources.
-    ClusterScopedExcluded,
-    /// Skip (excluded): the labels do not match the restore's label selectors.
-    LabelSelector,
-    /// Skip: a pod that ended or a job that completed.
-    Completed,
-    /// Skip: a static pod's mirror.
-    MirrorPod,
-    /// Skip: a persistent volume with reclaim policy Delete and no snapshot.
-    DynamicallyReprovisioned,
-    /// Skip: the target namespace of a Namespace entry exists.
-    NamespaceExists,
-    /// Fail: the cluster does not serve the type, or preparing the object failed.
-    CannotRestore,
-    /// Undetermined: the in-cluster object could not be read.
-    LiveStateUnknown,
-}
-
-impl From<RestoreReason> for RestoreReasonValue {
-    fn from(reason: RestoreReason) -> Self {
-        match reason {
-            RestoreReason::Absent => RestoreReasonValue::Absent,
-            RestoreReason::PolicyUpdate => RestoreReasonValue::PolicyUpdate,
-            RestoreReason::RestoreLabels => RestoreReasonValue::RestoreLabels,
-            RestoreReason::ServiceAccountMerged => RestoreReasonValue::ServiceAccountMerged,
-            RestoreReason::AlreadyExists => RestoreReasonValue::AlreadyExists,
-            RestoreReason::Identical => RestoreReasonValue::Identical,
-            RestoreReason::UnsupportedPolicy => RestoreReasonValue::UnsupportedPolicy,
-            RestoreReason::NeverRestored => RestoreReasonValue::NeverRestored,
-            RestoreReason::ResourceExcluded => RestoreReasonValue::ResourceExcluded,
-            RestoreReason::NamespaceExcluded => RestoreReasonValue::NamespaceExcluded,
-            RestoreReason::ClusterScopedExcluded => RestoreReasonValue::ClusterScopedExcluded,
-            RestoreReason::LabelSelector => RestoreReasonValue::LabelSelector,
-            RestoreReason::Completed => RestoreReasonValue::Completed,
-            RestoreReason::MirrorPod => RestoreReasonValue::MirrorPod,
-            RestoreReason::DynamicallyReprovisioned => RestoreReasonValue::DynamicallyReprovisioned,
-            RestoreReason::NamespaceExists => RestoreReasonValue::NamespaceExists,
-            RestoreReason::CannotRestore => RestoreReasonValue::CannotRestore,
-            RestoreReason::LiveStateUnknown => RestoreReasonValue::LiveStateUnknown,
-        }
-    }
 }
 
 // -------------------------------------------------------------------------------------------
@@ -633,8 +487,8 @@ impl ChangedItemView<'_> {
         ItemIdentityView(&self.0.identity)
     }
     /// Which fields differ.
-    async fn fields(&self) -> Vec<ChangedFieldValue> {
-        self.0.fields.iter().copied().map(Into::into).collect()
+    async fn fields(&self) -> &[ChangedField] {
+        &self.0.fields
     }
     /// The object in the earlier backup.
     async fn before(&self) -> ManifestItemView<'_> {
@@ -726,8 +580,8 @@ impl UnreadableListView<'_> {
         self.0.namespace.as_deref()
     }
     /// Why it could not be read.
-    async fn reason(&self) -> UnreadableReasonValue {
-        self.0.reason.into()
+    async fn reason(&self) -> UnreadableReason {
+        self.0.reason
     }
     /// What the API server said.
     async fn message(&self) -> &str {
@@ -815,12 +669,12 @@ impl RestorePreviewEntry<'_> {
         &self.0.name
     }
     /// What the restore does.
-    async fn action(&self) -> RestoreActionValue {
-        self.0.action.into()
+    async fn action(&self) -> RestoreAction {
+        self.0.action
     }
     /// Why.
-    async fn reason(&self) -> RestoreReasonValue {
-        self.0.reason.into()
+    async fn reason(&self) -> RestoreReason {
+        self.0.reason
     }
     /// The line Velero logs (or records as the warning or error).
     async fn message(&self) -> &str {
@@ -1129,25 +983,5 @@ mod tests {
         // Out-of-range limits are refused by the resolver; the cost stays bounded.
         assert_eq!(items_complexity(Some(-5), 4), 5 + 4);
         assert_eq!(items_complexity(Some(i32::MAX), 4), 5 + 50 * 4);
-    }
-
-    #[test]
-    fn enums_mirror_the_manifest_ones() {
-        assert_eq!(
-            RestoreReasonValue::from(RestoreReason::AlreadyExists),
-            RestoreReasonValue::AlreadyExists
-        );
-        assert_eq!(
-            RestoreActionValue::from(RestoreAction::Undetermined),
-            RestoreActionValue::Undetermined
-        );
-        assert_eq!(
-            ChangedFieldValue::from(ChangedField::Owners),
-            ChangedFieldValue::Owners
-        );
-        assert_eq!(
-            UnreadableReasonValue::from(UnreadableReason::Forbidden),
-            UnreadableReasonValue::Forbidden
-        );
     }
 }

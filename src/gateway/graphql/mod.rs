@@ -5,7 +5,9 @@
 //! log. Lists are Relay connections over the service's `limit`/`continue` paging
 //! ([`cursor`]); queries deeper than [`MAX_DEPTH`] or above [`MAX_COMPLEXITY`] are refused
 //! before anything runs; DataLoaders ([`loaders`]) batch a restore's backup and a backup's
-//! restores. Errors carry `extensions.code` ([`errors`]).
+//! restores. Errors carry `extensions.code` ([`errors`]). The objects are the service's own
+//! views, which derive GraphQL's traits beside `ToSchema`: this layer keeps resolvers, loaders
+//! and subscription wiring.
 //!
 //! Authentication:
 //! - `POST /graphql` needs `Authorization: Bearer <token>` like REST. Without a valid token the

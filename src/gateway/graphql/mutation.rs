@@ -7,12 +7,12 @@ use async_graphql::{Context, InputObject, Json, Object};
 use serde_json::{Map, Value};
 
 use super::errors::GqlResult;
-use super::types::{Backup, DeleteOutcome, Restore, Schedule, StorageLocation};
+use super::types::{Backup, Restore, Schedule, StorageLocation};
 use super::{caller_of, check_name, check_namespace, service_of};
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
 };
-use crate::gateway::service::Creatable;
+use crate::gateway::service::{Creatable, DeleteOutcome};
 use crate::gateway::store::Cached;
 use std::sync::Arc;
 
@@ -88,11 +88,10 @@ async fn delete<K: Cached>(
 ) -> async_graphql::Result<DeleteOutcome> {
     check_namespace(namespace).gql()?;
     check_name(name).gql()?;
-    Ok(service_of(ctx)?
+    service_of(ctx)?
         .delete::<K>(caller_of(ctx)?, namespace, name)
         .await
-        .gql()?
-        .into())
+        .gql()
 }
 
 /// The root of mutations.

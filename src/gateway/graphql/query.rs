@@ -13,20 +13,17 @@ use async_graphql::{Context, Json, Object};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use super::cursor::{PageCursor, edge_cursors, page_size};
+use super::cursor::{DEFAULT_PAGE, PageCursor, edge_cursors, page_size};
 use super::errors::{GqlResult, to_graphql};
-use super::history::{
-    Coverage, HistoryArgs, NamespaceStats, Operation, OperationKindValue, history_connection,
-};
+use super::history::{HistoryArgs, history_connection};
 use super::loaders::list_all;
 use super::manifests::{
     self, BackupDiffView, BackupDryRunView, BackupManifestView, OperationOverlapsView,
     OwnerGraphResult, RestorePreviewResult,
 };
 use super::types::{
-    Backup, ClusterQueue, DescriptionView, NamespacePhaseCounts, NamespaceQueue, PhaseCount,
-    Policy, Queue, ResourcePermissions, Restore, Schedule, SharedStorage, StorageLocation, Viewer,
-    display_phase,
+    Backup, NamespacePhaseCounts, Queue, ResourcePermissions, Restore, Schedule, StorageLocation,
+    Viewer, display_phase,
 };
 use super::{RequestCaller, budget_of, caller_of, check_name, check_namespace, service_of};
 use crate::api::nonadmin::{
@@ -34,13 +31,14 @@ use crate::api::nonadmin::{
 };
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
-use crate::gateway::operations::{self, parse_time, stats_window};
+use crate::gateway::operations::{
+    NamespaceCoverage, NamespaceStatistics, Operation, OperationKindView, PhaseCount, parse_time,
+    stats_window,
+};
 use crate::gateway::resources::TenantResource;
-use crate::gateway::service::{self, GatewayService, ListQuery};
+use crate::gateway::service::{self, Description, GatewayService, ListQuery, PolicyView};
+use crate::gateway::shared_storage::SharedStorage;
 use crate::gateway::store::Cached;
-
-/// Page size when `first` is not given.
-pub const DEFAULT_PAGE: usize = 20;
 
 fn bad_cursor() -> async_graphql::Error {
     to_graphql(&GatewayError::BadRequest(
@@ -443,15 +441,13 @@ impl QueryRoot {
         namespace: String,
         name: String,
         #[graphql(default = false)] details: bool,
-    ) -> async_graphql::Result<DescriptionView> {
+    ) -> async_graphql::Result<Description> {
         check_namespace(&namespace).gql()?;
         check_name(&name).gql()?;
-        Ok(DescriptionView(
-            service_of(ctx)?
-                .describe_backup(caller_of(ctx)?, &namespace, &name, details)
-                .await
-                .gql()?,
-        ))
+        service_of(ctx)?
+            .describe_backup(caller_of(ctx)?, &namespace, &name, details)
+            .await
+            .gql()
     }
 
     /// `velero restore describe` for a restore; `details` adds the resource list.
@@ -462,15 +458,13 @@ impl QueryRoot {
         namespace: String,
         name: String,
         #[graphql(default = false)] details: bool,
-    ) -> async_graphql::Result<DescriptionView> {
+    ) -> async_graphql::Result<Description> {
         check_namespace(&namespace).gql()?;
         check_name(&name).gql()?;
-        Ok(DescriptionView(
-            service_of(ctx)?
-                .describe_restore(caller_of(ctx)?, &namespace, &name, details)
-                .await
-                .gql()?,
-        ))
+        service_of(ctx)?
+            .describe_restore(caller_of(ctx)?, &namespace, &name, details)
+            .await
+            .gql()
     }
 
     /// The queue: with `namespace`, the caller's pending and running items there with live
@@ -486,23 +480,12 @@ impl QueryRoot {
         let namespace = match namespace {
             Some(namespace) => {
                 check_namespace(&namespace).gql()?;
-                let queue = service.namespace_queue(caller, &namespace).await.gql()?;
-                Some(NamespaceQueue {
-                    namespace: queue.namespace,
-                    items: queue.items.into_iter().map(Into::into).collect(),
-                })
+                Some(service.namespace_queue(caller, &namespace).await.gql()?)
             }
             None => None,
         };
         let cluster = service.cluster_queue(caller).await.gql()?;
-        Ok(Queue {
-            namespace,
-            cluster: ClusterQueue {
-                backups: cluster.backups.into(),
-                restores: cluster.restores.into(),
-                mine: cluster.mine.into_iter().map(Into::into).collect(),
-            },
-        })
+        Ok(Queue { namespace, cluster })
     }
 
     /// A namespace's operations from the history, newest first — including those whose
@@ -515,7 +498,7 @@ impl QueryRoot {
         &self,
         ctx: &Context<'_>,
         namespace: String,
-        kinds: Option<Vec<OperationKindValue>>,
+        kinds: Option<Vec<OperationKindView>>,
         phases: Option<Vec<String>>,
         since: Option<String>,
         until: Option<String>,
@@ -544,12 +527,10 @@ impl QueryRoot {
     ) -> async_graphql::Result<Operation> {
         check_namespace(&namespace).gql()?;
         // The id is checked after authorization, by the service: as over REST.
-        Ok(Operation(
-            service_of(ctx)?
-                .history_operation(caller_of(ctx)?, &namespace, &id)
-                .await
-                .gql()?,
-        ))
+        service_of(ctx)?
+            .history_operation(caller_of(ctx)?, &namespace, &id)
+            .await
+            .gql()
     }
 
     /// Statistics of a namespace's operations created between `from` and `to` (RFC 3339;
@@ -561,7 +542,7 @@ impl QueryRoot {
         namespace: String,
         from: Option<String>,
         to: Option<String>,
-    ) -> async_graphql::Result<NamespaceStats> {
+    ) -> async_graphql::Result<NamespaceStatistics> {
         check_namespace(&namespace).gql()?;
         let from = from
             .as_deref()
@@ -574,11 +555,10 @@ impl QueryRoot {
             .transpose()
             .gql()?;
         let window = stats_window(from, to, crate::history::now_millis()).gql()?;
-        Ok(service_of(ctx)?
+        service_of(ctx)?
             .history_stats(caller_of(ctx)?, &namespace, window)
             .await
-            .gql()?
-            .into())
+            .gql()
     }
 
     /// How well a namespace is protected: its last successful backup and failing schedules.
@@ -587,13 +567,12 @@ impl QueryRoot {
         &self,
         ctx: &Context<'_>,
         namespace: String,
-    ) -> async_graphql::Result<Coverage> {
+    ) -> async_graphql::Result<NamespaceCoverage> {
         check_namespace(&namespace).gql()?;
-        let coverage: operations::NamespaceCoverage = service_of(ctx)?
+        service_of(ctx)?
             .history_coverage(caller_of(ctx)?, &namespace)
             .await
-            .gql()?;
-        Ok(coverage.into())
+            .gql()
     }
 
     /// A completed backup's manifest (kept in the history store, also after the backup is
@@ -693,13 +672,16 @@ impl QueryRoot {
     }
 
     /// The admin policy in force in a namespace.
-    async fn policy(&self, ctx: &Context<'_>, namespace: String) -> async_graphql::Result<Policy> {
+    async fn policy(
+        &self,
+        ctx: &Context<'_>,
+        namespace: String,
+    ) -> async_graphql::Result<PolicyView> {
         check_namespace(&namespace).gql()?;
-        Ok(service_of(ctx)?
+        service_of(ctx)?
             .policy(caller_of(ctx)?, &namespace)
             .await
-            .gql()?
-            .into())
+            .gql()
     }
 
     /// The namespace's place in the administrator's shared backup pool (authorized like
@@ -711,11 +693,10 @@ impl QueryRoot {
         namespace: String,
     ) -> async_graphql::Result<SharedStorage> {
         check_namespace(&namespace).gql()?;
-        Ok(service_of(ctx)?
+        service_of(ctx)?
             .shared_storage(caller_of(ctx)?, &namespace)
             .await
-            .gql()?
-            .into())
+            .gql()
     }
 
     /// Dashboard counts by phase per namespace (from the gateway's caches): the namespaces

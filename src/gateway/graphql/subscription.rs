@@ -20,7 +20,6 @@ use serde_json::Value;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::errors::GqlResult;
-use super::types::ResourceKind;
 use super::{budget_of, caller_of, service_of};
 use crate::gateway::events::follow::{StreamEnd, StreamItem, follow, scope_for};
 use crate::gateway::events::{ChangeAction, ChangeEvent};
@@ -52,7 +51,7 @@ pub struct Change {
     /// Namespace of the object (none for READY and RESET).
     pub namespace: Option<String>,
     /// Resource of the object.
-    pub resource: Option<ResourceKind>,
+    pub resource: Option<TenantResource>,
     /// Name of the object.
     pub name: Option<String>,
     /// Velero's phase when there is one, else NAC's request phase.
@@ -111,7 +110,7 @@ fn change_of(id: String, event: &ChangeEvent) -> Change {
         },
         id: Some(id),
         namespace: Some(event.namespace.clone()),
-        resource: Some(event.resource.into()),
+        resource: Some(event.resource),
         name: Some(event.name.clone()),
         phase: phase_in(event.resource, &event.object),
         object: Some(SharedJson(event.graphql_object())),
@@ -188,15 +187,13 @@ impl SubscriptionRoot {
         &self,
         ctx: &Context<'_>,
         namespaces: Option<Vec<String>>,
-        resources: Option<Vec<ResourceKind>>,
+        resources: Option<Vec<TenantResource>>,
         resume_after: Option<String>,
     ) -> async_graphql::Result<impl Stream<Item = Item> + use<>> {
         let service = Arc::clone(service_of(ctx)?);
         let caller = caller_of(ctx)?.clone();
-        let wanted: Option<Vec<TenantResource>> =
-            resources.map(|list| list.into_iter().map(Into::into).collect());
         let budget = budget_of(ctx)?;
-        let scope = scope_for(&service, &caller, namespaces, wanted, &budget)
+        let scope = scope_for(&service, &caller, namespaces, resources, &budget)
             .await
             .gql()?;
         let items = follow(service, caller, scope, resume_after).gql()?;

@@ -45,46 +45,58 @@ impl ArtifactKind {
 }
 
 /// Admin rules for one kind of spec, as field path → value.
+// The maps are `Json` (transparent in serde) so that GraphQL types them `JSON`, as it always
+// has, not `JSONObject`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "Rules")]
 pub struct RulesView {
     /// Values the tenant must use (filled in when unset).
     #[schema(value_type = Object)]
-    pub enforced: BTreeMap<String, Value>,
+    pub enforced: Json<BTreeMap<String, Value>>,
     /// Values used when the tenant sets none.
     #[schema(value_type = Object)]
-    pub defaults: BTreeMap<String, Value>,
+    pub defaults: Json<BTreeMap<String, Value>>,
     /// Largest values allowed.
     #[schema(value_type = Object)]
-    pub maximum: BTreeMap<String, Value>,
+    pub maximum: Json<BTreeMap<String, Value>>,
     /// Allow-lists.
     #[schema(value_type = Object)]
-    pub allowed: BTreeMap<String, Vec<Value>>,
+    pub allowed: Json<BTreeMap<String, Vec<Value>>>,
 }
 
 impl RulesView {
     fn of(rules: &SpecRules) -> Self {
         RulesView {
-            enforced: rules
-                .enforced()
-                .iter()
-                .map(|(path, value)| (path.to_string(), value.clone()))
-                .collect(),
-            defaults: rules
-                .defaults()
-                .iter()
-                .map(|(path, value)| (path.to_string(), value.clone()))
-                .collect(),
-            maximum: rules
-                .maxima()
-                .iter()
-                .map(|(path, maximum)| (path.to_string(), maximum.to_json()))
-                .collect(),
-            allowed: rules
-                .allowed()
-                .iter()
-                .map(|(path, values)| (path.to_string(), values.clone()))
-                .collect(),
+            enforced: Json(
+                rules
+                    .enforced()
+                    .iter()
+                    .map(|(path, value)| (path.to_string(), value.clone()))
+                    .collect(),
+            ),
+            defaults: Json(
+                rules
+                    .defaults()
+                    .iter()
+                    .map(|(path, value)| (path.to_string(), value.clone()))
+                    .collect(),
+            ),
+            maximum: Json(
+                rules
+                    .maxima()
+                    .iter()
+                    .map(|(path, maximum)| (path.to_string(), maximum.to_json()))
+                    .collect(),
+            ),
+            allowed: Json(
+                rules
+                    .allowed()
+                    .iter()
+                    .map(|(path, values)| (path.to_string(), values.clone()))
+                    .collect(),
+            ),
         }
     }
 }
@@ -92,6 +104,8 @@ impl RulesView {
 /// The admin policy in force in a namespace.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "Policy")]
 pub struct PolicyView {
     /// The namespace.
     pub namespace: String,
@@ -110,6 +124,8 @@ pub struct PolicyView {
 /// Deletion state of a backup.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "DeletionInfo")]
 pub struct DeletionView {
     /// Whether permanent deletion was requested.
     pub requested: bool,
@@ -122,9 +138,15 @@ pub struct DeletionView {
 /// `velero backup describe --details` for a tenant's backup or restore.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct Description {
     /// `NonAdminBackup` or `NonAdminRestore`.
-    pub kind: String,
+    // A String in GraphQL since the start: kept so for existing dashboards.
+    #[graphql(
+        skip,
+        derived(name = "kind", into = "&str", owned, with = "TenantObjectKind::as_str")
+    )]
+    pub kind: TenantObjectKind,
     /// Namespace.
     pub namespace: String,
     /// Name.
@@ -139,7 +161,8 @@ pub struct Description {
     pub eta: Option<QueueEta>,
     /// Conditions (Accepted, Queued, Deleting).
     #[schema(value_type = Vec<Object>)]
-    pub conditions: Vec<Value>,
+    // `Json`: one `JSON` in GraphQL, not a list of them, as it always has been.
+    pub conditions: Json<Vec<Value>>,
     /// The spec Velero runs with (the tenant's, with the administrator's values filled in).
     #[schema(value_type = Object)]
     pub effective_spec: Value,
@@ -439,14 +462,14 @@ impl GatewayService {
             }
         });
         let mut description = Description {
-            kind: "NonAdminBackup".into(),
+            kind: TenantObjectKind::NonAdminBackup,
             namespace: namespace.to_string(),
             name: name.to_string(),
             request_phase: status.phase.map(|p| p.as_str().to_string()),
             velero_phase: velero_status.phase.as_ref().map(|p| p.as_str().to_string()),
             queue_position: queued.as_ref().map(|item| item.position),
             eta: queued.and_then(|item| item.eta),
-            conditions: conditions_json(&status.conditions),
+            conditions: Json(conditions_json(&status.conditions)),
             effective_spec,
             progress: json!({
                 "totalItems": velero_status.progress.as_ref().and_then(|p| p.total_items),
@@ -501,14 +524,14 @@ impl GatewayService {
             )
             .await;
         let mut description = Description {
-            kind: "NonAdminRestore".into(),
+            kind: TenantObjectKind::NonAdminRestore,
             namespace: namespace.to_string(),
             name: name.to_string(),
             request_phase: status.phase.map(|p| p.as_str().to_string()),
             velero_phase: velero_status.phase.as_ref().map(|p| p.as_str().to_string()),
             queue_position: queued.as_ref().map(|item| item.position),
             eta: queued.and_then(|item| item.eta),
-            conditions: conditions_json(&status.conditions),
+            conditions: Json(conditions_json(&status.conditions)),
             effective_spec: serde_json::to_value(&nar.spec.restore_spec).unwrap_or(Value::Null),
             progress: json!({
                 "totalItems": velero_status.progress.as_ref().and_then(|p| p.total_items),

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::gateway::auth::{Authorized, Caller};
 use crate::gateway::error::GatewayError;
 use crate::gateway::resources::TenantResource;
-use crate::gateway::service::{GatewayService, QueueItem};
+use crate::gateway::service::{GatewayService, QueueItem, QueueItemKind, QueueState};
 use crate::gateway::tenancy::TenantHistory;
 use crate::history::estimate::ETA_SAMPLE_SIZE;
 use crate::history::{
@@ -57,11 +57,10 @@ impl GatewayService {
 }
 
 /// Which past operations a queue item's ETA rests on.
-fn comparable_kinds(queue_kind: &str) -> &'static [OperationKind] {
-    if queue_kind == "restore" {
-        &[OperationKind::Restore]
-    } else {
-        &[OperationKind::Backup, OperationKind::ScheduleRun]
+fn comparable_kinds(queue_kind: QueueItemKind) -> &'static [OperationKind] {
+    match queue_kind {
+        QueueItemKind::Restore => &[OperationKind::Restore],
+        QueueItemKind::Backup => &[OperationKind::Backup, OperationKind::ScheduleRun],
     }
 }
 
@@ -292,7 +291,7 @@ impl GatewayService {
             if item.namespace != authorized.namespace() {
                 continue;
             }
-            let kinds = comparable_kinds(&item.kind);
+            let kinds = comparable_kinds(item.kind);
             if !durations.contains_key(kinds) {
                 let found = match &history {
                     Some(history) => self.recent_durations(history, kinds).await,
@@ -303,7 +302,7 @@ impl GatewayService {
             item.eta = durations
                 .get(kinds)
                 .and_then(Option::as_deref)
-                .and_then(|d| queue_eta(d, item.position, item.state == "running"));
+                .and_then(|d| queue_eta(d, item.position, item.state == QueueState::Running));
         }
     }
 }

@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_graphql::Json;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -44,7 +45,7 @@ use crate::gateway::error::{FieldError, GatewayError, from_write_error};
 use crate::gateway::events::{ChangeEvent, Resume, StreamScope};
 use crate::gateway::operations::{HistoryCounters, QueueEta, operation_kind};
 use crate::gateway::paging::{PageTokens, filter_digest};
-use crate::gateway::resources::{TenantKind, TenantResource};
+use crate::gateway::resources::{TenantKind, TenantObjectKind, TenantResource};
 use crate::gateway::selector;
 use crate::gateway::store::{Cached, WatchCaches};
 use crate::gateway::tenancy::TenantData;

@@ -27,9 +27,15 @@ pub struct Page<K> {
 /// What a delete did.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct DeleteOutcome {
     /// Kind of the object.
-    pub kind: String,
+    // A String in GraphQL since the start: kept so for existing dashboards.
+    #[graphql(
+        skip,
+        derived(name = "kind", into = "&str", owned, with = "TenantObjectKind::as_str")
+    )]
+    pub kind: TenantObjectKind,
     /// Its name.
     pub name: String,
     /// True when the backup data in object storage is deleted too (backups always).
@@ -632,7 +638,7 @@ impl GatewayService {
                 })?;
             self.data.record_write(patched);
             return Ok(DeleteOutcome {
-                kind: kind.to_string(),
+                kind: K::RESOURCE.object_kind(),
                 name: name.to_string(),
                 permanent: true,
                 message: "permanent deletion requested: Velero deletes the backup and its data in object storage, then the NonAdminBackup is removed; this cannot be undone".into(),
@@ -662,7 +668,7 @@ impl GatewayService {
             TenantResource::Backups => "",
         };
         Ok(DeleteOutcome {
-            kind: kind.to_string(),
+            kind: K::RESOURCE.object_kind(),
             name: name.to_string(),
             permanent: false,
             message: message.into(),

@@ -2,12 +2,67 @@
 
 use super::*;
 
+/// Which queue an item waits in (Velero has one per kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueItemKind {
+    /// A backup (a tenant's or a schedule run's).
+    Backup,
+    /// A restore.
+    Restore,
+}
+
+impl QueueItemKind {
+    /// The wire text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Backup => "backup",
+            Self::Restore => "restore",
+        }
+    }
+}
+
+impl From<QueueKind> for QueueItemKind {
+    fn from(kind: QueueKind) -> Self {
+        match kind {
+            QueueKind::Backup => Self::Backup,
+            QueueKind::Restore => Self::Restore,
+        }
+    }
+}
+
+/// Whether a queue item waits or runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueState {
+    /// Waiting to start.
+    Pending,
+    /// Being worked on.
+    Running,
+}
+
+impl QueueState {
+    /// The wire text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+        }
+    }
+}
+
 /// One item of a queue view.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct QueueItem {
     /// `backup` or `restore`.
-    pub kind: String,
+    // GraphQL's `kind` and `state` have always been Strings: kept so for existing dashboards.
+    #[graphql(
+        skip,
+        derived(name = "kind", into = "&str", owned, with = "QueueItemKind::as_str")
+    )]
+    pub kind: QueueItemKind,
     /// Namespace of the tenant object.
     pub namespace: String,
     /// Name of the tenant object.
@@ -15,7 +70,11 @@ pub struct QueueItem {
     /// Velero phase (none: not started).
     pub phase: Option<String>,
     /// `pending` or `running`.
-    pub state: String,
+    #[graphql(
+        skip,
+        derived(name = "state", into = "&str", owned, with = "QueueState::as_str")
+    )]
+    pub state: QueueState,
     /// 1-based position in its queue (1: being served or next).
     pub position: u64,
     /// Estimated seconds until it finishes, from recent durations (once there is history).
@@ -29,6 +88,7 @@ pub struct QueueItem {
 /// The caller's items in one namespace.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct NamespaceQueue {
     /// The namespace.
     pub namespace: String,
@@ -39,6 +99,7 @@ pub struct NamespaceQueue {
 /// Anonymous counts of one queue.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct QueueCounts {
     /// Waiting to start (every tenant's, and the admin's).
     pub pending: u64,
@@ -51,6 +112,7 @@ pub struct QueueCounts {
 /// The cluster's queues: others only as counts, the caller's own items by name.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct ClusterQueue {
     /// Velero Backups.
     pub backups: QueueCounts,
@@ -85,17 +147,14 @@ impl GatewayService {
             }
         };
         Some(QueueItem {
-            kind: match kind {
-                QueueKind::Backup => "backup".into(),
-                QueueKind::Restore => "restore".into(),
-            },
+            kind: kind.into(),
             namespace: access.namespace().to_string(),
             name: name.to_string(),
             phase,
             state: if activity == Activity::Running {
-                "running".into()
+                QueueState::Running
             } else {
-                "pending".into()
+                QueueState::Pending
             },
             position,
             eta_seconds: queued

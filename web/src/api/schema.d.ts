@@ -757,7 +757,7 @@ export interface components {
         /** @description What a delete did. */
         DeleteOutcome: {
             /** @description Kind of the object. */
-            kind: string;
+            kind: components["schemas"]["TenantObjectKind"];
             /** @description Its name. */
             name: string;
             /** @description True when the backup data in object storage is deleted too (backups always). */
@@ -777,7 +777,7 @@ export interface components {
         /** @description `velero backup describe --details` for a tenant's backup or restore. */
         Description: {
             /** @description `NonAdminBackup` or `NonAdminRestore`. */
-            kind: string;
+            kind: components["schemas"]["TenantObjectKind"];
             /** @description Namespace. */
             namespace: string;
             /** @description Name. */
@@ -880,7 +880,7 @@ export interface components {
         /** @description Statistics of one kind of operation. */
         KindStatistics: {
             /** @description The kind. */
-            kind: string;
+            kind: components["schemas"]["OperationKind"];
             /**
              * Format: int64
              * @description Operations created in the window.
@@ -2484,8 +2484,7 @@ export interface components {
             id: string;
             /** @description Namespace. */
             namespace: string;
-            /** @description backup, restore, backup_storage_location, schedule_run, download or delete. */
-            kind?: string | null;
+            kind?: components["schemas"]["OperationKind"] | null;
             /** @description Name of the tenant object. */
             name: string;
             /** @description Uid of the tenant object. */
@@ -2556,6 +2555,11 @@ export interface components {
             /** @description Its timeline. */
             timeline: components["schemas"]["TimelineEntry"][];
         };
+        /**
+         * @description What kind of operation.
+         * @enum {string}
+         */
+        OperationKind: "backup" | "restore" | "backup_storage_location" | "schedule_run" | "download" | "delete";
         /** @description The objects a new operation shares with one running operation. */
         OperationOverlap: {
             /** @description The running operation, as given. */
@@ -2760,7 +2764,7 @@ export interface components {
         /** @description One item of a queue view. */
         QueueItem: {
             /** @description `backup` or `restore`. */
-            kind: string;
+            kind: components["schemas"]["QueueItemKind"];
             /** @description Namespace of the tenant object. */
             namespace: string;
             /** @description Name of the tenant object. */
@@ -2768,7 +2772,7 @@ export interface components {
             /** @description Velero phase (none: not started). */
             phase?: string | null;
             /** @description `pending` or `running`. */
-            state: string;
+            state: components["schemas"]["QueueState"];
             /**
              * Format: int64
              * @description 1-based position in its queue (1: being served or next).
@@ -2781,6 +2785,16 @@ export interface components {
             etaSeconds?: number | null;
             eta?: components["schemas"]["QueueEta"] | null;
         };
+        /**
+         * @description Which queue an item waits in (Velero has one per kind).
+         * @enum {string}
+         */
+        QueueItemKind: "backup" | "restore";
+        /**
+         * @description Whether a queue item waits or runs.
+         * @enum {string}
+         */
+        QueueState: "pending" | "running";
         /**
          * @description What the restore does with one entry.
          * @enum {string}
@@ -2869,6 +2883,11 @@ export interface components {
             /** @description A token the cluster accepts (`oc whoami -t`, a service-account token). */
             token: string;
         };
+        /**
+         * @description The Kubernetes kind of a tenant resource's objects (what `kind` says in views).
+         * @enum {string}
+         */
+        TenantObjectKind: "NonAdminBackup" | "NonAdminRestore" | "NonAdminBackupStorageLocation" | "NonAdminSchedule";
         /**
          * @description A tenant resource served under `/api/v1/namespaces/{namespace}/...`.
          * @enum {string}

@@ -117,7 +117,7 @@ describe('conditions and timeline in words', () => {
 });
 
 describe('history operation of a backup', () => {
-  const op = (id: string, name: string, createdAt: string, kind = 'backup'): Operation => ({ id, uid: id, namespace: 'team-a', name, kind, createdAt, phaseRank: 0 });
+  const op = (id: string, name: string, createdAt: string, kind: Operation['kind'] = 'backup'): Operation => ({ id, uid: id, namespace: 'team-a', name, kind, createdAt, phaseRank: 0 });
   it('prefers the uid, else the newest backup of that exact name', () => {
     const ops = [op('1', 'nightly', '2026-11-20T00:00:00Z'), op('2', 'nightly', '2026-11-22T00:00:00Z'), op('3', 'nightly-2', '2026-11-23T00:00:00Z'), op('4', 'nightly', '2026-11-23T00:00:00Z', 'restore')];
     expect(pickOperation(ops, 'nightly', '1')?.id).toBe('1');

@@ -4,7 +4,7 @@ import type { Operation } from '../api/types';
 import { bucketByDay, bucketByPeriod, bucketDaysFor, durationPoints, outcomeOf, percentile, startOfLocalDay, totalsOf } from './buckets';
 
 /** An operation shaped like the demo's history answers, created at a local time. */
-function op(id: string, created: Date, phase: string | null, durationMs: number | null = null, kind = 'backup'): Operation {
+function op(id: string, created: Date, phase: string | null, durationMs: number | null = null, kind: Operation['kind'] = 'backup'): Operation {
   return {
     id,
     namespace: 'team-a',

@@ -13,6 +13,15 @@ use http::header::USER_AGENT;
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Method, Request, Uri};
 
+/// First delay before retrying a 429, 503 or 504 (the server's `Retry-After` wins when longer).
+pub const RETRY_MIN_DELAY: std::time::Duration = std::time::Duration::from_millis(5);
+/// Longest delay between two tries of one request.
+pub const RETRY_MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(5);
+/// Retries of one request before its error is returned.
+pub const RETRY_ATTEMPTS: u32 = 10;
+/// Requests a client may queue for its connection stack (the buffer the retry needs).
+const RETRY_BUFFER: usize = 1024;
+
 /// NAC's version, as in `Cargo.toml`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Longest field manager kube-apiserver accepts (`ValidateFieldManager`).
@@ -121,9 +130,25 @@ impl ClientIdentity {
         }
     }
 
-    /// A client for `config` (kube-rs's default stack) sending this identity.
-    pub fn client(&self, config: kube::Config) -> Result<kube::Client, kube::Error> {
+    /// A client for `config` (kube-rs's stack) sending this identity, retrying 429, 503 and 504
+    /// as kube-rs does (honouring `Retry-After`) but with [`RETRY_MAX_DELAY`] between tries at
+    /// most: kube-rs's own policy lets a try wait up to 1,000 s, so under a tight API priority
+    /// level a write could sit for minutes, past a stop's grace period. What still fails after
+    /// [`RETRY_ATTEMPTS`] goes back to its caller (a controller requeues with its own backoff).
+    pub fn client(&self, mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+        let retry = kube::client::retry::RetryPolicy::new(
+            RETRY_MIN_DELAY,
+            RETRY_MAX_DELAY,
+            RETRY_ATTEMPTS,
+            true,
+        )
+        .map_err(|e| kube::Error::Service(Box::new(e)))?;
+        config.default_retry = false;
         Ok(kube::client::ClientBuilder::try_from(config)?
+            // The retry sends copies of a request, so what it wraps must be cloneable: kube-rs's
+            // stack is boxed, a buffer in front of it is.
+            .with_layer(&tower::buffer::BufferLayer::new(RETRY_BUFFER))
+            .with_layer(&tower::retry::RetryLayer::new(retry))
             .with_layer(&self.layer())
             .build())
     }

@@ -48,10 +48,10 @@ impl From<TenantStorageState> for SharedStorageState {
 }
 
 /// A namespace's place in the administrator's shared backup pool, as its tenants may see it:
-/// `configured=false` (and nothing else) when the cluster has no BackupBucket at all.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+/// `configured=false` (and nothing else) when the cluster has no BackupBucket at all. Never
+/// names a bucket, provider, prefix or another namespace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
-#[derive(async_graphql::SimpleObject)]
 pub struct SharedStorage {
     /// Whether the cluster has a shared backup pool (at least one BackupBucket). Without one,
     /// backups without a storage location go to the administrator's default location.

@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 
 use super::status::{differs_ignoring_transition_times, set_condition};
 use crate::api::nonadmin::deletion_action::{
-    INVALID_REASON, MAX_ACTION_NAME_LENGTH, MAX_TIMEOUT_SECONDS, VALID_CONDITION, VALID_REASON,
-    action_condition_type, reasons,
+    INVALID_REASON, MAX_ACTION_NAME_LENGTH, MAX_TIMEOUT_SECONDS, REQUEST_API_VERSION, REQUEST_KIND,
+    VALID_CONDITION, VALID_REASON, action_condition_type, reasons,
 };
 use crate::api::nonadmin::{
     DeletionAction, DeletionActionStatus, FailurePolicy, NonAdminBackup, ResourceSelector,
@@ -38,10 +38,6 @@ use crate::manifest::tarball::BackupItem;
 use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::policy::selector::{compile as compile_selector, label_key_problem};
 
-/// `apiVersion` of the body POSTed to a webhook.
-pub const REQUEST_API_VERSION: &str = "oadp.openshift.io/v1alpha1";
-/// `kind` of the body POSTed to a webhook.
-pub const REQUEST_KIND: &str = "DeletionActionRequest";
 /// First retry delay of a failed action (before jitter).
 pub const RETRY_BASE: Duration = Duration::from_secs(1);
 /// Longest retry delay of a failed action.

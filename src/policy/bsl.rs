@@ -13,7 +13,8 @@
 //! tenant's prefix); credential files that borrow the Velero pod's cloud identity refused
 //! ([`check_bsl_credential`]); `objectStorage.caCertRef` refused (it names a Secret in the OADP
 //! namespace, which the tenant does not own); `config` keys that make the plugin read the
-//! Velero pod's own files or environment refused ([`POD_IDENTITY_CONFIG_KEYS`]); and endpoint
+//! Velero pod's own files or environment refused
+//! ([`crate::policy::credentials::POD_IDENTITY_CONFIG_KEYS`]); and endpoint
 //! allow-lists through the policy's `allowed` rules (e.g. `config.s3Url`).
 //!
 //! NAC adds, for issue 17: every URL of the location's `config` (`s3Url`, `publicUrl`,
@@ -28,35 +29,15 @@ use k8s_openapi::api::core::v1::SecretKeySelector;
 use crate::api::common::GoDuration;
 use crate::api::velero::BackupStorageLocationSpec;
 use crate::policy::config::{EffectivePolicy, SpecKind};
-use crate::policy::credentials::{aws_profile_has_static_keys, pod_identity_markers};
+use crate::policy::credentials::{
+    aws_profile_has_static_keys, is_pod_identity_config_key, pod_identity_markers,
+};
 use crate::policy::endpoints::{EndpointRefusal, StorageEndpoints, UrlProblem, config_urls};
 use crate::policy::rules::as_duration;
 use crate::policy::{PolicyViolation, ViolationReason, into_result};
 
 const PREFIX: &str = "spec.backupStorageLocationSpec";
 const KIND: &str = "NonAdminBackupStorageLocation";
-
-/// BSL `config` keys a tenant may not set, because they make the object-store plugin use
-/// something of the Velero pod's instead of the tenant's credential:
-/// - `credentialsFile` (AWS, GCP, Azure): path of a credentials file on the Velero pod (the
-///   administrator's own credentials live there);
-/// - `customerKeyEncryptionFile` (AWS SSE-C): a key file read from the Velero pod;
-/// - `storageAccountKeyEnvVar` (Azure): names a Velero pod environment variable holding a
-///   storage account key;
-/// - `enableSharedConfig` (AWS): loads the pod's shared AWS configuration (profiles that can
-///   assume roles with the pod's identity).
-pub const POD_IDENTITY_CONFIG_KEYS: &[&str] = &[
-    "credentialsFile",
-    "customerKeyEncryptionFile",
-    "storageAccountKeyEnvVar",
-    "enableSharedConfig",
-];
-
-fn is_pod_identity_config_key(key: &str) -> bool {
-    POD_IDENTITY_CONFIG_KEYS
-        .iter()
-        .any(|refused| refused.eq_ignore_ascii_case(key))
-}
 
 /// The object-store prefix of a tenant's Velero BSL: `<namespace>` or
 /// `<namespace>/<tenant prefix>`, with repeated, leading and trailing slashes removed.

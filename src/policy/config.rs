@@ -92,7 +92,7 @@ use serde_json::Value;
 use crate::api::common::GoDuration;
 use crate::api::selector::Selector;
 use crate::api::velero::{BackupSpec, BackupStorageLocationSpec, RestoreSpec};
-use crate::policy::bsl::POD_IDENTITY_CONFIG_KEYS;
+use crate::policy::credentials::POD_IDENTITY_CONFIG_KEYS;
 use crate::policy::endpoints::StorageEndpoints;
 use crate::policy::field_path::FieldPath;
 use crate::policy::rules::{Maximum, SpecRules, as_duration, is_duration_field, is_go_zero};

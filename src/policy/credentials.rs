@@ -1,5 +1,5 @@
-//! Credential files that would make Velero act with its *own* cloud identity instead of the
-//! tenant's.
+//! Credential files (and BSL `config` keys) that would make Velero act with its *own* cloud
+//! identity instead of the tenant's.
 //!
 //! NAC copies a tenant's credential Secret into the OADP namespace and Velero hands the file to
 //! the object-store plugin. Short-lived, federated credential formats do not contain a secret:
@@ -8,7 +8,8 @@
 //! such a file would borrow the administrator's identity, typically with access to every
 //! tenant's backups (`migtools/oadp-non-admin`, `docs/nonadminbsl_credential_requirements.md`:
 //! "long-term credentials are the only supported option for NonAdminBSL"). Upstream documents
-//! this; NAC refuses such files.
+//! this; NAC refuses such files, and the `config` keys ([`POD_IDENTITY_CONFIG_KEYS`]) that
+//! point the plugin at the pod's files or environment.
 
 use serde_json::Value;
 
@@ -210,6 +211,29 @@ fn gcp_markers(value: &Value, add: &mut impl FnMut(PodIdentityMarker)) {
         Value::Array(items) => items.iter().for_each(|item| gcp_markers(item, add)),
         _ => {}
     }
+}
+
+/// BSL `config` keys a tenant may not set, because they make the object-store plugin use
+/// something of the Velero pod's instead of the tenant's credential:
+/// - `credentialsFile` (AWS, GCP, Azure): path of a credentials file on the Velero pod (the
+///   administrator's own credentials live there);
+/// - `customerKeyEncryptionFile` (AWS SSE-C): a key file read from the Velero pod;
+/// - `storageAccountKeyEnvVar` (Azure): names a Velero pod environment variable holding a
+///   storage account key;
+/// - `enableSharedConfig` (AWS): loads the pod's shared AWS configuration (profiles that can
+///   assume roles with the pod's identity).
+pub const POD_IDENTITY_CONFIG_KEYS: &[&str] = &[
+    "credentialsFile",
+    "customerKeyEncryptionFile",
+    "storageAccountKeyEnvVar",
+    "enableSharedConfig",
+];
+
+/// Whether a BSL `config` key is one of [`POD_IDENTITY_CONFIG_KEYS`] (in any case).
+pub fn is_pod_identity_config_key(key: &str) -> bool {
+    POD_IDENTITY_CONFIG_KEYS
+        .iter()
+        .any(|refused| refused.eq_ignore_ascii_case(key))
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::api::nonadmin::deletion_action::{REQUEST_API_VERSION, REQUEST_KIND};
 use crate::api::nonadmin::labels;
-use crate::controllers::deletion_action_decision::{REQUEST_API_VERSION, REQUEST_KIND};
 use crate::sim::apiserver::persist::write_private;
 use crate::sim::apiserver::tls::{Pki, TlsError, serve_tls};
 
@@ -123,8 +123,8 @@ fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
         .filter(|s| !s.is_empty())
 }
 
-/// Reads a `DeletionActionRequest` body (see
-/// [`crate::controllers::deletion_action_decision::request_body`]) into its summary.
+/// Reads a [`REQUEST_KIND`] body (as the controller's `deletion_action_decision::request_body`
+/// builds it) into its summary.
 pub fn summarize(body: &Value, received_at: &str) -> Result<ReceivedCall, CallError> {
     let api_version = text(body, "/apiVersion").unwrap_or_default();
     let kind = text(body, "/kind").unwrap_or_default();

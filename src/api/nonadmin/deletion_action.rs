@@ -32,6 +32,11 @@ pub const DEFAULT_TIMEOUT_SECONDS: i32 = 10;
 /// Largest `spec.webhook.timeoutSeconds` (and smallest: 1), as for admission webhooks.
 pub const MAX_TIMEOUT_SECONDS: i32 = 30;
 
+/// `apiVersion` of the body NAC POSTs to a deletion action's webhook (one call per item).
+pub const REQUEST_API_VERSION: &str = "oadp.openshift.io/v1alpha1";
+/// `kind` of the body NAC POSTs to a deletion action's webhook.
+pub const REQUEST_KIND: &str = "DeletionActionRequest";
+
 /// An admin-registered webhook run for each matching item of a backup being permanently deleted.
 // kube's `printcolumn(...)` entries repeat keys like `type_` by design.
 #[allow(clippy::duplicated_attributes)]

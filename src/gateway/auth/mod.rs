@@ -3,7 +3,8 @@
 //! SubjectAccessReview ([`authz::Authorizer`]), both through the gateway's own identity and both
 //! cached under keys that never contain the token. The web console signs in once and then sends
 //! a session cookie naming a server-side [`session::Session`] that holds the token (with CSRF
-//! tokens for changes), signing in with a pasted token or through OpenShift OAuth ([`oauth`]).
+//! tokens for changes), signing in with a pasted token or through OpenShift OAuth ([`oauth`]);
+//! both sign their cookies and `state` values with [`jwt`].
 //! A request that fans out over namespaces draws its access checks from a per-request
 //! [`budget::AccessBudget`]; values handed to clients that must stay opaque (event ids,
 //! namespace-listing continue tokens) are sealed with [`seal::Sealer`]. Long-lived streams
@@ -13,6 +14,7 @@ pub mod authn;
 pub mod authz;
 pub mod budget;
 pub mod cache;
+pub mod jwt;
 pub mod oauth;
 pub mod seal;
 pub mod session;

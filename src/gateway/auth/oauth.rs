@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 use tokio::sync::OnceCell;
 
-use super::session::{ISSUER, JwtKey, SessionError, epoch_secs, random_token};
+use super::jwt::{ISSUER, JwtError, JwtKey, epoch_secs, random_token};
 use super::token::BearerToken;
 
 /// Name of the cookie binding the `state` to the browser that started the sign-in.
@@ -215,7 +215,7 @@ pub fn new_state(key: &JwtKey, now: SystemTime) -> Result<String, OAuthError> {
         exp: iat + STATE_TTL.as_secs(),
         iss: ISSUER.to_string(),
     })
-    .map_err(|_: SessionError| OAuthError::Config("cannot sign the state".into()))
+    .map_err(|_: JwtError| OAuthError::Config("cannot sign the state".into()))
 }
 
 /// Whether the callback's `state` is ours, unexpired at `now`, and the one this browser's

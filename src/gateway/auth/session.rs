@@ -17,18 +17,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 use super::Identity;
+use super::jwt::{ISSUER, JwtError, JwtKey, derive_key, epoch_secs, random_token};
 use super::oauth::OAuthConfig;
 use super::token::BearerToken;
 
@@ -36,12 +32,8 @@ use super::token::BearerToken;
 pub const SESSION_COOKIE: &str = "nac_session";
 /// Header carrying the session's CSRF token on mutating cookie-authenticated requests.
 pub const CSRF_HEADER: &str = "x-csrf-token";
-/// `iss` of every JWT the gateway signs.
-pub const ISSUER: &str = "nac-gateway";
 /// Longest session id accepted from a cookie (ours are 43 characters).
 const MAX_SID_LEN: usize = 128;
-/// Longest cookie value looked at (a JWT of ours is well under 512 bytes).
-const MAX_JWT_LEN: usize = 4096;
 /// Clock skew tolerated for `iat` in the future.
 const SKEW_SECS: u64 = 60;
 
@@ -106,6 +98,15 @@ pub enum SessionError {
     Signing,
 }
 
+impl From<JwtError> for SessionError {
+    fn from(error: JwtError) -> Self {
+        match error {
+            JwtError::Invalid => SessionError::Invalid,
+            JwtError::Signing => SessionError::Signing,
+        }
+    }
+}
+
 /// The claims of a session cookie's JWT.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionClaims {
@@ -117,13 +118,6 @@ pub struct SessionClaims {
     pub exp: u64,
     /// Always [`ISSUER`].
     pub iss: String,
-}
-
-/// Seconds since the epoch of `time` (0 before it).
-pub fn epoch_secs(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// Whether `claims` are acceptable at `now` for a session lasting at most `max_lifetime`: our
@@ -151,74 +145,6 @@ pub fn check_claims(
         return Err(SessionError::Expired);
     }
     Ok(())
-}
-
-/// HS256 signing and verification under one key.
-pub struct JwtKey {
-    encoding: EncodingKey,
-    decoding: DecodingKey,
-    validation: Validation,
-}
-
-impl std::fmt::Debug for JwtKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JwtKey(<redacted>)")
-    }
-}
-
-impl JwtKey {
-    /// A key from `secret`. Expiry is checked by the caller against its own clock (see
-    /// [`check_claims`]), so verification here is the signature, the algorithm and the issuer.
-    pub fn new(secret: &[u8]) -> Self {
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.validate_exp = false;
-        validation.validate_aud = false;
-        validation.leeway = 0;
-        validation.set_required_spec_claims(&["exp", "iss"]);
-        validation.set_issuer(&[ISSUER]);
-        JwtKey {
-            encoding: EncodingKey::from_secret(secret),
-            decoding: DecodingKey::from_secret(secret),
-            validation,
-        }
-    }
-
-    /// `claims` signed.
-    pub fn sign<T: Serialize>(&self, claims: &T) -> Result<String, SessionError> {
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.encoding)
-            .map_err(|_| SessionError::Signing)
-    }
-
-    /// The claims of `jwt` if its signature is ours (no time checks).
-    pub fn verify<T: serde::de::DeserializeOwned>(&self, jwt: &str) -> Result<T, SessionError> {
-        if jwt.len() > MAX_JWT_LEN {
-            return Err(SessionError::Invalid);
-        }
-        jsonwebtoken::decode::<T>(jwt, &self.decoding, &self.validation)
-            .map(|data| data.claims)
-            .map_err(|_| SessionError::Invalid)
-    }
-}
-
-/// A sub-key of `master` for one use, so a session cookie can never pass for an OAuth `state`
-/// or the other way round.
-pub fn derive_key(master: &[u8; 32], purpose: &str) -> [u8; 32] {
-    match Hmac::<Sha256>::new_from_slice(master) {
-        Ok(mut mac) => {
-            mac.update(purpose.as_bytes());
-            mac.finalize().into_bytes().into()
-        }
-        // HMAC accepts keys of any length; this branch cannot be taken.
-        Err(_) => *master,
-    }
-}
-
-/// 32 random bytes, URL-safe base64 without padding (43 characters): session ids, CSRF
-/// tokens, OAuth nonces.
-pub fn random_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// A signed-in browser session. `Debug` shows neither the token nor the CSRF token.
@@ -566,7 +492,10 @@ impl SessionManager {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use std::collections::BTreeMap;
+    use std::time::UNIX_EPOCH;
 
     fn identity(name: &str) -> Identity {
         Identity {
@@ -675,47 +604,6 @@ mod tests {
         assert_eq!(check_claims(&odd, 1000, hour), Err(SessionError::Invalid));
         odd.sid = String::new();
         assert_eq!(check_claims(&odd, 1000, hour), Err(SessionError::Invalid));
-    }
-
-    #[test]
-    fn jwts_verify_only_under_their_key() {
-        let key = JwtKey::new(b"0123456789abcdef0123456789abcdef");
-        let other = JwtKey::new(b"another key of thirty-two bytes!");
-        let jwt = key.sign(&claims(1, 2)).unwrap();
-        assert_eq!(key.verify::<SessionClaims>(&jwt).unwrap(), claims(1, 2));
-        assert_eq!(
-            other.verify::<SessionClaims>(&jwt),
-            Err(SessionError::Invalid)
-        );
-        // A changed payload breaks the signature.
-        let parts: Vec<&str> = jwt.split('.').collect();
-        let mut payload: serde_json::Value =
-            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
-        payload["sid"] = "someone-elses".into();
-        let forged = format!(
-            "{}.{}.{}",
-            parts[0],
-            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap()),
-            parts[2]
-        );
-        assert_eq!(
-            key.verify::<SessionClaims>(&forged),
-            Err(SessionError::Invalid)
-        );
-        // alg=none is refused.
-        let none = format!(
-            "{}.{}.",
-            URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#),
-            parts[1]
-        );
-        assert_eq!(
-            key.verify::<SessionClaims>(&none),
-            Err(SessionError::Invalid)
-        );
-        assert_eq!(
-            key.verify::<SessionClaims>("garbage"),
-            Err(SessionError::Invalid)
-        );
     }
 
     #[test]

@@ -10,19 +10,104 @@
 //! [`RECHECK_INTERVAL`] and before every change, and the caller's token (TokenReview, through
 //! the authenticator's cache) at least once per token-cache TTL: a deleted service account or
 //! an expired token ends it within about that TTL.
+//!
+//! What a stream needs of the gateway is the [`StreamHost`] trait, implemented by the gateway's
+//! service (which owns the event log): streams sit below the service and never name it.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
+use super::slots::StreamSlot;
 use super::{ChangeEvent, Resume, StreamScope};
-use crate::gateway::auth::{AccessBudget, AccessCheck, Caller, CheckError};
+use crate::gateway::auth::{
+    AccessBudget, AccessCheck, Authenticator, Authorizer, Caller, CheckError,
+};
 use crate::gateway::error::GatewayError;
 use crate::gateway::resources::TenantResource;
-use crate::gateway::service::GatewayService;
 use crate::policy::nacuuid::is_dns1123_label;
+use crate::shutdown::Shutdown;
+
+/// What a stream needs of the gateway: who the caller is and what they may watch, the event
+/// log, the per-user stream slots and the gateway's stop signal.
+pub trait StreamHost: Send + Sync {
+    /// The authenticator (re-checks the caller's token; its cache TTL paces the re-checks).
+    fn authenticator(&self) -> &Authenticator;
+    /// The authorizer (`watch` grants; its allow TTL is how long an unverifiable review is
+    /// tolerated).
+    fn authorizer(&self) -> &Authorizer;
+    /// Fires when the gateway stops.
+    fn shutdown(&self) -> &Shutdown;
+    /// Every namespace the caller may use, drawing access checks from `budget`.
+    fn usable_namespaces(
+        &self,
+        caller: &Caller,
+        budget: &AccessBudget,
+    ) -> impl Future<Output = Result<Vec<String>, GatewayError>> + Send;
+    /// Whether the caller may still watch `resource` in `namespace`: `None` when the review
+    /// could not be made (the API server did not answer), which is no refusal.
+    fn watch_access(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        resource: TenantResource,
+    ) -> impl Future<Output = Option<bool>> + Send;
+    /// A slot for one more live stream of `caller` (429 when they hold the most one user may).
+    fn open_stream(&self, caller: &Caller) -> Result<StreamSlot, GatewayError>;
+    /// The changes of `scope` since `last_event_id` (or a reset), the live changes from then
+    /// on, and the id of "now".
+    fn follow_changes(
+        &self,
+        scope: &StreamScope,
+        last_event_id: Option<&str>,
+    ) -> (Resume, broadcast::Receiver<Arc<ChangeEvent>>, String);
+    /// The opaque id of `event` for a stream's item.
+    fn event_id(&self, event: &ChangeEvent) -> String;
+}
+
+/// A shared host is a host (transports hold the gateway's service in an `Arc`).
+impl<H: StreamHost> StreamHost for Arc<H> {
+    fn authenticator(&self) -> &Authenticator {
+        (**self).authenticator()
+    }
+    fn authorizer(&self) -> &Authorizer {
+        (**self).authorizer()
+    }
+    fn shutdown(&self) -> &Shutdown {
+        (**self).shutdown()
+    }
+    fn usable_namespaces(
+        &self,
+        caller: &Caller,
+        budget: &AccessBudget,
+    ) -> impl Future<Output = Result<Vec<String>, GatewayError>> + Send {
+        (**self).usable_namespaces(caller, budget)
+    }
+    fn watch_access(
+        &self,
+        caller: &Caller,
+        namespace: &str,
+        resource: TenantResource,
+    ) -> impl Future<Output = Option<bool>> + Send {
+        (**self).watch_access(caller, namespace, resource)
+    }
+    fn open_stream(&self, caller: &Caller) -> Result<StreamSlot, GatewayError> {
+        (**self).open_stream(caller)
+    }
+    fn follow_changes(
+        &self,
+        scope: &StreamScope,
+        last_event_id: Option<&str>,
+    ) -> (Resume, broadcast::Receiver<Arc<ChangeEvent>>, String) {
+        (**self).follow_changes(scope, last_event_id)
+    }
+    fn event_id(&self, event: &ChangeEvent) -> String {
+        (**self).event_id(event)
+    }
+}
 
 /// How often a stream re-checks access when nothing happens.
 pub const RECHECK_INTERVAL: Duration = Duration::from_secs(5);
@@ -138,7 +223,7 @@ fn check_error(error: CheckError, budget: &AccessBudget) -> GatewayError {
 /// `namespace`; returns whether any was admitted.
 async fn admit_watchable(
     scope: &mut StreamScope,
-    service: &GatewayService,
+    service: &impl StreamHost,
     caller: &Caller,
     namespace: &str,
     wanted: Option<&[TenantResource]>,
@@ -166,7 +251,7 @@ async fn admit_watchable(
 /// use where they may watch one of them; `resources` `None` for all. Checks are drawn from
 /// `budget`; a default scope that does not fit is refused with 400 (name the namespaces).
 pub async fn scope_for(
-    service: &GatewayService,
+    service: &impl StreamHost,
     caller: &Caller,
     namespaces: Option<Vec<String>>,
     resources: Option<Vec<TenantResource>>,
@@ -211,7 +296,7 @@ pub async fn scope_for(
 /// dropped. Refused with [`GatewayError::TooManyStreams`] when the caller already holds the
 /// most streams one user may ([`super::slots`]); the slot is held until the stream ends.
 pub fn follow(
-    service: Arc<GatewayService>,
+    service: Arc<impl StreamHost + 'static>,
     caller: Caller,
     scope: StreamScope,
     resume_after: Option<String>,
@@ -227,7 +312,7 @@ pub fn follow(
 
 /// How often a stream re-checks: every [`RECHECK_INTERVAL`], more often when the token cache's
 /// TTL is shorter (so a review happens at least once per TTL).
-pub fn recheck_interval(service: &GatewayService) -> Duration {
+pub fn recheck_interval(service: &impl StreamHost) -> Duration {
     RECHECK_INTERVAL
         .min(service.authenticator().success_ttl())
         .max(Duration::from_millis(100))
@@ -236,7 +321,7 @@ pub fn recheck_interval(service: &GatewayService) -> Duration {
 /// Whether the caller's token is still good, tolerating an API server that cannot be asked
 /// for up to one token-cache TTL after the last confirmation.
 pub(crate) async fn token_state(
-    service: &GatewayService,
+    service: &impl StreamHost,
     caller: &Caller,
     confirmed: &mut Instant,
 ) -> Result<(), StreamEnd> {
@@ -262,7 +347,7 @@ enum Access {
 }
 
 impl From<Option<bool>> for Access {
-    /// A review's answer ([`GatewayService::watch_access`]): `None` when it could not be made.
+    /// A review's answer ([`StreamHost::watch_access`]): `None` when it could not be made.
     fn from(answer: Option<bool>) -> Self {
         match answer {
             Some(true) => Access::Allowed,
@@ -272,7 +357,7 @@ impl From<Option<bool>> for Access {
     }
 }
 
-async fn access_to(service: &GatewayService, caller: &Caller, scope: &StreamScope) -> Access {
+async fn access_to(service: &impl StreamHost, caller: &Caller, scope: &StreamScope) -> Access {
     let mut access = Access::Allowed;
     for (namespace, resources) in scope.iter() {
         for resource in resources {
@@ -307,7 +392,7 @@ fn access_verdict(
 }
 
 async fn pump(
-    service: Arc<GatewayService>,
+    service: Arc<impl StreamHost>,
     caller: Caller,
     scope: StreamScope,
     resume_after: Option<String>,

@@ -18,10 +18,11 @@ use serde_json::json;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::ChangeAction;
-use super::follow::{RECONNECT_AFTER, RETRY_UNAVAILABLE_AFTER, StreamEnd, StreamItem, follow};
+use super::follow::{
+    RECONNECT_AFTER, RETRY_UNAVAILABLE_AFTER, StreamEnd, StreamHost, StreamItem, follow,
+};
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
-use crate::gateway::service::GatewayService;
 
 pub use super::StreamScope;
 pub use super::follow::RECHECK_INTERVAL;
@@ -73,7 +74,7 @@ pub fn frame_of(item: StreamItem) -> Event {
 
 /// The SSE response for `caller` over `scope`, resuming after `last_event_id` when given.
 pub fn stream(
-    service: Arc<GatewayService>,
+    service: Arc<impl StreamHost + 'static>,
     caller: Caller,
     scope: StreamScope,
     last_event_id: Option<String>,

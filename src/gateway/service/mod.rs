@@ -17,6 +17,7 @@ pub mod namespaces;
 pub mod objects;
 pub mod queue;
 pub mod shared_storage;
+mod stream_host;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,16 +1,27 @@
 //! Persistence of emulator state under `--data-dir`: one JSON snapshot written atomically, so a
 //! restarted `nac demo` keeps its objects, tokens and resourceVersions.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::server::EmulatorError;
 use super::state::{State, TokenRecord};
 use super::store::ObjectKey;
 
 const SNAPSHOT_FILE: &str = "emulator-state.json";
 const ADMIN_TOKEN_FILE: &str = "admin.token";
+
+/// Why the data directory, or the state saved in it, cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    #[error("cannot use data directory {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot load saved state {path}: {reason}")]
+    Snapshot { path: PathBuf, reason: String },
+}
 
 /// Everything saved.
 #[derive(Debug, Serialize, Deserialize)]
@@ -46,8 +57,8 @@ pub fn snapshot(state: &State) -> Snapshot {
 }
 
 /// Writes a snapshot atomically (temporary file, then rename).
-pub fn write(dir: &Path, snapshot: &Snapshot) -> Result<(), EmulatorError> {
-    let io = |source| EmulatorError::DataDir {
+pub fn write(dir: &Path, snapshot: &Snapshot) -> Result<(), PersistError> {
+    let io = |source| PersistError::DataDir {
         path: dir.to_path_buf(),
         source,
     };
@@ -58,15 +69,15 @@ pub fn write(dir: &Path, snapshot: &Snapshot) -> Result<(), EmulatorError> {
 }
 
 /// Loads a snapshot into `state`; `false` when none was saved.
-pub fn load(dir: &Path, state: &mut State) -> Result<bool, EmulatorError> {
+pub fn load(dir: &Path, state: &mut State) -> Result<bool, PersistError> {
     let path = dir.join(SNAPSHOT_FILE);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(source) => return Err(EmulatorError::DataDir { path, source }),
+        Err(source) => return Err(PersistError::DataDir { path, source }),
     };
     let snapshot: Snapshot =
-        serde_json::from_slice(&bytes).map_err(|e| EmulatorError::Snapshot {
+        serde_json::from_slice(&bytes).map_err(|e| PersistError::Snapshot {
             path: path.clone(),
             reason: e.to_string(),
         })?;

@@ -12,7 +12,7 @@ use crate::api::selector::Selector;
 use super::errors::{ApiError, ErrorTarget};
 use super::rbac::{self, RbacPolicy, RequestAttributes, UserInfo};
 use super::registry::{Behavior, ResourceInfo, ResourceKey};
-use super::selectors::FieldSelector;
+use super::selectors::{FieldSelector, object_matches};
 use super::state::State;
 use super::store::ObjectKey;
 
@@ -167,7 +167,7 @@ pub fn list(
         .list(&namespaces_key(), None, None)
         .filter(|(key, _)| may_view(&policy, user, &key.name))
         .map(|(_, ns)| project_of(ns))
-        .filter(|project| super::server::object_matches(project, label, field))
+        .filter(|project| object_matches(project, label, field))
         .collect();
     Ok(json!({
         "kind": "ProjectList",

@@ -5,10 +5,13 @@
 //! `field label not supported: <field>`.
 //!
 //! Label selectors are the shared engine's ([`crate::api::selector`]); the emulator reports its
-//! errors as they are, in kube-apiserver's words.
+//! errors as they are, in kube-apiserver's words. [`object_matches`] applies both to an object
+//! (lists, watches, projects).
 use std::fmt;
 
 use serde_json::Value;
+
+use crate::api::selector::Selector;
 
 /// Why a field selector was rejected; the text is what kube-apiserver reports.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -206,6 +209,15 @@ fn field_value(object: &Value, path: &str) -> String {
         Value::Number(n) => n.to_string(),
         Value::Null | Value::Array(_) | Value::Object(_) => String::new(),
     }
+}
+
+/// Whether an object passes both selectors.
+pub fn object_matches(object: &Value, label: &Selector, field: &FieldSelector) -> bool {
+    let labels: std::collections::BTreeMap<String, String> = object
+        .pointer("/metadata/labels")
+        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .unwrap_or_default();
+    label.matches(&labels) && field.matches(object)
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Request, State as AxumState};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -23,7 +22,7 @@ use super::faults::FaultPlan;
 use super::managed_fields;
 use super::openapi;
 use super::openapi_v2;
-use super::persist;
+use super::persist::{self, PersistError};
 use super::projects;
 use super::protobuf;
 use super::rbac::{self, RequestAttributes, UserInfo};
@@ -31,7 +30,7 @@ use super::registry::{Behavior, ResourceInfo};
 use super::request::{self, RequestTarget, ResourceRequest};
 use super::reviews;
 use super::schema::{FieldError, FieldErrorKind};
-use super::selectors::FieldSelector;
+use super::selectors::{FieldSelector, object_matches};
 use super::state::{
     DeleteOptions, FieldValidation, Part, PatchKind, Propagation, State, WriteOptions, now_rfc3339,
 };
@@ -45,13 +44,9 @@ const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// Start-up failures of the emulator.
 #[derive(Debug, thiserror::Error)]
 pub enum EmulatorError {
-    #[error("cannot use data directory {path}: {source}")]
-    DataDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot load saved state {path}: {reason}")]
-    Snapshot { path: PathBuf, reason: String },
+    /// The data directory or the state saved in it.
+    #[error(transparent)]
+    Persist(#[from] PersistError),
     #[error("cannot open audit log: {0}")]
     Audit(std::io::Error),
 }
@@ -115,7 +110,7 @@ impl ApiServer {
         let mut state = State::new(config.history_capacity);
         let restored = match &config.data_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|source| EmulatorError::DataDir {
+                std::fs::create_dir_all(dir).map_err(|source| PersistError::DataDir {
                     path: dir.clone(),
                     source,
                 })?;
@@ -139,7 +134,7 @@ impl ApiServer {
             _ => {
                 let t = state.add_user("admin", &["system:masters".to_string()]);
                 if let Some(d) = &config.data_dir {
-                    persist::write_admin_token(d, &t).map_err(|source| EmulatorError::DataDir {
+                    persist::write_admin_token(d, &t).map_err(|source| PersistError::DataDir {
                         path: d.clone(),
                         source,
                     })?;
@@ -907,7 +902,9 @@ async fn serve_resource(ctx: Ctx, method: &str, r: ResourceRequest) -> Result<Re
             let table_mode = table::wants_table(&ctx.accept())
                 .then(|| IncludeObject::parse(ctx.query.get("includeObject").map(String::as_str)));
             watch::start(
-                &ctx.server,
+                ctx.server.lock(),
+                ctx.server.shared.drop_watches.subscribe(),
+                ctx.server.shared.config.bookmark_interval,
                 WatchRequest {
                     info,
                     version: r.version.clone(),
@@ -1102,15 +1099,6 @@ fn field_selector(ctx: &Ctx, info: &ResourceInfo) -> Result<FieldSelector, ApiEr
     .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
-/// Whether an object passes both selectors.
-pub fn object_matches(object: &Value, label: &Selector, field: &FieldSelector) -> bool {
-    let labels: std::collections::BTreeMap<String, String> = object
-        .pointer("/metadata/labels")
-        .and_then(|l| serde_json::from_value(l.clone()).ok())
-        .unwrap_or_default();
-    label.matches(&labels) && field.matches(object)
-}
-
 #[derive(serde::Serialize, serde::Deserialize)]
 struct ContinueToken {
     rv: u64,
@@ -1270,21 +1258,4 @@ fn token_request(ctx: &Ctx, r: &ResourceRequest) -> Result<Response, ApiError> {
         tracing::warn!(error = %e, "could not persist emulator state");
     }
     Ok(json_response(StatusCode::CREATED, &answer))
-}
-
-/// A response body streaming from a channel of lines (watches).
-pub(crate) fn streaming_json(
-    rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, std::io::Error>>,
-) -> Response {
-    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
-    let mut response = Response::new(Body::from_stream(stream));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, private"),
-    );
-    response
 }

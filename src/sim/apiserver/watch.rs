@@ -2,9 +2,11 @@
 //! from a resourceVersion (410 Expired when it is too old), follows label/field selectors through
 //! transitions, sends bookmarks and initial-events-end markers, and ends on timeout or when faults
 //! drop it.
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -14,8 +16,8 @@ use crate::api::selector::Selector;
 
 use super::errors::ApiError;
 use super::registry::ResourceInfo;
-use super::selectors::FieldSelector;
-use super::server::{ApiServer, object_matches, streaming_json};
+use super::selectors::{FieldSelector, object_matches};
+use super::state::State;
 use super::store::{EventType, StoredEvent};
 use super::table::{self, IncludeObject};
 
@@ -112,8 +114,16 @@ impl Renderer {
     }
 }
 
-/// Starts a watch and returns the streaming response.
-pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError> {
+/// Starts a watch and returns the streaming response: the current state (or the events since
+/// the requested resourceVersion) from `state`, whose lock is released before streaming, then
+/// the store's events until the timeout, a drop signalled on `drops`, or the client leaving;
+/// bookmarks every `bookmark_every` when asked for.
+pub fn start(
+    state: MutexGuard<'_, State>,
+    mut drops: tokio::sync::watch::Receiver<u64>,
+    bookmark_every: Duration,
+    req: WatchRequest,
+) -> Result<Response, ApiError> {
     let renderer = Renderer {
         info: req.info.clone(),
         version: req.version.clone(),
@@ -124,7 +134,6 @@ pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError
     let receiver;
     let mut last_rv;
     {
-        let state = server.lock();
         receiver = state.store.subscribe();
         last_rv = state.store.resource_version();
         let from_current_state =
@@ -168,8 +177,7 @@ pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError
             }
         }
     }
-    let mut drops = server.shared.drop_watches.subscribe();
-    let bookmark_every = server.shared.config.bookmark_interval;
+    drop(state);
     tokio::spawn(async move {
         for line in initial {
             if tx.send(Ok(line)).await.is_err() {
@@ -214,4 +222,21 @@ pub fn start(server: &ApiServer, req: WatchRequest) -> Result<Response, ApiError
         }
     });
     Ok(streaming_json(rx))
+}
+
+/// A response body streaming from a channel of lines (watches).
+fn streaming_json(
+    rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, std::io::Error>>,
+) -> Response {
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    response
 }

@@ -2,7 +2,6 @@
 //! Velero's messages), InProgress with start time and expiration, collection of the selected
 //! objects through the API, progress as items are backed up, and Velero's object-store layout
 //! written to the location's bucket — tarball, resource list, logs, results, metadata.
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -10,8 +9,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
+use super::clock::timestamp;
 use super::cluster::{list_objects, served_resources};
-use super::engine::{Inner, SimError, as_json, timestamp};
+use super::context::{SimContext, SimError, as_json};
 use super::operations;
 use super::options::Outcome;
 use super::validation::{
@@ -185,15 +185,19 @@ pub fn prepared_annotations(
 }
 
 /// Runs backup `name` to its end.
-pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
-    let backups = inner.backups();
+pub(super) async fn run(context: &SimContext, name: &str) -> Result<(), SimError> {
+    let backups = context.backups();
     let backup = backups.get(name).await?;
-    let locations = inner.locations().list(&ListParams::default()).await?.items;
+    let locations = context
+        .locations()
+        .list(&ListParams::default())
+        .await?
+        .items;
     let choice = choose_storage_location(&backup.spec, &locations, DEFAULT_BACKUP_STORAGE_LOCATION);
     let location = locations
         .iter()
         .find(|l| l.metadata.name.as_deref() == Some(choice.name.as_str()));
-    let namespace_objects: Vec<Value> = Api::<Namespace>::all(inner.client.clone())
+    let namespace_objects: Vec<Value> = Api::<Namespace>::all(context.client.clone())
         .list(&ListParams::default())
         .await?
         .items
@@ -213,11 +217,16 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                 .map(str::to_string)
         })
         .collect();
-    let context = BackupValidationContext {
+    let validation_context = BackupValidationContext {
         namespaces_excluded_by_label: &excluded_by_label,
         volume_snapshot_locations: &[],
     };
-    let mut errors = validate_backup(&backup.spec, &choice, BslState::of(location), &context);
+    let mut errors = validate_backup(
+        &backup.spec,
+        &choice,
+        BslState::of(location),
+        &validation_context,
+    );
     let ttl = match effective_backup_ttl(&backup.spec) {
         Ok(t) => t,
         Err(e) => {
@@ -227,14 +236,14 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     };
     // `prepareBackupRequest` writes its defaults and the expiration into the Backup whether it
     // then runs or fails validation (the whole request is patched back either way).
-    let now = inner.clock.now();
+    let now = context.clock.now();
     let expiration = now + chrono::Duration::from_std(ttl).unwrap_or_default();
     let mut spec_patch = prepared_spec_defaults(&backup.spec, &choice, &excluded_by_label);
-    let server_version = inner.client.apiserver_version().await.ok();
+    let server_version = context.client.apiserver_version().await.ok();
     let annotations = prepared_annotations(server_version.as_ref());
     let labels = json!({STORAGE_LOCATION: valid_label_value(&choice.name)});
     let (Some(location), true) = (location, errors.is_empty()) else {
-        inner
+        context
             .patch(
                 &backups,
                 name,
@@ -251,7 +260,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     if let Some(spec) = spec_patch.as_object_mut() {
         spec.retain(|_, v| !v.is_null());
     }
-    inner
+    context
         .patch(
             &backups,
             name,
@@ -263,18 +272,18 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             }),
         )
         .await?;
-    let outcome = Outcome::of(&as_json(&backup), inner.options.default_outcome);
+    let outcome = Outcome::of(&as_json(&backup), context.options.default_outcome);
     if outcome == Outcome::Hang {
         tracing::info!(backup = %name, "simulating a hung backup: it stays InProgress");
         return Ok(());
     }
 
-    let mut log = LogWriter::new(format!("backup={}/{name}", inner.options.namespace));
+    let mut log = LogWriter::new(format!("backup={}/{name}", context.options.namespace));
     log.log(started, "info", "Setting up backup temp file", &[]);
     log.log(started, "info", "Starting backup", &[]);
-    let mut items = collect(&inner, &backup.spec, &namespace_objects, &mut log).await?;
+    let mut items = collect(context, &backup.spec, &namespace_objects, &mut log).await?;
     let total = items.len() as i64;
-    inner
+    context
         .patch(
             &backups,
             name,
@@ -282,16 +291,16 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         )
         .await?;
     let delay = match outcome {
-        Outcome::Slow => inner.options.item_delay * 10,
-        _ => inner.options.item_delay,
+        Outcome::Slow => context.options.item_delay * 10,
+        _ => context.options.item_delay,
     };
     let mut last_report = Instant::now();
     for (done, item) in items.iter().enumerate() {
         if !delay.is_zero() {
-            inner.clock.sleep(delay).await;
+            context.clock.sleep(delay).await;
         }
         log.log(
-            inner.clock.now(),
+            context.clock.now(),
             "info",
             "Backed up item",
             &[
@@ -303,7 +312,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         let finished = done + 1 == items.len();
         if finished || last_report.elapsed() >= Duration::from_millis(250) {
             last_report = Instant::now();
-            inner
+            context
                 .patch(
                     &backups,
                     name,
@@ -313,19 +322,19 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         }
     }
 
-    let store = inner.store_for(location).await?;
+    let store = context.store_for(location).await?;
     let layout = store.layout().clone();
     if outcome == Outcome::Fail {
         let reason = "simulated failure (sim.velero.nac.openshift.io/outcome=fail)";
-        log.log(inner.clock.now(), "error", reason, &[]);
+        log.log(context.clock.now(), "error", reason, &[]);
         store
             .put(&layout.backup_log_key(name), Bytes::from(log.gzipped()))
             .await?;
-        inner
+        context
             .patch(
                 &backups,
                 name,
-                json!({"status": {"phase": "Failed", "failureReason": reason, "completionTimestamp": timestamp(inner.clock.now()), "errors": 1}}),
+                json!({"status": {"phase": "Failed", "failureReason": reason, "completionTimestamp": timestamp(context.clock.now()), "errors": 1}}),
             )
             .await?;
         return Ok(());
@@ -348,9 +357,9 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let operations = if operations::moves_data(&backup.spec) {
         operations::backup_operations(
             &as_json(&backup),
-            &inner.options.namespace,
+            &context.options.namespace,
             &mut items,
-            inner.clock.now(),
+            context.clock.now(),
         )
     } else {
         Vec::new()
@@ -369,7 +378,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             text("/spec/resourceIdentifier/Name")
         );
         log.log(
-            inner.clock.now(),
+            context.clock.now(),
             "info",
             "DataUpload is submitted successfully.",
             &[
@@ -394,7 +403,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         status["warnings"] = json!(0);
     }
     if !waiting {
-        inner
+        context
             .patch(&backups, name, json!({"status": status}))
             .await?;
     }
@@ -425,7 +434,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
             Bytes::from(gzip(&list)),
         )
         .await?;
-    let completed = inner.clock.now();
+    let completed = context.clock.now();
     log.log(completed, "info", "Backup completed", &[]);
     store
         .put(&layout.backup_log_key(name), Bytes::from(log.gzipped()))
@@ -446,7 +455,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         store
             .put(&layout.backup_metadata_key(name), Bytes::from(metadata))
             .await?;
-        inner
+        context
             .patch(&backups, name, json!({"status": status}))
             .await?;
         return Ok(());
@@ -465,7 +474,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     store
         .put(&layout.backup_metadata_key(name), Bytes::from(metadata))
         .await?;
-    inner
+    context
         .patch(&backups, name, json!({"status": final_status}))
         .await?;
     Ok(())
@@ -506,12 +515,12 @@ fn merge(target: &mut Value, patch: &Value) {
 /// Reads every selected object through the API, as Velero's item collector does: the lists
 /// [`CollectPlan`] asks for, made with Velero's identity, then the plan's object filters.
 async fn collect(
-    inner: &Inner,
+    context: &SimContext,
     spec: &crate::api::velero::BackupSpec,
     namespace_objects: &[Value],
     log: &mut LogWriter,
 ) -> Result<Vec<BackupItem>, SimError> {
-    let resources = served_resources(&inner.client).await?;
+    let resources = served_resources(&context.client).await?;
     let discovered: Vec<DiscoveredResource> = resources
         .iter()
         .map(|r| DiscoveredResource {
@@ -527,7 +536,7 @@ async fn collect(
             outcomes.push(ListOutcome::Failed("the resource is not served".into()));
             continue;
         };
-        let listed = list_objects(&inner.client, resource, request.namespace.as_deref()).await;
+        let listed = list_objects(&context.client, resource, request.namespace.as_deref()).await;
         outcomes.push(list_outcome(listed));
     }
     let collection = plan
@@ -535,7 +544,7 @@ async fn collect(
         .map_err(|e| SimError::Other(e.to_string()))?;
     for unreadable in &collection.unreadable {
         log.log(
-            inner.clock.now(),
+            context.clock.now(),
             "warning",
             &format!(
                 "cannot list {}: {}",

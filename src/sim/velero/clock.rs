@@ -1,9 +1,11 @@
 //! The simulator's clock: real time, or real time sped up by a factor so tests and demos can
-//! watch TTLs expire, schedules fire and download URLs lapse without waiting hours.
+//! watch TTLs expire, schedules fire and download URLs lapse without waiting hours; and times
+//! written and read as Kubernetes does ([`timestamp`], [`parse_time`]).
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
 
 /// A clock running `scale` times faster than real time from the moment it was made.
 #[derive(Debug, Clone)]
@@ -54,6 +56,19 @@ impl SimClock {
         let clock = self.clone();
         Arc::new(move || clock.now())
     }
+}
+
+/// RFC 3339 as Kubernetes writes times.
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Parses a time field of an object read as JSON.
+pub fn parse_time(value: Option<&Value>) -> Option<DateTime<Utc>> {
+    value
+        .and_then(Value::as_str)
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
 }
 
 #[cfg(test)]

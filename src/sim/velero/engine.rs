@@ -8,15 +8,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use futures::{FutureExt, StreamExt};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::clock::SimClock;
+use super::clock::{parse_time, timestamp};
+use super::context::{SimContext, SimError, as_json};
 use super::failures::{Failures, ObjectKey};
 use super::options::{INJECT_ERROR_ANNOTATION, SimulatorOptions};
 use super::queue::{QueueEntry, plan_queue};
@@ -32,43 +34,13 @@ use crate::api::velero::{
 };
 use crate::manifest::selection::backup_namespaces_for_queue;
 
-/// Failures of one simulator pass; the loop logs them and tries again.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    #[error("Kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
-    #[error("object storage: {0}")]
-    Storage(#[from] super::storage::StorageError),
-    #[error("{0}")]
-    Other(String),
-}
-
-/// RFC 3339 as Kubernetes writes times.
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// Parses a time field of an object read as JSON.
-pub fn parse_time(value: Option<&Value>) -> Option<DateTime<Utc>> {
-    value
-        .and_then(Value::as_str)
-        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-        .map(|t| t.with_timezone(&Utc))
-}
-
-/// A typed object as JSON (status times, annotations).
-pub fn as_json<T: serde::Serialize>(object: &T) -> Value {
-    serde_json::to_value(object).unwrap_or(Value::Null)
-}
-
 fn name_of(meta: &kube::core::ObjectMeta) -> String {
     meta.name.clone().unwrap_or_default()
 }
 
 pub(super) struct Inner {
-    pub(super) client: kube::Client,
-    pub(super) options: SimulatorOptions,
-    pub(super) clock: SimClock,
+    /// What the backup and restore runs share with the loop.
+    pub(super) context: SimContext,
     pub(super) signer: Arc<UrlSigner>,
     running_backups: Mutex<HashSet<String>>,
     running_restore: Mutex<Option<String>>,
@@ -86,87 +58,6 @@ pub(super) struct Inner {
 }
 
 impl Inner {
-    pub(super) fn backups(&self) -> Api<Backup> {
-        Api::namespaced(self.client.clone(), &self.options.namespace)
-    }
-    pub(super) fn restores(&self) -> Api<Restore> {
-        Api::namespaced(self.client.clone(), &self.options.namespace)
-    }
-    pub(super) fn locations(&self) -> Api<BackupStorageLocation> {
-        Api::namespaced(self.client.clone(), &self.options.namespace)
-    }
-    fn delete_requests(&self) -> Api<DeleteBackupRequest> {
-        Api::namespaced(self.client.clone(), &self.options.namespace)
-    }
-    fn download_requests(&self) -> Api<DownloadRequest> {
-        Api::namespaced(self.client.clone(), &self.options.namespace)
-    }
-    fn schedules(&self) -> Api<Schedule> {
-        Api::namespaced(self.client.clone(), &self.options.namespace)
-    }
-
-    /// Merge-patches a Velero object (Backup, Restore, Schedule, BSL and DownloadRequest have
-    /// no status subresource in Velero's CRDs: status is written through the object).
-    pub(super) async fn patch<K>(
-        &self,
-        api: &Api<K>,
-        name: &str,
-        patch: Value,
-    ) -> Result<(), SimError>
-    where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    {
-        api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
-            .await?;
-        Ok(())
-    }
-
-    /// The object store of a location, with its credential Secret resolved.
-    pub(super) async fn store_for(
-        &self,
-        location: &BackupStorageLocation,
-    ) -> Result<BackupStore, SimError> {
-        let credentials = self.credentials(location).await?;
-        let aws = super::storage::AwsEnvironment {
-            region: self.options.aws_region.clone(),
-            s3_endpoint: self.options.aws_s3_endpoint.clone(),
-        };
-        Ok(BackupStore::for_location_in(
-            &location.spec,
-            credentials.as_deref(),
-            &self.options.local_root,
-            &aws,
-        )
-        .await?)
-    }
-
-    async fn credentials(
-        &self,
-        location: &BackupStorageLocation,
-    ) -> Result<Option<String>, SimError> {
-        // The BSL's own credential, else OADP's default `cloud-credentials` Secret (key `cloud`).
-        let (name, key) = match &location.spec.credential {
-            Some(selector) => (selector.name.clone(), selector.key.clone()),
-            None => ("cloud-credentials".to_string(), "cloud".to_string()),
-        };
-        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &self.options.namespace);
-        let Some(secret) = secrets.get_opt(&name).await? else {
-            return Ok(None);
-        };
-        Ok(secret
-            .data
-            .and_then(|d| d.get(&key).cloned())
-            .map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned()))
-    }
-
-    /// The location named `name`, if it exists.
-    pub(super) async fn location(
-        &self,
-        name: &str,
-    ) -> Result<Option<BackupStorageLocation>, SimError> {
-        Ok(self.locations().get_opt(name).await?)
-    }
-
     pub(super) fn finish_backup(&self, name: &str) {
         if let Ok(mut running) = self.running_backups.lock() {
             running.remove(name);
@@ -243,7 +134,7 @@ impl Inner {
                 .map(|n| name_of(&n.metadata))
                 .collect());
         }
-        Ok(Api::<Namespace>::all(self.client.clone())
+        Ok(Api::<Namespace>::all(self.context.client.clone())
             .list(&ListParams::default())
             .await?
             .items
@@ -262,7 +153,7 @@ pub struct VeleroSimulator {
 impl std::fmt::Debug for VeleroSimulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VeleroSimulator")
-            .field("namespace", &self.inner.options.namespace)
+            .field("namespace", &self.inner.context.options.namespace)
             .finish_non_exhaustive()
     }
 }
@@ -297,9 +188,11 @@ impl VeleroSimulator {
         let (namespaces, writer) = reflector::store();
         VeleroSimulator {
             inner: Arc::new(Inner {
-                client,
-                options,
-                clock,
+                context: SimContext {
+                    client,
+                    options,
+                    clock,
+                },
                 signer,
                 running_backups: Mutex::new(HashSet::new()),
                 running_restore: Mutex::new(None),
@@ -317,7 +210,7 @@ impl VeleroSimulator {
 
     /// The simulator's clock.
     pub fn clock(&self) -> &SimClock {
-        &self.inner.clock
+        &self.inner.context.clock
     }
 
     /// Failed operations so far (each logged, and its object backed off).
@@ -340,8 +233,8 @@ impl VeleroSimulator {
     pub fn download_router(&self) -> axum::Router {
         super::signed_url::download_router_with_clock(
             self.inner.signer.clone(),
-            self.inner.options.local_root.clone(),
-            self.inner.clock.as_fn(),
+            self.inner.context.options.local_root.clone(),
+            self.inner.context.clock.as_fn(),
         )
     }
 
@@ -357,8 +250,9 @@ impl VeleroSimulator {
             let _ = self.reconcile_once().await;
             let resync = self
                 .inner
+                .context
                 .clock
-                .real_duration(self.inner.options.resync_interval);
+                .real_duration(self.inner.context.options.resync_interval);
             tokio::select! {
                 _ = self.inner.wake.notified() => {}
                 _ = tokio::time::sleep(resync) => {}
@@ -386,12 +280,12 @@ impl VeleroSimulator {
             });
         }
         let inner = &self.inner;
-        watch(inner.clone(), inner.backups());
-        watch(inner.clone(), inner.restores());
-        watch(inner.clone(), inner.locations());
-        watch(inner.clone(), inner.delete_requests());
-        watch(inner.clone(), inner.download_requests());
-        watch(inner.clone(), inner.schedules());
+        watch(inner.clone(), inner.context.backups());
+        watch(inner.clone(), inner.context.restores());
+        watch(inner.clone(), inner.context.locations());
+        watch(inner.clone(), inner.context.delete_requests());
+        watch(inner.clone(), inner.context.download_requests());
+        watch(inner.clone(), inner.context.schedules());
         // Namespaces only feed the store (no pass of their own: the next one reads it).
         let writer = inner
             .namespaces_writer
@@ -399,7 +293,7 @@ impl VeleroSimulator {
             .ok()
             .and_then(|mut w| w.take());
         if let Some(writer) = writer {
-            let api = Api::<Namespace>::all(inner.client.clone());
+            let api = Api::<Namespace>::all(inner.context.client.clone());
             tokio::spawn(async move {
                 let stream = watcher(api, watcher::Config::default()).default_backoff();
                 let mut stream = reflector::reflector(writer, stream).boxed();
@@ -414,8 +308,14 @@ impl VeleroSimulator {
 
     async fn fail_interrupted_work(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = timestamp(inner.clock.now());
-        for b in inner.backups().list(&ListParams::default()).await?.items {
+        let now = timestamp(inner.context.clock.now());
+        for b in inner
+            .context
+            .backups()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             if matches!(
                 backup_phase(&b),
                 Some(BackupPhase::InProgress | BackupPhase::Finalizing)
@@ -424,14 +324,20 @@ impl VeleroSimulator {
                 let patch = json!({"status": {"phase": "Failed", "failureReason": reason,
                                               "completionTimestamp": now}});
                 let name = name_of(&b.metadata);
-                let api = inner.backups();
-                let work = inner.patch(&api, &name, patch);
+                let api = inner.context.backups();
+                let work = inner.context.patch(&api, &name, patch);
                 inner
                     .isolated(step::INTERRUPTED, "Backup", &b.metadata, work)
                     .await;
             }
         }
-        for r in inner.restores().list(&ListParams::default()).await?.items {
+        for r in inner
+            .context
+            .restores()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             if matches!(
                 restore_phase(&r),
                 Some(RestorePhase::InProgress | RestorePhase::Finalizing)
@@ -440,8 +346,8 @@ impl VeleroSimulator {
                 let patch = json!({"status": {"phase": "Failed", "failureReason": reason,
                                               "completionTimestamp": now}});
                 let name = name_of(&r.metadata);
-                let api = inner.restores();
-                let work = inner.patch(&api, &name, patch);
+                let api = inner.context.restores();
+                let work = inner.context.patch(&api, &name, patch);
                 inner
                     .isolated(step::INTERRUPTED, "Restore", &r.metadata, work)
                     .await;
@@ -498,8 +404,14 @@ impl VeleroSimulator {
 
     async fn validate_locations(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
-        for location in inner.locations().list(&ListParams::default()).await?.items {
+        let now = inner.context.clock.now();
+        for location in inner
+            .context
+            .locations()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             let work = self.validate_location(&location, now);
             inner
                 .isolated(
@@ -530,7 +442,7 @@ impl VeleroSimulator {
                 &inner.last_validation,
                 &name,
                 now,
-                inner.options.bsl_validation_interval,
+                inner.context.options.bsl_validation_interval,
             )
         {
             return Ok(());
@@ -538,7 +450,7 @@ impl VeleroSimulator {
         if never_validated && let Ok(mut m) = inner.last_validation.lock() {
             m.insert(name.clone(), now);
         }
-        let verdict = match inner.store_for(location).await {
+        let verdict = match inner.context.store_for(location).await {
             Ok(store) => store.check_available().await.map_err(|e| e.to_string()),
             // The store's own words (the plugin's, for `aws`), as Velero reports them.
             Err(SimError::Storage(e)) => Err(e.to_string()),
@@ -554,15 +466,27 @@ impl VeleroSimulator {
             }
         };
         inner
-            .patch(&inner.locations(), &name, json!({"status": status}))
+            .context
+            .patch(&inner.context.locations(), &name, json!({"status": status}))
             .await
     }
 
     async fn sync_backups(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
-        let backups = inner.backups().list(&ListParams::default()).await?.items;
-        for location in inner.locations().list(&ListParams::default()).await?.items {
+        let now = inner.context.clock.now();
+        let backups = inner
+            .context
+            .backups()
+            .list(&ListParams::default())
+            .await?
+            .items;
+        for location in inner
+            .context
+            .locations()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             let work = self.sync_location(&location, &backups, now);
             inner
                 .isolated(
@@ -589,12 +513,12 @@ impl VeleroSimulator {
                 &inner.last_sync,
                 &name,
                 now,
-                inner.options.backup_sync_interval,
+                inner.context.options.backup_sync_interval,
             )
         {
             return Ok(());
         }
-        let store = inner.store_for(location).await?;
+        let store = inner.context.store_for(location).await?;
         let keys = store.list("backups/").await?;
         let in_storage: BTreeSet<String> = store
             .layout()
@@ -606,7 +530,7 @@ impl VeleroSimulator {
             // One unreadable or refused backup must not keep the location's others out.
             let meta = kube::core::ObjectMeta {
                 name: Some(missing.clone()),
-                namespace: Some(inner.options.namespace.clone()),
+                namespace: Some(inner.context.options.namespace.clone()),
                 ..Default::default()
             };
             let work = self.sync_one_backup(&store, &name, missing);
@@ -617,8 +541,9 @@ impl VeleroSimulator {
         // Velero records each sync on the location (`status.lastSyncedTime`); NAC's
         // shared-pool purge reads it to know the bucket was looked at again.
         inner
+            .context
             .patch(
-                &inner.locations(),
+                &inner.context.locations(),
                 &name,
                 json!({"status": {"lastSyncedTime": timestamp(now)}}),
             )
@@ -644,6 +569,7 @@ impl VeleroSimulator {
             if on_this_location && finished && !in_storage.contains(&bname) {
                 // Velero's sync deletes Completed backups whose data is gone from storage.
                 match inner
+                    .context
                     .backups()
                     .delete(&bname, &DeleteParams::default())
                     .await
@@ -679,13 +605,14 @@ impl VeleroSimulator {
             .cloned()
             .unwrap_or(json!({}));
         labels[STORAGE_LOCATION] = json!(valid_label_value(location));
-        stored["metadata"] = json!({"name": missing, "namespace": inner.options.namespace, "labels": labels,
+        stored["metadata"] = json!({"name": missing, "namespace": inner.context.options.namespace, "labels": labels,
             "annotations": stored.pointer("/metadata/annotations").cloned().unwrap_or(json!({}))});
         stored["spec"]["storageLocation"] = json!(location);
         let Ok(backup) = serde_json::from_value::<Backup>(stored.clone()) else {
             return Ok(());
         };
         match inner
+            .context
             .backups()
             .create(&PostParams::default(), &backup)
             .await
@@ -694,7 +621,8 @@ impl VeleroSimulator {
                 // Status is not taken on create by every server; write it through the object.
                 if let Some(status) = stored.get("status") {
                     inner
-                        .patch(&inner.backups(), missing, json!({"status": status}))
+                        .context
+                        .patch(&inner.context.backups(), missing, json!({"status": status}))
                         .await?;
                 }
                 Ok(())
@@ -706,9 +634,20 @@ impl VeleroSimulator {
 
     async fn run_schedules(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
-        let backups = inner.backups().list(&ListParams::default()).await?.items;
-        for schedule in inner.schedules().list(&ListParams::default()).await?.items {
+        let now = inner.context.clock.now();
+        let backups = inner
+            .context
+            .backups()
+            .list(&ListParams::default())
+            .await?
+            .items;
+        for schedule in inner
+            .context
+            .schedules()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             let work = self.run_schedule(&schedule, &backups, now);
             inner
                 .isolated(step::SCHEDULES, "Schedule", &schedule.metadata, work)
@@ -775,7 +714,10 @@ impl VeleroSimulator {
             if !status_patch.is_empty() {
                 patch["status"] = Value::Object(status_patch);
             }
-            inner.patch(&inner.schedules(), &name, patch).await?;
+            inner
+                .context
+                .patch(&inner.context.schedules(), &name, patch)
+                .await?;
         }
         let Ok(cron) = cron else { return Ok(()) };
         let last_backup = parse_time(json_schedule.pointer("/status/lastBackup"));
@@ -801,14 +743,16 @@ impl VeleroSimulator {
             return Ok(());
         }
         let backup_name = format!("{name}-{}", now.format("%Y%m%d%H%M%S"));
-        let backup = backup_from_schedule(schedule, &backup_name, &inner.options.namespace);
+        let backup = backup_from_schedule(schedule, &backup_name, &inner.context.options.namespace);
         inner
+            .context
             .backups()
             .create(&PostParams::default(), &backup)
             .await?;
         inner
+            .context
             .patch(
-                &inner.schedules(),
+                &inner.context.schedules(),
                 &name,
                 json!({"status": {"lastBackup": timestamp(now)}}),
             )
@@ -824,17 +768,29 @@ impl VeleroSimulator {
     /// instead; one whose location is unavailable is left for later.
     async fn collect_expired(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
-        if !Self::due(&inner.last_gc, "gc", now, inner.options.gc_interval) {
+        let now = inner.context.clock.now();
+        if !Self::due(&inner.last_gc, "gc", now, inner.context.options.gc_interval) {
             return Ok(());
         }
         let requests = inner
+            .context
             .delete_requests()
             .list(&ListParams::default())
             .await?
             .items;
-        let locations = inner.locations().list(&ListParams::default()).await?.items;
-        for b in inner.backups().list(&ListParams::default()).await?.items {
+        let locations = inner
+            .context
+            .locations()
+            .list(&ListParams::default())
+            .await?
+            .items;
+        for b in inner
+            .context
+            .backups()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             let json_backup = as_json(&b);
             let Some(expiration) = parse_time(json_backup.pointer("/status/expiration")) else {
                 continue;
@@ -852,7 +808,12 @@ impl VeleroSimulator {
 
     async fn advance_backup_queue(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let backups = inner.backups().list(&ListParams::default()).await?.items;
+        let backups = inner
+            .context
+            .backups()
+            .list(&ListParams::default())
+            .await?
+            .items;
         let namespaces = inner.namespace_names().await?;
         let entries: Vec<QueueEntry> = backups
             .iter()
@@ -872,7 +833,7 @@ impl VeleroSimulator {
                     .collect(),
             })
             .collect();
-        let plan = plan_queue(&entries, inner.options.concurrent_backups);
+        let plan = plan_queue(&entries, inner.context.options.concurrent_backups);
         let ready: BTreeSet<&String> = plan.ready_to_start.iter().collect();
         let meta_of = |name: &str| {
             backups
@@ -881,9 +842,9 @@ impl VeleroSimulator {
                 .map(|b| b.metadata.clone())
                 .unwrap_or_default()
         };
-        let api = inner.backups();
+        let api = inner.context.backups();
         for name in &plan.ready_to_start {
-            let work = inner.patch(
+            let work = inner.context.patch(
                 &api,
                 name,
                 json!({"status": {"phase": "ReadyToStart", "queuePosition": 0}}),
@@ -898,7 +859,7 @@ impl VeleroSimulator {
                 e.phase == Some(BackupPhase::Queued) && e.queue_position == Some(queued.position)
             });
             if !unchanged && !ready.contains(&queued.name) {
-                let work = inner.patch(
+                let work = inner.context.patch(
                     &api,
                     &queued.name,
                     json!({"status": {"phase": "Queued", "queuePosition": queued.position}}),
@@ -927,15 +888,16 @@ impl VeleroSimulator {
         for name in starting {
             let inner = self.inner.clone();
             tokio::spawn(async move {
-                let result = backup_run::run(inner.clone(), &name).await;
+                let result = backup_run::run(&inner.context, &name).await;
                 if let Err(e) = result {
                     tracing::warn!(backup = %name, error = %e, "backup failed in the simulator");
                     let _ = inner
+                        .context
                         .patch(
-                            &inner.backups(),
+                            &inner.context.backups(),
                             &name,
                             json!({"status": {"phase": "Failed", "failureReason": e.to_string(),
-                            "completionTimestamp": timestamp(inner.clock.now())}}),
+                            "completionTimestamp": timestamp(inner.context.clock.now())}}),
                         )
                         .await;
                 }
@@ -952,9 +914,15 @@ impl VeleroSimulator {
     /// progress looked at (see [`super::operations`]).
     async fn advance_operations(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
-        let every = inner.options.item_operation_poll_interval;
-        for b in inner.backups().list(&ListParams::default()).await?.items {
+        let now = inner.context.clock.now();
+        let every = inner.context.options.item_operation_poll_interval;
+        for b in inner
+            .context
+            .backups()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             let waiting = matches!(
                 backup_phase(&b),
                 Some(
@@ -970,7 +938,13 @@ impl VeleroSimulator {
                     .await;
             }
         }
-        for r in inner.restores().list(&ListParams::default()).await?.items {
+        for r in inner
+            .context
+            .restores()
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
             let waiting = matches!(
                 restore_phase(&r),
                 Some(
@@ -1014,7 +988,7 @@ impl VeleroSimulator {
         let progress = super::operations::advance(
             &mut operations,
             now,
-            self.inner.options.item_operation_duration,
+            self.inner.context.options.item_operation_duration,
             timeout,
         );
         Ok((operations, progress))
@@ -1033,7 +1007,7 @@ impl VeleroSimulator {
         now: DateTime<Utc>,
     ) -> Result<(), SimError> {
         let inner = &self.inner;
-        let api = inner.backups();
+        let api = inner.context.backups();
         let name = name_of(&backup.metadata);
         let status = backup.status.clone().unwrap_or_default();
         let current = backup_phase(backup)
@@ -1043,12 +1017,13 @@ impl VeleroSimulator {
         // "Cannot check progress on Backup operations because backup storage location ... ;
         // marking backup PartiallyFailed".
         let location_name = backup.spec.storage_location.clone().unwrap_or_default();
-        let location = inner.location(&location_name).await?;
+        let location = inner.context.location(&location_name).await?;
         let Some(location) = location.filter(|l| {
             l.spec.access_mode
                 != Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
         }) else {
             return inner
+                .context
                 .patch(
                     &api,
                     &name,
@@ -1056,7 +1031,7 @@ impl VeleroSimulator {
                 )
                 .await;
         };
-        let store = inner.store_for(&location).await?;
+        let store = inner.context.store_for(&location).await?;
         let key = store.layout().backup_item_operations_key(&name);
         let timeout = backup
             .spec
@@ -1076,6 +1051,7 @@ impl VeleroSimulator {
         if progress.in_progress {
             if !patch.is_empty() {
                 inner
+                    .context
                     .patch(&api, &name, json!({"status": Value::Object(patch)}))
                     .await?;
             }
@@ -1087,12 +1063,13 @@ impl VeleroSimulator {
             .unwrap_or("FinalizingPartiallyFailed")
             .to_owned();
         inner
+            .context
             .patch(&api, &name, json!({"status": Value::Object(patch)}))
             .await?;
         // The finalizer controller: the terminal phase, recorded in velero-backup.json too.
         let terminal = super::operations::phase_after_finalizing(&finalizing);
         let final_status =
-            json!({"phase": terminal, "completionTimestamp": timestamp(inner.clock.now())});
+            json!({"phase": terminal, "completionTimestamp": timestamp(inner.context.clock.now())});
         let metadata =
             backup_run::stored_backup_metadata(as_json(&api.get(&name).await?), &final_status)?;
         store
@@ -1102,6 +1079,7 @@ impl VeleroSimulator {
             )
             .await?;
         inner
+            .context
             .patch(&api, &name, json!({"status": final_status}))
             .await
     }
@@ -1113,7 +1091,7 @@ impl VeleroSimulator {
         now: DateTime<Utc>,
     ) -> Result<(), SimError> {
         let inner = &self.inner;
-        let api = inner.restores();
+        let api = inner.context.restores();
         let name = name_of(&restore.metadata);
         let status = restore.status.clone().unwrap_or_default();
         let current = restore_phase(restore)
@@ -1123,10 +1101,11 @@ impl VeleroSimulator {
         // "Cannot check progress on Restore operations because backup info is unavailable" or
         // the location is read-only: PartiallyFailed.
         let backup_name = restore.spec.backup_name.clone().unwrap_or_default();
-        let backup = inner.backups().get_opt(&backup_name).await?;
+        let backup = inner.context.backups().get_opt(&backup_name).await?;
         let location = match &backup {
             Some(backup) => {
                 inner
+                    .context
                     .location(&backup.spec.storage_location.clone().unwrap_or_default())
                     .await?
             }
@@ -1137,6 +1116,7 @@ impl VeleroSimulator {
                 != Some(crate::api::velero::BackupStorageLocationAccessMode::ReadOnly)
         }) else {
             return inner
+                .context
                 .patch(
                     &api,
                     &name,
@@ -1144,7 +1124,7 @@ impl VeleroSimulator {
                 )
                 .await;
         };
-        let store = inner.store_for(&location).await?;
+        let store = inner.context.store_for(&location).await?;
         let key = store.layout().restore_item_operations_key(&name);
         let timeout = restore
             .spec
@@ -1164,6 +1144,7 @@ impl VeleroSimulator {
         if progress.in_progress {
             if !patch.is_empty() {
                 inner
+                    .context
                     .patch(&api, &name, json!({"status": Value::Object(patch)}))
                     .await?;
             }
@@ -1175,15 +1156,16 @@ impl VeleroSimulator {
             .unwrap_or("FinalizingPartiallyFailed")
             .to_owned();
         inner
+            .context
             .patch(&api, &name, json!({"status": Value::Object(patch)}))
             .await?;
         // The restore finalizer controller: the terminal phase.
         let terminal = super::operations::phase_after_finalizing(&finalizing);
-        inner
+        inner.context
             .patch(
                 &api,
                 &name,
-                json!({"status": {"phase": terminal, "completionTimestamp": timestamp(inner.clock.now())}}),
+                json!({"status": {"phase": terminal, "completionTimestamp": timestamp(inner.context.clock.now())}}),
             )
             .await
     }
@@ -1198,7 +1180,12 @@ impl VeleroSimulator {
         {
             return Ok(());
         }
-        let mut restores = inner.restores().list(&ListParams::default()).await?.items;
+        let mut restores = inner
+            .context
+            .restores()
+            .list(&ListParams::default())
+            .await?
+            .items;
         restores.sort_by_key(|r| {
             (
                 as_json(r)
@@ -1220,14 +1207,15 @@ impl VeleroSimulator {
         }
         let inner = self.inner.clone();
         tokio::spawn(async move {
-            if let Err(e) = restore_run::run(inner.clone(), &name).await {
+            if let Err(e) = restore_run::run(&inner.context, &name).await {
                 tracing::warn!(restore = %name, error = %e, "restore failed in the simulator");
                 let _ = inner
+                    .context
                     .patch(
-                        &inner.restores(),
+                        &inner.context.restores(),
                         &name,
                         json!({"status": {"phase": "Failed", "failureReason": e.to_string(),
-                        "completionTimestamp": timestamp(inner.clock.now())}}),
+                        "completionTimestamp": timestamp(inner.context.clock.now())}}),
                     )
                     .await;
             }
@@ -1241,8 +1229,9 @@ impl VeleroSimulator {
     /// old (`deleteBackupRequestMaxAge`); any other is processed.
     async fn process_delete_requests(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
+        let now = inner.context.clock.now();
         for request in inner
+            .context
             .delete_requests()
             .list(&ListParams::default())
             .await?
@@ -1259,6 +1248,7 @@ impl VeleroSimulator {
                 if created.is_some_and(|c| now - c >= chrono::Duration::hours(24)) {
                     let name = name_of(&request.metadata);
                     match inner
+                        .context
                         .delete_requests()
                         .delete(&name, &DeleteParams::default())
                         .await
@@ -1287,6 +1277,7 @@ impl VeleroSimulator {
     async fn patch_request_status(&self, name: &str, status: Value) -> Result<(), SimError> {
         match self
             .inner
+            .context
             .delete_requests()
             .patch_status(
                 name,
@@ -1319,6 +1310,7 @@ impl VeleroSimulator {
         // Only one request at a time per backup: the others are removed.
         let selector = format!("{BACKUP_NAME}={}", valid_label_value(&backup_name));
         for other in inner
+            .context
             .delete_requests()
             .list(&ListParams::default().labels(&selector))
             .await?
@@ -1329,6 +1321,7 @@ impl VeleroSimulator {
                 continue;
             }
             match inner
+                .context
                 .delete_requests()
                 .delete(&other_name, &DeleteParams::default())
                 .await
@@ -1338,7 +1331,7 @@ impl VeleroSimulator {
                 Err(e) => return Err(e.into()),
             }
         }
-        let backup = inner.backups().get_opt(&backup_name).await?;
+        let backup = inner.context.backups().get_opt(&backup_name).await?;
         // The backup tracker holds backups from the moment they run until they end.
         let running = inner
             .running_backups
@@ -1368,7 +1361,7 @@ impl VeleroSimulator {
         };
         // The location the backup's spec names (empty for a backup Velero never prepared).
         let location_name = backup.spec.storage_location.clone().unwrap_or_default();
-        let Some(location) = inner.location(&location_name).await? else {
+        let Some(location) = inner.context.location(&location_name).await? else {
             return self
                 .refuse_request(
                     &name,
@@ -1410,8 +1403,9 @@ impl VeleroSimulator {
         }
         if !add.is_empty() {
             inner
+                .context
                 .patch(
-                    &inner.delete_requests(),
+                    &inner.context.delete_requests(),
                     &name,
                     json!({"metadata": {"labels": add}}),
                 )
@@ -1420,8 +1414,9 @@ impl VeleroSimulator {
         self.patch_request_status(&name, json!({"phase": "InProgress"}))
             .await?;
         if let Err(e) = inner
+            .context
             .patch(
-                &inner.backups(),
+                &inner.context.backups(),
                 &backup_name,
                 json!({"status": {"phase": "Deleting"}}),
             )
@@ -1434,7 +1429,7 @@ impl VeleroSimulator {
                 )
                 .await;
         }
-        let store = match inner.store_for(&location).await {
+        let store = match inner.context.store_for(&location).await {
             Ok(store) => store,
             Err(e) => {
                 return self
@@ -1455,6 +1450,7 @@ impl VeleroSimulator {
                 valid_label_value(&backup_name)
             );
             if let Err(e) = inner
+                .context
                 .delete_requests()
                 .delete_collection(
                     &DeleteParams::default(),
@@ -1471,8 +1467,9 @@ impl VeleroSimulator {
 
     async fn process_download_requests(&self) -> Result<(), SimError> {
         let inner = &self.inner;
-        let now = inner.clock.now();
+        let now = inner.context.clock.now();
         for request in inner
+            .context
             .download_requests()
             .list(&ListParams::default())
             .await?
@@ -1507,6 +1504,7 @@ impl VeleroSimulator {
             if parse_time(json_request.pointer("/status/expiration")).is_some_and(|e| e < now) {
                 // Velero deletes expired download requests.
                 match inner
+                    .context
                     .download_requests()
                     .delete(&name, &DeleteParams::default())
                     .await
@@ -1522,10 +1520,10 @@ impl VeleroSimulator {
         let Some(location_name) = download_location(inner, &kind, &target).await? else {
             return Ok(());
         };
-        let Some(location) = inner.location(&location_name).await? else {
+        let Some(location) = inner.context.location(&location_name).await? else {
             return Ok(());
         };
-        let store = inner.store_for(&location).await?;
+        let store = inner.context.store_for(&location).await?;
         let Ok(key) = store.layout().download_target_key(&kind, &target) else {
             return Ok(());
         };
@@ -1536,17 +1534,17 @@ impl VeleroSimulator {
         let url = store
             .download_url(
                 &key,
-                inner.options.download_ttl,
+                inner.context.options.download_ttl,
                 now,
-                &inner.options.download_base,
+                &inner.context.options.download_base,
                 &inner.signer,
             )
             .await?;
-        let expiration =
-            now + chrono::Duration::from_std(inner.options.download_ttl).unwrap_or_default();
-        inner
+        let expiration = now
+            + chrono::Duration::from_std(inner.context.options.download_ttl).unwrap_or_default();
+        inner.context
             .patch(
-                &inner.download_requests(),
+                &inner.context.download_requests(),
                 &name,
                 json!({"status": {"phase": "Processed", "downloadURL": url.as_str(), "expiration": timestamp(expiration)}}),
             )
@@ -1629,14 +1627,14 @@ async fn download_location(
     target: &str,
 ) -> Result<Option<String>, SimError> {
     let backup_name = if kind.as_str().starts_with("Restore") {
-        match inner.restores().get_opt(target).await? {
+        match inner.context.restores().get_opt(target).await? {
             Some(r) => r.spec.backup_name.clone().unwrap_or_default(),
             None => return Ok(None),
         }
     } else {
         target.to_string()
     };
-    let Some(backup) = inner.backups().get_opt(&backup_name).await? else {
+    let Some(backup) = inner.context.backups().get_opt(&backup_name).await? else {
         return Ok(None);
     };
     Ok(backup
@@ -1666,7 +1664,12 @@ async fn gc_backup(
             (current != value).then(|| json!({"metadata": {"labels": {GC_FAILURE_LABEL: value}}}));
         async move {
             match patch {
-                Some(patch) => inner.patch(&inner.backups(), &name, patch).await,
+                Some(patch) => {
+                    inner
+                        .context
+                        .patch(&inner.context.backups(), &name, patch)
+                        .await
+                }
                 None => Ok(()),
             }
         }
@@ -1713,11 +1716,12 @@ async fn create_delete_request(inner: &Inner, backup: &str, uid: &str) -> Result
     labels.insert(BACKUP_UID.to_string(), uid.to_string());
     let request: DeleteBackupRequest = serde_json::from_value(json!({
         "apiVersion": "velero.io/v1", "kind": "DeleteBackupRequest",
-        "metadata": {"generateName": format!("{backup}-"), "namespace": inner.options.namespace, "labels": labels},
+        "metadata": {"generateName": format!("{backup}-"), "namespace": inner.context.options.namespace, "labels": labels},
         "spec": {"backupName": backup}
     }))
     .map_err(|e| SimError::Other(e.to_string()))?;
     inner
+        .context
         .delete_requests()
         .create(&PostParams::default(), &request)
         .await?;
@@ -1738,7 +1742,13 @@ async fn delete_backup(
     {
         errors.push(format!("error deleting backup from backup storage: {e}"));
     }
-    for r in inner.restores().list(&ListParams::default()).await?.items {
+    for r in inner
+        .context
+        .restores()
+        .list(&ListParams::default())
+        .await?
+        .items
+    {
         if r.spec.backup_name.as_deref() != Some(backup_name) {
             continue;
         }
@@ -1753,6 +1763,7 @@ async fn delete_backup(
             continue;
         }
         match inner
+            .context
             .restores()
             .delete(&rname, &DeleteParams::default())
             .await
@@ -1761,12 +1772,13 @@ async fn delete_backup(
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => errors.push(format!(
                 "error deleting restore {}/{rname}: {e}",
-                inner.options.namespace
+                inner.context.options.namespace
             )),
         }
     }
     if errors.is_empty() {
         match inner
+            .context
             .backups()
             .delete(backup_name, &DeleteParams::default())
             .await
@@ -1775,7 +1787,7 @@ async fn delete_backup(
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => errors.push(format!(
                 "error deleting backup {}/{backup_name}: {e}",
-                inner.options.namespace
+                inner.context.options.namespace
             )),
         }
     }

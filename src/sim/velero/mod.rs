@@ -3,6 +3,7 @@
 pub mod backup_run;
 pub mod clock;
 pub mod cluster;
+pub mod context;
 pub mod engine;
 pub mod failures;
 pub mod layout;

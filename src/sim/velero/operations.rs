@@ -32,7 +32,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::engine::{parse_time, timestamp};
+use super::clock::{parse_time, timestamp};
 use crate::api::velero::BackupSpec;
 use crate::api::velero::labels::valid_label_value;
 use crate::manifest::tarball::BackupItem;

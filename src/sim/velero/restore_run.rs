@@ -3,7 +3,6 @@
 //! priority order, creating (or skipping/updating) each object with the restore labels, and
 //! the restore's logs, results and resource list written under `restores/<name>/`.
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -11,8 +10,9 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::backup_run::{LogWriter, results_json};
+use super::clock::timestamp;
 use super::cluster::{ServedResource, dynamic_api, served_resources};
-use super::engine::{Inner, SimError, timestamp};
+use super::context::{SimContext, SimError, as_json};
 use super::operations;
 use super::options::Outcome;
 use super::validation::validate_restore;
@@ -25,14 +25,18 @@ use crate::manifest::tarball::{gzip, read_backup_tarball};
 type Scoped = Vec<(Option<String>, String)>;
 
 /// Runs restore `name` to its end.
-pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
-    let restores = inner.restores();
+pub(super) async fn run(context: &SimContext, name: &str) -> Result<(), SimError> {
+    let restores = context.restores();
     let restore = restores.get(name).await?;
-    let backups = inner.backups().list(&ListParams::default()).await?.items;
-    let locations = inner.locations().list(&ListParams::default()).await?.items;
+    let backups = context.backups().list(&ListParams::default()).await?.items;
+    let locations = context
+        .locations()
+        .list(&ListParams::default())
+        .await?
+        .items;
     let validation = validate_restore(
         &restore.spec,
-        &inner.options.namespace,
+        &context.options.namespace,
         &backups,
         &locations,
     );
@@ -69,7 +73,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         {
             spec_patch.insert("backupName".into(), json!(backup_name));
         }
-        inner
+        context
             .patch(
                 &restores,
                 name,
@@ -94,8 +98,8 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     {
         spec_patch.insert("scheduleName".into(), json!(schedule));
     }
-    let started = inner.clock.now();
-    inner
+    let started = context.clock.now();
+    context
         .patch(
             &restores,
             name,
@@ -103,10 +107,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                    "status": {"phase": "InProgress", "startTimestamp": timestamp(started), "progress": {}}}),
         )
         .await?;
-    let outcome = Outcome::of(
-        &super::engine::as_json(&restore),
-        inner.options.default_outcome,
-    );
+    let outcome = Outcome::of(&as_json(&restore), context.options.default_outcome);
     if outcome == Outcome::Hang {
         return Ok(());
     }
@@ -125,7 +126,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                 "backup storage location {location_name:?} not found"
             ))
         })?;
-    let store = inner.store_for(location).await?;
+    let store = context.store_for(location).await?;
     let layout = store.layout().clone();
     let contents = store
         .get(&layout.backup_contents_key(&backup_name))
@@ -138,13 +139,13 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let items = read_backup_tarball(&contents)
         .map_err(|e| SimError::Other(format!("reading backup contents: {e}")))?;
 
-    let resources = served_resources(&inner.client).await?;
+    let resources = served_resources(&context.client).await?;
     let infos: Vec<_> = resources.iter().map(|r| r.info.clone()).collect();
     // The same plan a restore preview evaluates: order, filters, skips, prepared objects.
     let plan = RestorePlan::new(items, &restore.spec, &infos, &backup_name, name)
         .map_err(|e| SimError::Other(e.to_string()))?;
 
-    let mut log = LogWriter::new(format!("restore={}/{name}", inner.options.namespace));
+    let mut log = LogWriter::new(format!("restore={}/{name}", context.options.namespace));
     log.log(
         started,
         "info",
@@ -152,7 +153,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         &[("backup", &backup_name)],
     );
     let total = plan.total_items() as i64;
-    inner
+    context
         .patch(
             &restores,
             name,
@@ -163,28 +164,28 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
     let mut warnings: Scoped = Vec::new();
     let mut restored_list: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // The CSI plugin's DataDownloads for PVCs whose data the backup moved.
-    let restore_json = super::engine::as_json(&restore);
+    let restore_json = as_json(&restore);
     let mut operations = Vec::new();
     let mut last_report = Instant::now();
     let delay = match outcome {
-        Outcome::Slow => inner.options.item_delay * 10,
-        _ => inner.options.item_delay,
+        Outcome::Slow => context.options.item_delay * 10,
+        _ => context.options.item_delay,
     };
     for (done, entry) in plan.restored_entries().enumerate() {
         if !delay.is_zero() {
-            inner.clock.sleep(delay).await;
+            context.clock.sleep(delay).await;
         }
         let item = &entry.item;
         let target_namespace = &entry.target_namespace;
         if let Some(ensure) = &entry.ensure_namespace
-            && let Err(e) = ensure_namespace(&inner, &resources, ensure).await
+            && let Err(e) = ensure_namespace(context, &resources, ensure).await
         {
             errors.push((
                 Some(ensure.name.clone()),
                 format!("error creating namespace {}: {e}", ensure.name),
             ));
         }
-        match restore_entry(&inner, &resources, &plan, entry).await {
+        match restore_entry(context, &resources, &plan, entry).await {
             Ok(decision) => {
                 // Every item's outcome is logged with what it was and what was done, so the
                 // log says what the restore did item by item (as a preview predicts it).
@@ -200,10 +201,10 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                 {
                     let operation = operations::restore_operation(
                         &restore_json,
-                        &inner.options.namespace,
+                        &context.options.namespace,
                         item,
                         target_namespace.as_deref(),
-                        inner.clock.now(),
+                        context.clock.now(),
                     );
                     let id = operation
                         .pointer("/spec/operationID")
@@ -211,7 +212,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                         .unwrap_or_default()
                         .to_owned();
                     log.log(
-                        inner.clock.now(),
+                        context.clock.now(),
                         "info",
                         "DataDownload is submitted successfully.",
                         &[("Operation ID", &id), ("restore", name)],
@@ -226,15 +227,15 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                             None => item.name.clone(),
                         };
                         restored_list.entry(key).or_default().push(entry);
-                        log.log(inner.clock.now(), "info", "Restored item", &fields);
+                        log.log(context.clock.now(), "info", "Restored item", &fields);
                     }
                     RestoreAction::Fail => {
-                        log.log(inner.clock.now(), "error", &decision.message, &fields);
+                        log.log(context.clock.now(), "error", &decision.message, &fields);
                         errors.push((target_namespace.clone(), decision.message));
                     }
                     RestoreAction::Skip | RestoreAction::Undetermined => {
                         let level = if decision.warning { "warning" } else { "info" };
-                        log.log(inner.clock.now(), level, &decision.message, &fields);
+                        log.log(context.clock.now(), level, &decision.message, &fields);
                         if decision.warning {
                             warnings.push((target_namespace.clone(), decision.message));
                         }
@@ -242,13 +243,13 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                 }
             }
             Err(e) => {
-                log.log(inner.clock.now(), "error", &e, &[]);
+                log.log(context.clock.now(), "error", &e, &[]);
                 errors.push((target_namespace.clone(), e));
             }
         }
         if done + 1 == plan.total_items() || last_report.elapsed() >= Duration::from_millis(250) {
             last_report = Instant::now();
-            inner
+            context
                 .patch(&restores, name, json!({"status": {"progress": {"totalItems": total, "itemsRestored": done as i64 + 1}}}))
                 .await?;
         }
@@ -269,11 +270,11 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         status["errors"] = json!(errors.len());
         status["warnings"] = json!(warnings.len());
     } else if outcome != Outcome::Fail {
-        inner
+        context
             .patch(&restores, name, json!({"status": status}))
             .await?;
     }
-    let completed = inner.clock.now();
+    let completed = context.clock.now();
     log.log(completed, "info", "restore completed", &[]);
     store
         .put(&layout.restore_log_key(name), Bytes::from(log.gzipped()))
@@ -309,7 +310,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
         // Patched once everything is uploaded, as the restore controller does after
         // runValidatedRestore; the operations controller (`advance_restore_operations` in the
         // engine) finishes it.
-        inner
+        context
             .patch(&restores, name, json!({"status": status}))
             .await?;
         return Ok(());
@@ -322,7 +323,7 @@ pub(super) async fn run(inner: Arc<Inner>, name: &str) -> Result<(), SimError> {
                "completionTimestamp": timestamp(completed), "errors": errors.len(), "warnings": warnings.len(),
                "progress": {"totalItems": total, "itemsRestored": total}})
     };
-    inner
+    context
         .patch(&restores, name, json!({"status": status}))
         .await?;
     Ok(())
@@ -350,13 +351,13 @@ fn find_resource<'a>(
 
 /// Creates the target namespace when missing, as the plan's decision says.
 async fn ensure_namespace(
-    inner: &Inner,
+    context: &SimContext,
     resources: &[ServedResource],
     ensure: &NamespaceToEnsure,
 ) -> Result<(), String> {
     let ns_resource =
         find_resource(resources, "", "namespaces").ok_or("the cluster serves no namespaces")?;
-    let api = dynamic_api(&inner.client, &ns_resource.api, false, "");
+    let api = dynamic_api(&context.client, &ns_resource.api, false, "");
     let existing = api.get_opt(&ensure.name).await.map_err(|e| e.to_string())?;
     let existing = existing.as_ref().and_then(|e| serde_json::to_value(e).ok());
     if ensure.decide(existing.as_ref()).action != RestoreAction::Create {
@@ -375,7 +376,7 @@ async fn ensure_namespace(
 /// target, decides as the preview does, then creates or patches it. `Err` is an error reading
 /// or writing the cluster.
 async fn restore_entry(
-    inner: &Inner,
+    context: &SimContext,
     resources: &[ServedResource],
     plan: &RestorePlan,
     entry: &PlannedEntry,
@@ -388,7 +389,7 @@ async fn restore_entry(
     let resource = find_resource(resources, &item.group, &item.resource)
         .ok_or_else(|| format!("the cluster does not serve {group_resource}"))?;
     let api = dynamic_api(
-        &inner.client,
+        &context.client,
         &resource.api,
         resource.info.namespaced,
         entry.target_namespace.as_deref().unwrap_or_default(),

@@ -2859,7 +2859,8 @@ export interface components {
         };
         /**
          * @description A namespace's place in the administrator's shared backup pool, as its tenants may see it:
-         *     `configured=false` (and nothing else) when the cluster has no BackupBucket at all.
+         *     `configured=false` (and nothing else) when the cluster has no BackupBucket at all. Never
+         *     names a bucket, provider, prefix or another namespace.
          */
         SharedStorage: {
             /**

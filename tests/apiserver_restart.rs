@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use kube::Client;
 use kube::api::{Api, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
 use nac_process::{controller_kubeconfig, controller_replica, gateway_process};
@@ -35,14 +34,6 @@ use support::cluster::{TestCluster, eventually};
 
 /// How long the API server stays down.
 const DOWN: Duration = Duration::from_secs(5);
-
-fn nab(name: &str) -> NonAdminBackup {
-    serde_json::from_value(json!({
-        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-        "metadata": {"name": name}, "spec": {"backupSpec": {}}
-    }))
-    .unwrap()
-}
 
 /// Opens the tenant's SSE stream of `ns` (resuming after `last_id` when given) and copies what
 /// it sends into `seen` until it ends; returns once the `ready` event (or a replay) arrived.
@@ -93,20 +84,6 @@ fn event_ids(text: &str) -> Vec<String> {
         .collect()
 }
 
-async fn finished(client: &Client, ns: &str, name: &str) -> bool {
-    let Some(nab) = Api::<NonAdminBackup>::namespaced(client.clone(), ns)
-        .get_opt(name)
-        .await
-        .ok()
-        .flatten()
-    else {
-        return false;
-    };
-    let v = serde_json::to_value(&nab).unwrap();
-    v.pointer("/status/phase") == Some(&json!("Created"))
-        && v.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_components_ride_through_an_apiserver_restart() {
     let Some(cluster) = TestCluster::real().await else {
@@ -127,11 +104,16 @@ async fn the_components_ride_through_an_apiserver_restart() {
     // Before: a finished backup, seen through the gateway and on the stream.
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);
     backups
-        .create(&PostParams::default(), &nab("before"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("before", json!({})),
+        )
         .await
         .unwrap();
     eventually("the first backup to finish", 60, || async {
-        finished(&alice, &ns, "before").await.then_some(())
+        support::nab_finished(&Api::namespaced(alice.clone(), &ns), "before")
+            .await
+            .then_some(())
     })
     .await;
     let seen = Arc::new(Mutex::new(String::new()));
@@ -168,13 +150,20 @@ async fn the_components_ride_through_an_apiserver_restart() {
 
     // After: a new backup is made and finished without restarting anything.
     backups
-        .create(&PostParams::default(), &nab("after"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("after", json!({})),
+        )
         .await
         .unwrap();
     eventually(
         "the backup made after the restart to finish",
         120,
-        || async { finished(&alice, &ns, "after").await.then_some(()) },
+        || async {
+            support::nab_finished(&Api::namespaced(alice.clone(), &ns), "after")
+                .await
+                .then_some(())
+        },
     )
     .await;
     let controller_recovered = back.elapsed();
@@ -265,9 +254,6 @@ async fn the_components_ride_through_an_apiserver_restart() {
             "stayed open and delivered the new backup"
         }
     );
-    for (process, name) in [(&mut controller, "controller"), (&mut gateway, "gateway")] {
-        process.sigterm();
-        let (code, _) = process.exited(Duration::from_secs(30)).await;
-        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
-    }
+    nac_process::stop_cleanly(&mut [(&mut controller, "controller"), (&mut gateway, "gateway")])
+        .await;
 }

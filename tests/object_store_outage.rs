@@ -49,15 +49,6 @@ const VALIDATION_INTERVAL: Duration = Duration::from_secs(5);
 const MAX_KNOCKS_PER_SECOND: f64 = 5.0;
 const BUCKET: &str = "bkt";
 
-fn nab(name: &str, location: &str) -> NonAdminBackup {
-    serde_json::from_value(json!({
-        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-        "metadata": {"name": name},
-        "spec": {"backupSpec": {"storageLocation": location}}
-    }))
-    .unwrap()
-}
-
 fn location(name: &str, store: &S3Server) -> NonAdminBackupStorageLocation {
     serde_json::from_value(json!({
         "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackupStorageLocation",
@@ -189,7 +180,10 @@ async fn backups_fail_as_velero_fails_them_and_recover_when_the_store_returns() 
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);
     let velero_backups = Api::<Backup>::namespaced(admin.clone(), OADP_NAMESPACE);
     backups
-        .create(&PostParams::default(), &nab("b1", "s3"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("b1", json!({"storageLocation": "s3"})),
+        )
         .await
         .unwrap();
     let velero_name = eventually("the first backup's Velero Backup", 60, || async {
@@ -214,7 +208,10 @@ async fn backups_fail_as_velero_fails_them_and_recover_when_the_store_returns() 
     let down = Instant::now();
     kill_signal(controller.pid(), "-CONT").await;
     backups
-        .create(&PostParams::default(), &nab("b2", "s3"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("b2", json!({"storageLocation": "s3"})),
+        )
         .await
         .unwrap();
 
@@ -305,7 +302,10 @@ async fn backups_fail_as_velero_fails_them_and_recover_when_the_store_returns() 
     .await;
     let location_recovered = back.elapsed();
     backups
-        .create(&PostParams::default(), &nab("b3", "s3"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("b3", json!({"storageLocation": "s3"})),
+        )
         .await
         .unwrap();
     eventually("a backup made after the outage to complete", 90, || async {
@@ -334,15 +334,11 @@ async fn backups_fail_as_velero_fails_them_and_recover_when_the_store_returns() 
         let v = json_of(&backups, name).await.unwrap();
         let uuid = text_at(&v, "/status/veleroBackup/nacuuid").to_string();
         assert!(!uuid.is_empty(), "{v}");
-        let made = all
-            .items
-            .iter()
-            .filter(|b| {
-                b.metadata.labels.as_ref().is_some_and(|labels| {
-                    labels.get(nac::api::nonadmin::labels::NAB_ORIGIN_NACUUID) == Some(&uuid)
-                })
-            })
-            .count();
+        let made = support::labelled(
+            &all.items,
+            nac::api::nonadmin::labels::NAB_ORIGIN_NACUUID,
+            &uuid,
+        );
         assert_eq!(made, 1, "Velero Backups for NonAdminBackup {name}");
     }
 
@@ -360,9 +356,6 @@ async fn backups_fail_as_velero_fails_them_and_recover_when_the_store_returns() 
             &DeleteParams::default(),
         )
         .await;
-    for (process, name) in [(&mut controller, "controller"), (&mut gateway, "gateway")] {
-        process.sigterm();
-        let (code, _) = process.exited(Duration::from_secs(30)).await;
-        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
-    }
+    nac_process::stop_cleanly(&mut [(&mut controller, "controller"), (&mut gateway, "gateway")])
+        .await;
 }

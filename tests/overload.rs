@@ -414,9 +414,6 @@ async fn two_hundred_tenants_at_once_under_priority_and_fairness() {
     // wait for them past its grace period.
     remove_throttle(&admin).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    for (process, name) in [(&mut controller, "controller"), (&mut gateway, "gateway")] {
-        process.sigterm();
-        let (code, _) = process.exited(Duration::from_secs(30)).await;
-        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
-    }
+    nac_process::stop_cleanly(&mut [(&mut controller, "controller"), (&mut gateway, "gateway")])
+        .await;
 }

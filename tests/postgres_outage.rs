@@ -32,14 +32,6 @@ use support::cluster::{TestCluster, eventually};
 
 const BACKUPS: usize = 6;
 
-fn nab(name: &str) -> NonAdminBackup {
-    serde_json::from_value(json!({
-        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-        "metadata": {"name": name}, "spec": {"backupSpec": {}}
-    }))
-    .unwrap()
-}
-
 async fn velero_phase(backups: &Api<NonAdminBackup>, name: &str) -> String {
     let Some(nab) = backups.get_opt(name).await.ok().flatten() else {
         return String::new();
@@ -134,7 +126,7 @@ async fn the_history_survives_a_postgres_outage_with_two_gateways() {
     let names: Vec<String> = (1..=BACKUPS).map(|i| format!("b{i}")).collect();
     for name in &names {
         backups
-            .create(&PostParams::default(), &nab(name))
+            .create(&PostParams::default(), &support::nab_with(name, json!({})))
             .await
             .unwrap();
     }
@@ -221,26 +213,7 @@ async fn the_history_survives_a_postgres_outage_with_two_gateways() {
         .await;
         recovered.push(back.elapsed());
         for (name, timeline) in &timelines {
-            let ats: Vec<&str> = timeline.iter().map(|t| t["at"].as_str().unwrap()).collect();
-            let mut sorted = ats.clone();
-            sorted.sort();
-            assert_eq!(
-                ats, sorted,
-                "gateway {replica}: {name}'s timeline out of order"
-            );
-            for pair in timeline.windows(2) {
-                assert!(
-                    (&pair[0]["attribute"], &pair[0]["value"])
-                        != (&pair[1]["attribute"], &pair[1]["value"]),
-                    "gateway {replica}: {name}'s timeline repeats a transition: {timeline:?}"
-                );
-            }
-            assert!(
-                timeline
-                    .iter()
-                    .any(|t| t["attribute"] == "phase" && t["value"] == "Created"),
-                "gateway {replica}: {name}'s timeline misses Created: {timeline:?}"
-            );
+            support::assert_timeline_sound(&format!("gateway {replica}: {name}"), timeline);
         }
     }
 
@@ -251,13 +224,10 @@ async fn the_history_survives_a_postgres_outage_with_two_gateways() {
         recovered[0].as_secs_f64(),
         recovered[1].as_secs_f64(),
     );
-    for (process, name) in [
+    nac_process::stop_cleanly(&mut [
         (&mut controller, "controller"),
         (&mut gateway_a, "gateway a"),
         (&mut gateway_b, "gateway b"),
-    ] {
-        process.sigterm();
-        let (code, _) = process.exited(Duration::from_secs(30)).await;
-        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
-    }
+    ])
+    .await;
 }

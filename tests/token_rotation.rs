@@ -37,14 +37,6 @@ use support::cluster::{TestCluster, eventually};
 /// one-minute reload, less than the kubelet's two minutes at the least.
 const OLD_TOKEN_GRACE: Duration = Duration::from_secs(70);
 
-fn nab(name: &str) -> NonAdminBackup {
-    serde_json::from_value(json!({
-        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-        "metadata": {"name": name}, "spec": {"backupSpec": {}}
-    }))
-    .unwrap()
-}
-
 /// A 10-minute token of service account `account`, bound to a new Secret `secret` in the
 /// OADP namespace (deleting the Secret kills the token).
 async fn bound_token(admin: &Client, account: &str, secret: &str) -> String {
@@ -77,15 +69,6 @@ fn write_token(path: &Path, token: &str) {
     let next = path.with_extension("next");
     std::fs::write(&next, token).unwrap();
     std::fs::rename(&next, path).unwrap();
-}
-
-async fn finished(backups: &Api<NonAdminBackup>, name: &str) -> bool {
-    let Some(nab) = backups.get_opt(name).await.ok().flatten() else {
-        return false;
-    };
-    let v = serde_json::to_value(&nab).unwrap();
-    v.pointer("/status/phase") == Some(&json!("Created"))
-        && v.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed"))
 }
 
 /// The names in a gateway list answer whose Velero Backup completed.
@@ -151,11 +134,16 @@ async fn the_processes_keep_working_across_a_token_rotation() {
 
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);
     backups
-        .create(&PostParams::default(), &nab("before"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("before", json!({})),
+        )
         .await
         .unwrap();
     eventually("the first backup to finish", 60, || async {
-        finished(&backups, "before").await.then_some(())
+        support::nab_finished(&backups, "before")
+            .await
+            .then_some(())
     })
     .await;
     let list_path = format!("/api/v1/namespaces/{ns}/backups");
@@ -199,13 +187,16 @@ async fn the_processes_keep_working_across_a_token_rotation() {
         .unwrap();
     let back = Instant::now();
     backups
-        .create(&PostParams::default(), &nab("after"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("after", json!({})),
+        )
         .await
         .unwrap();
     eventually(
         "a backup made after the rotation to finish",
         120,
-        || async { finished(&backups, "after").await.then_some(()) },
+        || async { support::nab_finished(&backups, "after").await.then_some(()) },
     )
     .await;
     let controller_ok = back.elapsed();
@@ -242,9 +233,6 @@ async fn the_processes_keep_working_across_a_token_rotation() {
         controller_ok.as_secs_f64(),
         gateway_ok.as_secs_f64(),
     );
-    for (process, name) in [(&mut controller, "controller"), (&mut gateway, "gateway")] {
-        process.sigterm();
-        let (code, _) = process.exited(Duration::from_secs(30)).await;
-        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
-    }
+    nac_process::stop_cleanly(&mut [(&mut controller, "controller"), (&mut gateway, "gateway")])
+        .await;
 }

@@ -30,14 +30,6 @@ use nac_process::{Nac, controller_kubeconfig, controller_replica, gateway_proces
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
 
-fn nab(name: &str) -> NonAdminBackup {
-    serde_json::from_value(json!({
-        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
-        "metadata": {"name": name}, "spec": {"backupSpec": {}}
-    }))
-    .unwrap()
-}
-
 /// One GET to the gateway: status and body as JSON (`Null` if not).
 async fn get(addr: &str, path: &str, token: &str) -> (u16, Value) {
     let (status, _, body) = support::bearer_get(addr, path, token).await;
@@ -47,13 +39,6 @@ async fn get(addr: &str, path: &str, token: &str) -> (u16, Value) {
 async fn status_of(backups: &Api<NonAdminBackup>, name: &str) -> Option<Value> {
     let nab = backups.get_opt(name).await.ok().flatten()?;
     Some(serde_json::to_value(nab).unwrap()["status"].clone())
-}
-
-async fn finished(backups: &Api<NonAdminBackup>, name: &str) -> bool {
-    status_of(backups, name).await.is_some_and(|s| {
-        s["phase"] == "Created"
-            && s.pointer("/veleroBackup/status/phase") == Some(&json!("Completed"))
-    })
 }
 
 async fn signal(process: &Nac, signal: &str) {
@@ -106,11 +91,14 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);
     let velero_backups = Api::<Backup>::namespaced(admin.clone(), OADP_NAMESPACE);
     backups
-        .create(&PostParams::default(), &nab("gone"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("gone", json!({})),
+        )
         .await
         .unwrap();
     eventually("the first backup to finish", 60, || async {
-        finished(&backups, "gone").await.then_some(())
+        support::nab_finished(&backups, "gone").await.then_some(())
     })
     .await;
     let list_path = format!("/api/v1/namespaces/{ns}/backups");
@@ -143,7 +131,10 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
     // The controller away too, from the moment Velero has a new backup to run: Velero
     // completes it meanwhile, and the tenant makes another.
     backups
-        .create(&PostParams::default(), &nab("running"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("running", json!({})),
+        )
         .await
         .unwrap();
     let running_velero = eventually("the second backup's Velero Backup", 60, || async {
@@ -172,7 +163,10 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
     })
     .await;
     backups
-        .create(&PostParams::default(), &nab("late"))
+        .create(
+            &PostParams::default(),
+            &support::nab_with("late", json!({})),
+        )
         .await
         .unwrap();
 
@@ -198,12 +192,16 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
     eventually(
         "the backup Velero finished meanwhile to show Completed",
         90,
-        || async { finished(&backups, "running").await.then_some(()) },
+        || async {
+            support::nab_finished(&backups, "running")
+                .await
+                .then_some(())
+        },
     )
     .await;
     let controller_caught_up = resumed.elapsed();
     eventually("the backup made meanwhile to finish", 90, || async {
-        finished(&backups, "late").await.then_some(())
+        support::nab_finished(&backups, "late").await.then_some(())
     })
     .await;
     let late_finished = resumed.elapsed();
@@ -237,15 +235,11 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
             .as_str()
             .unwrap()
             .to_string();
-        let made = all
-            .items
-            .iter()
-            .filter(|b| {
-                b.metadata.labels.as_ref().is_some_and(|labels| {
-                    labels.get(nac::api::nonadmin::labels::NAB_ORIGIN_NACUUID) == Some(&uuid)
-                })
-            })
-            .count();
+        let made = support::labelled(
+            &all.items,
+            nac::api::nonadmin::labels::NAB_ORIGIN_NACUUID,
+            &uuid,
+        );
         assert_eq!(made, 1, "Velero Backups for NonAdminBackup {name}");
     }
 
@@ -286,30 +280,7 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
     })
     .await;
     for (name, timeline) in &timelines {
-        let ats: Vec<&str> = timeline.iter().map(|t| t["at"].as_str().unwrap()).collect();
-        let mut sorted = ats.clone();
-        sorted.sort();
-        assert_eq!(
-            ats, sorted,
-            "{name}'s timeline is out of order: {timeline:?}"
-        );
-        let facts: Vec<(String, String)> = timeline
-            .iter()
-            .map(|t| (t["attribute"].to_string(), t["value"].to_string()))
-            .collect();
-        for (i, fact) in facts.iter().enumerate().skip(1) {
-            assert_ne!(
-                fact,
-                &facts[i - 1],
-                "{name}'s timeline repeats a transition: {timeline:?}"
-            );
-        }
-        assert!(
-            timeline
-                .iter()
-                .any(|t| t["attribute"] == "phase" && t["value"] == "Created"),
-            "{name}'s timeline misses Created: {timeline:?}"
-        );
+        support::assert_timeline_sound(name, timeline);
     }
 
     println!(
@@ -319,9 +290,6 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
         late_finished.as_secs_f64(),
         gateway_caught_up.as_secs_f64(),
     );
-    for (process, name) in [(&mut controller, "controller"), (&mut gateway, "gateway")] {
-        process.sigterm();
-        let (code, _) = process.exited(Duration::from_secs(30)).await;
-        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
-    }
+    nac_process::stop_cleanly(&mut [(&mut controller, "controller"), (&mut gateway, "gateway")])
+        .await;
 }

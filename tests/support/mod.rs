@@ -214,3 +214,57 @@ pub async fn velero_simulator(
     );
     VeleroSimulator::new(velero, options, std::sync::Arc::new(UrlSigner::random()))
 }
+
+/// A NonAdminBackup named `name` whose `spec.backupSpec` is `backup_spec`.
+pub fn nab_with(name: &str, backup_spec: serde_json::Value) -> nac::api::nonadmin::NonAdminBackup {
+    serde_json::from_value(json!({
+        "apiVersion": "oadp.openshift.io/v1alpha1", "kind": "NonAdminBackup",
+        "metadata": {"name": name}, "spec": {"backupSpec": backup_spec}
+    }))
+    .unwrap()
+}
+
+/// Whether NonAdminBackup `name` is Created with its Velero Backup Completed.
+pub async fn nab_finished(api: &Api<nac::api::nonadmin::NonAdminBackup>, name: &str) -> bool {
+    let Some(nab) = api.get_opt(name).await.ok().flatten() else {
+        return false;
+    };
+    let v = serde_json::to_value(&nab).unwrap();
+    v.pointer("/status/phase") == Some(&json!("Created"))
+        && v.pointer("/status/veleroBackup/status/phase") == Some(&json!("Completed"))
+}
+
+/// How many of `objects` carry label `key` with `value` (Velero objects per NACUUID, say).
+pub fn labelled<K: kube::Resource>(objects: &[K], key: &str, value: &str) -> usize {
+    objects
+        .iter()
+        .filter(|o| {
+            o.meta()
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.get(key).is_some_and(|v| v == value))
+        })
+        .count()
+}
+
+/// Asserts a history timeline (`[{at, attribute, value}, ...]` as the gateway serves it) is
+/// in time order, never repeats a transition twice in a row, and has the NAB's `Created`.
+pub fn assert_timeline_sound(what: &str, timeline: &[serde_json::Value]) {
+    let ats: Vec<&str> = timeline.iter().map(|t| t["at"].as_str().unwrap()).collect();
+    let mut sorted = ats.clone();
+    sorted.sort();
+    assert_eq!(ats, sorted, "{what}: timeline out of order: {timeline:?}");
+    for pair in timeline.windows(2) {
+        assert!(
+            (&pair[0]["attribute"], &pair[0]["value"])
+                != (&pair[1]["attribute"], &pair[1]["value"]),
+            "{what}: timeline repeats a transition: {timeline:?}"
+        );
+    }
+    assert!(
+        timeline
+            .iter()
+            .any(|t| t["attribute"] == "phase" && t["value"] == "Created"),
+        "{what}: timeline misses Created: {timeline:?}"
+    );
+}

@@ -240,3 +240,12 @@ pub async fn kubeconfig(
     std::fs::write(&path, text).unwrap();
     (path, Some(task))
 }
+
+/// Stops each process with SIGTERM and asserts it exits 0 within 30 s (its log otherwise).
+pub async fn stop_cleanly(processes: &mut [(&mut Nac, &str)]) {
+    for (process, name) in processes.iter_mut() {
+        process.sigterm();
+        let (code, _) = process.exited(Duration::from_secs(30)).await;
+        assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
+    }
+}

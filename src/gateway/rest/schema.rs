@@ -12,8 +12,46 @@ use utoipa::{PartialSchema, ToSchema};
 use super::problem::ProblemDetails;
 use crate::api::crds;
 
-/// The OpenAPI schema of a NAC custom resource, from its CRD (`openAPIV3Schema`).
-fn crd_schema(plural: &str, description: &str) -> RefOr<Schema> {
+/// The metadata of a Kubernetes object in NAC's answers (the `ObjectMeta` fields they carry).
+#[derive(Debug, serde::Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// Name, unique in the namespace.
+    pub name: String,
+    /// Namespace.
+    #[schema(nullable = false)]
+    pub namespace: Option<String>,
+    /// The object's UID.
+    #[schema(nullable = false)]
+    pub uid: Option<String>,
+    /// The version to send back with a change (optimistic concurrency).
+    #[schema(nullable = false)]
+    pub resource_version: Option<String>,
+    /// Changes of the spec so far.
+    #[schema(nullable = false)]
+    pub generation: Option<i64>,
+    /// When it was created (RFC 3339).
+    #[schema(nullable = false)]
+    pub creation_timestamp: Option<String>,
+    /// When its deletion was asked for (RFC 3339); it goes once its finalizers are done.
+    #[schema(nullable = false)]
+    pub deletion_timestamp: Option<String>,
+    /// Labels.
+    #[schema(nullable = false)]
+    pub labels: Option<std::collections::BTreeMap<String, String>>,
+    /// Annotations.
+    #[schema(nullable = false)]
+    pub annotations: Option<std::collections::BTreeMap<String, String>>,
+    /// What must happen before the object goes (NAC's finalizer while its Velero objects are
+    /// cleaned up).
+    #[schema(nullable = false)]
+    pub finalizers: Option<Vec<String>>,
+}
+
+/// The OpenAPI schema of a NAC custom resource: its CRD's `openAPIV3Schema` (`spec` and
+/// `status`) plus what every Kubernetes object carries and a CRD leaves out (`apiVersion`,
+/// `kind`, `metadata`).
+fn crd_schema(plural: &str, kind: &str, description: &str) -> RefOr<Schema> {
     let schema = crds::nac_crds()
         .into_iter()
         .find(|crd| crd.spec.names.plural == plural)
@@ -21,6 +59,26 @@ fn crd_schema(plural: &str, description: &str) -> RefOr<Schema> {
         .and_then(|version| version.schema)
         .and_then(|validation| validation.open_api_v3_schema)
         .and_then(|schema| serde_json::to_value(schema).ok())
+        .map(|mut value| {
+            if let Some(properties) = value
+                .get_mut("properties")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                properties.insert(
+                    "apiVersion".into(),
+                    serde_json::json!({"type": "string", "description": "`oadp.openshift.io/v1alpha1`."}),
+                );
+                properties.insert(
+                    "kind".into(),
+                    serde_json::json!({"type": "string", "description": format!("`{kind}`.")}),
+                );
+                properties.insert(
+                    "metadata".into(),
+                    serde_json::json!({"$ref": "#/components/schemas/ObjectMeta"}),
+                );
+            }
+            value
+        })
         .and_then(|value| serde_json::from_value::<RefOr<Schema>>(value).ok());
     schema.unwrap_or_else(|| {
         RefOr::T(Schema::Object(
@@ -37,13 +95,21 @@ macro_rules! crd_document {
 
         impl PartialSchema for $name {
             fn schema() -> RefOr<Schema> {
-                crd_schema($plural, concat!("A ", $schema_name, " custom resource"))
+                crd_schema(
+                    $plural,
+                    $schema_name,
+                    concat!("A ", $schema_name, " custom resource"),
+                )
             }
         }
 
         impl ToSchema for $name {
             fn name() -> Cow<'static, str> {
                 Cow::Borrowed($schema_name)
+            }
+
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                schemas.push((ObjectMeta::name().into(), ObjectMeta::schema()));
             }
         }
     };

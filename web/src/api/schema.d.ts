@@ -1663,6 +1663,11 @@ export interface components {
                     };
                 };
             };
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion?: string;
+            /** @description `NonAdminBackup`. */
+            kind?: string;
+            metadata?: components["schemas"]["ObjectMeta"];
         };
         /**
          * NonAdminBackupStorageLocation
@@ -1784,6 +1789,11 @@ export interface components {
                     };
                 };
             };
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion?: string;
+            /** @description `NonAdminBackupStorageLocation`. */
+            kind?: string;
+            metadata?: components["schemas"]["ObjectMeta"];
         };
         /**
          * NonAdminRestore
@@ -2154,6 +2164,11 @@ export interface components {
                     };
                 };
             };
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion?: string;
+            /** @description `NonAdminRestore`. */
+            kind?: string;
+            metadata?: components["schemas"]["ObjectMeta"];
         };
         /**
          * NonAdminSchedule
@@ -2458,6 +2473,11 @@ export interface components {
                     };
                 };
             };
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion?: string;
+            /** @description `NonAdminSchedule`. */
+            kind?: string;
+            metadata?: components["schemas"]["ObjectMeta"];
         };
         /** @description A page of objects in the Kubernetes list shape. */
         ObjectList: {
@@ -2474,6 +2494,39 @@ export interface components {
              *     NotRequired).
              */
             approvals?: Record<string, unknown> | null;
+        };
+        /** @description The metadata of a Kubernetes object in NAC's answers (the `ObjectMeta` fields they carry). */
+        ObjectMeta: {
+            /** @description Name, unique in the namespace. */
+            name: string;
+            /** @description Namespace. */
+            namespace?: string;
+            /** @description The object's UID. */
+            uid?: string;
+            /** @description The version to send back with a change (optimistic concurrency). */
+            resourceVersion?: string;
+            /**
+             * Format: int64
+             * @description Changes of the spec so far.
+             */
+            generation?: number;
+            /** @description When it was created (RFC 3339). */
+            creationTimestamp?: string;
+            /** @description When its deletion was asked for (RFC 3339); it goes once its finalizers are done. */
+            deletionTimestamp?: string;
+            /** @description Labels. */
+            labels?: {
+                [key: string]: string;
+            };
+            /** @description Annotations. */
+            annotations?: {
+                [key: string]: string;
+            };
+            /**
+             * @description What must happen before the object goes (NAC's finalizer while its Velero objects are
+             *     cleaned up).
+             */
+            finalizers?: string[];
         };
         /**
          * @description One operation (a backup, restore, storage location, schedule run, download or deletion),

@@ -51,28 +51,16 @@ export type ContentsQuery = NonNullable<operations['backup_contents']['parameter
 /** The window of `GET …/stats`. */
 export type StatsQuery = NonNullable<operations['namespace_stats']['parameters']['query']>;
 
-// NAC's custom resources. Their schemas in the document are the CRDs' `spec` and `status`
-// only: `apiVersion`, `kind` and `metadata` are missing, so the console names the metadata it
-// reads here and checks it (`isTenantObject`) on every object that comes in.
+// NAC's custom resources. The document gives `apiVersion`, `kind` and `metadata` (an
+// `ObjectMeta`) without requiring them, as a create body may leave them out; every object the
+// gateway answers has its metadata, which the console checks (`isTenantObject`) on every object
+// that comes in.
 
-/** The metadata of a Kubernetes object, as far as the console reads it. */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  resourceVersion?: string;
-  generation?: number;
-  finalizers?: string[];
-}
+/** The metadata of a Kubernetes object, as the document describes it. */
+export type ObjectMeta = Schemas['ObjectMeta'];
 
-/** What every Kubernetes object has besides its spec and status. */
+/** What every Kubernetes object the gateway answers has besides its spec and status. */
 export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
   metadata: ObjectMeta;
 }
 

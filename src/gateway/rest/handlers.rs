@@ -16,8 +16,10 @@ use super::answer::{ApiJson, json_bytes_response, json_response};
 use super::extract::{ApiPath, ApiQuery, AuthCaller, JsonBody, check_name, check_namespace};
 use super::problem::{PROBLEM_CONTENT_TYPE, Problem, ProblemDetails};
 use super::schema::{
-    ErrorResponses, NonAdminBackupDoc, NonAdminBackupStorageLocationDoc, NonAdminRestoreDoc,
-    NonAdminScheduleDoc, ObjectList,
+    ErrorResponses, NonAdminBackupCreateDoc, NonAdminBackupDoc,
+    NonAdminBackupStorageLocationCreateDoc, NonAdminBackupStorageLocationDoc,
+    NonAdminRestoreCreateDoc, NonAdminRestoreDoc, NonAdminScheduleCreateDoc, NonAdminScheduleDoc,
+    ObjectList,
 };
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
@@ -487,7 +489,7 @@ pub async fn list_namespaces(
 
 macro_rules! resource_handlers {
     (
-        $kind:ty, $doc:ty, $dry_run_doc:ty, $dry_run_text:literal, $tag:literal,
+        $kind:ty, $doc:ty, $create_doc:ty, $dry_run_doc:ty, $dry_run_text:literal, $tag:literal,
         $collection:literal, $item:literal,
         $list:ident, $get:ident, $create:ident, $delete:ident, $delete_text:literal
     ) => {
@@ -533,7 +535,7 @@ macro_rules! resource_handlers {
                 ("namespace" = String, Path, description = "Namespace"),
                 ("Idempotency-Key" = Option<String>, Header, description = "Same key and body: same answer; same key, other body: 422"),
                 CreateParams),
-            request_body(content = $doc, description = "The custom resource's own JSON, or the short form {\"name\": …, \"spec\": {…}}, or a JSON string naming it"),
+            request_body(content = $create_doc, description = "The custom resource's own JSON, or the short form {\"name\": …, \"spec\": {…}}, or a JSON string naming it"),
             responses(
                 (status = 201, description = "Created (with wait=true: and terminal)", body = $doc),
                 (status = 200, description = $dry_run_text, body = $dry_run_doc),
@@ -576,6 +578,7 @@ macro_rules! resource_handlers {
 resource_handlers!(
     NonAdminBackup,
     NonAdminBackupDoc,
+    NonAdminBackupCreateDoc,
     BackupDryRun,
     "dryRun=true: nothing is created; what the backup would take (its manifest: counts by kind and the items, from the namespace's live objects read with the caller's token), lists the caller could not read, and running operations it would wait on",
     "backups",
@@ -590,6 +593,7 @@ resource_handlers!(
 resource_handlers!(
     NonAdminRestore,
     NonAdminRestoreDoc,
+    NonAdminRestoreCreateDoc,
     RestorePreviewView,
     "dryRun=true: nothing is created; the restore preview — each backed-up item created, updated or skipped (and why) in restore order, against the namespace as it is now — and running operations it would wait on",
     "restores",
@@ -604,6 +608,7 @@ resource_handlers!(
 resource_handlers!(
     NonAdminBackupStorageLocation,
     NonAdminBackupStorageLocationDoc,
+    NonAdminBackupStorageLocationCreateDoc,
     NonAdminBackupStorageLocationDoc,
     "dryRun=true: what would be created",
     "storage-locations",
@@ -618,6 +623,7 @@ resource_handlers!(
 resource_handlers!(
     NonAdminSchedule,
     NonAdminScheduleDoc,
+    NonAdminScheduleCreateDoc,
     NonAdminScheduleDoc,
     "dryRun=true: what would be created",
     "schedules",

@@ -115,6 +115,73 @@ macro_rules! crd_document {
     };
 }
 
+/// The body a create accepts (`service::objects::object_from_body`): the custom resource's own
+/// JSON, the short form `{"name": …, "spec": {…}}` (a restore may name just its `backupName`),
+/// or a JSON string naming it (with the kind's default spec).
+fn create_body_schema(resource: &str) -> RefOr<Schema> {
+    let strings = serde_json::json!({"type": "object", "additionalProperties": {"type": "string"}});
+    let mut short = serde_json::json!({
+        "type": "object",
+        "description": "The short form: `name` (or `generateName`) and the spec, the kind's default spec when left out.",
+        "additionalProperties": false,
+        "properties": {
+            "name": {"type": "string", "description": "The object's name."},
+            "generateName": {"type": "string", "description": "A prefix the API server completes into a unique name."},
+            "labels": strings,
+            "annotations": strings,
+            "spec": {"$ref": format!("#/components/schemas/{resource}/properties/spec")}
+        }
+    });
+    if resource == "NonAdminRestore" {
+        short["properties"]["backupName"] = serde_json::json!({
+            "type": "string",
+            "description": "Shortcut for `spec.restoreSpec.backupName`."
+        });
+    }
+    let value = serde_json::json!({
+        "description": format!(
+            "The {resource}'s own JSON, the short form, or a JSON string naming it (with the kind's default spec)."
+        ),
+        "oneOf": [
+            {"$ref": format!("#/components/schemas/{resource}")},
+            short,
+            {"type": "string", "description": "The object's name."}
+        ]
+    });
+    serde_json::from_value(value).unwrap_or_else(|_| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .description(Some(format!("A {resource} to create")))
+                .build(),
+        ))
+    })
+}
+
+macro_rules! create_document {
+    ($name:ident, $schema_name:literal, $resource:ty) => {
+        #[doc = concat!("The body of a create: `", $schema_name, "`.")]
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                create_body_schema(&<$resource as ToSchema>::name())
+            }
+        }
+
+        impl ToSchema for $name {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($schema_name)
+            }
+
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                schemas.push((<$resource>::name().into(), <$resource>::schema()));
+                <$resource as ToSchema>::schemas(schemas);
+            }
+        }
+    };
+}
+
 crd_document!(NonAdminBackupDoc, "NonAdminBackup", "nonadminbackups");
 crd_document!(NonAdminRestoreDoc, "NonAdminRestore", "nonadminrestores");
 crd_document!(
@@ -123,6 +190,27 @@ crd_document!(
     "nonadminbackupstoragelocations"
 );
 crd_document!(NonAdminScheduleDoc, "NonAdminSchedule", "nonadminschedules");
+
+create_document!(
+    NonAdminBackupCreateDoc,
+    "NonAdminBackupCreate",
+    NonAdminBackupDoc
+);
+create_document!(
+    NonAdminRestoreCreateDoc,
+    "NonAdminRestoreCreate",
+    NonAdminRestoreDoc
+);
+create_document!(
+    NonAdminBackupStorageLocationCreateDoc,
+    "NonAdminBackupStorageLocationCreate",
+    NonAdminBackupStorageLocationDoc
+);
+create_document!(
+    NonAdminScheduleCreateDoc,
+    "NonAdminScheduleCreate",
+    NonAdminScheduleDoc
+);
 
 /// A page of objects in the Kubernetes list shape.
 #[derive(Debug, serde::Serialize, ToSchema)]

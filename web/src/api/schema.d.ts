@@ -1669,6 +1669,20 @@ export interface components {
             kind?: string;
             metadata?: components["schemas"]["ObjectMeta"];
         };
+        /** @description The NonAdminBackup's own JSON, the short form, or a JSON string naming it (with the kind's default spec). */
+        NonAdminBackupCreate: components["schemas"]["NonAdminBackup"] | {
+            /** @description The object's name. */
+            name?: string;
+            /** @description A prefix the API server completes into a unique name. */
+            generateName?: string;
+            labels?: {
+                [key: string]: string;
+            };
+            annotations?: {
+                [key: string]: string;
+            };
+            spec?: components["schemas"]["NonAdminBackup"]["spec"];
+        } | string;
         /**
          * NonAdminBackupStorageLocation
          * @description A namespace owner's own Velero backup storage location.
@@ -1795,6 +1809,20 @@ export interface components {
             kind?: string;
             metadata?: components["schemas"]["ObjectMeta"];
         };
+        /** @description The NonAdminBackupStorageLocation's own JSON, the short form, or a JSON string naming it (with the kind's default spec). */
+        NonAdminBackupStorageLocationCreate: components["schemas"]["NonAdminBackupStorageLocation"] | {
+            /** @description The object's name. */
+            name?: string;
+            /** @description A prefix the API server completes into a unique name. */
+            generateName?: string;
+            labels?: {
+                [key: string]: string;
+            };
+            annotations?: {
+                [key: string]: string;
+            };
+            spec?: components["schemas"]["NonAdminBackupStorageLocation"]["spec"];
+        } | string;
         /**
          * NonAdminRestore
          * @description A namespace owner's request to restore one of their backups with Velero.
@@ -2170,6 +2198,22 @@ export interface components {
             kind?: string;
             metadata?: components["schemas"]["ObjectMeta"];
         };
+        /** @description The NonAdminRestore's own JSON, the short form, or a JSON string naming it (with the kind's default spec). */
+        NonAdminRestoreCreate: components["schemas"]["NonAdminRestore"] | {
+            /** @description The object's name. */
+            name?: string;
+            /** @description A prefix the API server completes into a unique name. */
+            generateName?: string;
+            labels?: {
+                [key: string]: string;
+            };
+            annotations?: {
+                [key: string]: string;
+            };
+            spec?: components["schemas"]["NonAdminRestore"]["spec"];
+            /** @description Shortcut for `spec.restoreSpec.backupName`. */
+            backupName?: string;
+        } | string;
         /**
          * NonAdminSchedule
          * @description A namespace owner's schedule of periodic backups.
@@ -2479,6 +2523,20 @@ export interface components {
             kind?: string;
             metadata?: components["schemas"]["ObjectMeta"];
         };
+        /** @description The NonAdminSchedule's own JSON, the short form, or a JSON string naming it (with the kind's default spec). */
+        NonAdminScheduleCreate: components["schemas"]["NonAdminSchedule"] | {
+            /** @description The object's name. */
+            name?: string;
+            /** @description A prefix the API server completes into a unique name. */
+            generateName?: string;
+            labels?: {
+                [key: string]: string;
+            };
+            annotations?: {
+                [key: string]: string;
+            };
+            spec?: components["schemas"]["NonAdminSchedule"]["spec"];
+        } | string;
         /** @description A page of objects in the Kubernetes list shape. */
         ObjectList: {
             /** @description `oadp.openshift.io/v1alpha1`. */
@@ -3218,7 +3276,7 @@ export interface operations {
         /** @description The custom resource's own JSON, or the short form {"name": …, "spec": {…}}, or a JSON string naming it */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NonAdminBackup"];
+                "application/json": components["schemas"]["NonAdminBackupCreate"];
             };
         };
         responses: {
@@ -4513,7 +4571,7 @@ export interface operations {
         /** @description The custom resource's own JSON, or the short form {"name": …, "spec": {…}}, or a JSON string naming it */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NonAdminRestore"];
+                "application/json": components["schemas"]["NonAdminRestoreCreate"];
             };
         };
         responses: {
@@ -5165,7 +5223,7 @@ export interface operations {
         /** @description The custom resource's own JSON, or the short form {"name": …, "spec": {…}}, or a JSON string naming it */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NonAdminBackupStorageLocation"];
+                "application/json": components["schemas"]["NonAdminBackupStorageLocationCreate"];
             };
         };
         responses: {
@@ -5617,7 +5675,7 @@ export interface operations {
         /** @description The custom resource's own JSON, or the short form {"name": …, "spec": {…}}, or a JSON string naming it */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NonAdminSchedule"];
+                "application/json": components["schemas"]["NonAdminScheduleCreate"];
             };
         };
         responses: {

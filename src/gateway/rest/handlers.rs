@@ -16,10 +16,11 @@ use super::answer::{ApiJson, json_bytes_response, json_response};
 use super::extract::{ApiPath, ApiQuery, AuthCaller, JsonBody, check_name, check_namespace};
 use super::problem::{PROBLEM_CONTENT_TYPE, Problem, ProblemDetails};
 use super::schema::{
-    ErrorResponses, NonAdminBackupCreateDoc, NonAdminBackupDoc,
+    ErrorResponses, NonAdminBackupCreateDoc, NonAdminBackupDoc, NonAdminBackupListDoc,
     NonAdminBackupStorageLocationCreateDoc, NonAdminBackupStorageLocationDoc,
-    NonAdminRestoreCreateDoc, NonAdminRestoreDoc, NonAdminScheduleCreateDoc, NonAdminScheduleDoc,
-    ObjectList,
+    NonAdminBackupStorageLocationListDoc, NonAdminRestoreCreateDoc, NonAdminRestoreDoc,
+    NonAdminRestoreListDoc, NonAdminScheduleCreateDoc, NonAdminScheduleDoc,
+    NonAdminScheduleListDoc,
 };
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminRestore, NonAdminSchedule,
@@ -489,7 +490,7 @@ pub async fn list_namespaces(
 
 macro_rules! resource_handlers {
     (
-        $kind:ty, $doc:ty, $create_doc:ty, $dry_run_doc:ty, $dry_run_text:literal, $tag:literal,
+        $kind:ty, $doc:ty, $create_doc:ty, $list_doc:ty, $dry_run_doc:ty, $dry_run_text:literal, $tag:literal,
         $collection:literal, $item:literal,
         $list:ident, $get:ident, $create:ident, $delete:ident, $delete_text:literal
     ) => {
@@ -497,7 +498,7 @@ macro_rules! resource_handlers {
         #[utoipa::path(
             get, path = $collection, tag = $tag,
             params(("namespace" = String, Path, description = "Namespace"), ListParams),
-            responses((status = 200, description = "One page, Kubernetes list shape; `metadata.continue` when more follow", body = ObjectList), ErrorResponses),
+            responses((status = 200, description = "One page, Kubernetes list shape; `metadata.continue` when more follow", body = $list_doc), ErrorResponses),
             security(("bearer" = []), ("session" = []))
         )]
         pub async fn $list(
@@ -579,6 +580,7 @@ resource_handlers!(
     NonAdminBackup,
     NonAdminBackupDoc,
     NonAdminBackupCreateDoc,
+    NonAdminBackupListDoc,
     BackupDryRun,
     "dryRun=true: nothing is created; what the backup would take (its manifest: counts by kind and the items, from the namespace's live objects read with the caller's token), lists the caller could not read, and running operations it would wait on",
     "backups",
@@ -594,6 +596,7 @@ resource_handlers!(
     NonAdminRestore,
     NonAdminRestoreDoc,
     NonAdminRestoreCreateDoc,
+    NonAdminRestoreListDoc,
     RestorePreviewView,
     "dryRun=true: nothing is created; the restore preview — each backed-up item created, updated or skipped (and why) in restore order, against the namespace as it is now — and running operations it would wait on",
     "restores",
@@ -609,6 +612,7 @@ resource_handlers!(
     NonAdminBackupStorageLocation,
     NonAdminBackupStorageLocationDoc,
     NonAdminBackupStorageLocationCreateDoc,
+    NonAdminBackupStorageLocationListDoc,
     NonAdminBackupStorageLocationDoc,
     "dryRun=true: what would be created",
     "storage-locations",
@@ -624,6 +628,7 @@ resource_handlers!(
     NonAdminSchedule,
     NonAdminScheduleDoc,
     NonAdminScheduleCreateDoc,
+    NonAdminScheduleListDoc,
     NonAdminScheduleDoc,
     "dryRun=true: what would be created",
     "schedules",

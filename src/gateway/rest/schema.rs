@@ -212,25 +212,90 @@ create_document!(
     NonAdminScheduleDoc
 );
 
-/// A page of objects in the Kubernetes list shape.
-#[derive(Debug, serde::Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectList {
-    /// `oadp.openshift.io/v1alpha1`.
-    pub api_version: String,
-    /// `<Kind>List`.
-    pub kind: String,
-    /// `continue`: the token of the next page, when there is one.
-    #[schema(value_type = Object)]
-    pub metadata: serde_json::Value,
-    /// The objects (the custom resources' own JSON).
-    #[schema(value_type = Vec<Object>)]
-    pub items: Vec<serde_json::Value>,
-    /// Storage locations only: approval state by name (Approved, Pending, Rejected,
-    /// NotRequired).
-    #[schema(value_type = Option<Object>)]
-    pub approvals: Option<serde_json::Value>,
+/// A page of one kind of custom resource in the Kubernetes list shape (what `list_body`
+/// writes): `metadata.continue` when more follow; storage locations add `approvals`.
+fn list_schema(resource: &str) -> RefOr<Schema> {
+    let mut value = serde_json::json!({
+        "type": "object",
+        "description": format!("A page of {resource}s in the Kubernetes list shape."),
+        "required": ["apiVersion", "kind", "metadata", "items"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": "`oadp.openshift.io/v1alpha1`."},
+            "kind": {"type": "string", "description": format!("`{resource}List`.")},
+            "metadata": {
+                "type": "object",
+                "properties": {"continue": {
+                    "type": "string",
+                    "description": "The token of the next page (the `continue` parameter), when there is one."
+                }}
+            },
+            "items": {"type": "array", "items": {"$ref": format!("#/components/schemas/{resource}")}}
+        }
+    });
+    if resource == "NonAdminBackupStorageLocation" {
+        value["properties"]["approvals"] = serde_json::json!({
+            "type": "object",
+            "description": "Each listed location's approval state, by name.",
+            "additionalProperties": {
+                "type": "string",
+                "enum": ["Approved", "Pending", "Rejected", "NotRequired"]
+            }
+        });
+    }
+    serde_json::from_value(value).unwrap_or_else(|_| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .description(Some(format!("A page of {resource}s")))
+                .build(),
+        ))
+    })
 }
+
+macro_rules! list_document {
+    ($name:ident, $schema_name:literal, $resource:ty) => {
+        #[doc = concat!("A page of the list answer: `", $schema_name, "`.")]
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                list_schema(&<$resource as ToSchema>::name())
+            }
+        }
+
+        impl ToSchema for $name {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($schema_name)
+            }
+
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                schemas.push((<$resource>::name().into(), <$resource>::schema()));
+                <$resource as ToSchema>::schemas(schemas);
+            }
+        }
+    };
+}
+
+list_document!(
+    NonAdminBackupListDoc,
+    "NonAdminBackupList",
+    NonAdminBackupDoc
+);
+list_document!(
+    NonAdminRestoreListDoc,
+    "NonAdminRestoreList",
+    NonAdminRestoreDoc
+);
+list_document!(
+    NonAdminBackupStorageLocationListDoc,
+    "NonAdminBackupStorageLocationList",
+    NonAdminBackupStorageLocationDoc
+);
+list_document!(
+    NonAdminScheduleListDoc,
+    "NonAdminScheduleList",
+    NonAdminScheduleDoc
+);
 
 /// The error answers every operation may give (as problem+json).
 #[derive(utoipa::IntoResponses)]

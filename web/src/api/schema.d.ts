@@ -1683,6 +1683,18 @@ export interface components {
             };
             spec?: components["schemas"]["NonAdminBackup"]["spec"];
         } | string;
+        /** @description A page of NonAdminBackups in the Kubernetes list shape. */
+        NonAdminBackupList: {
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion: string;
+            /** @description `NonAdminBackupList`. */
+            kind: string;
+            metadata: {
+                /** @description The token of the next page (the `continue` parameter), when there is one. */
+                continue?: string;
+            };
+            items: components["schemas"]["NonAdminBackup"][];
+        };
         /**
          * NonAdminBackupStorageLocation
          * @description A namespace owner's own Velero backup storage location.
@@ -1823,6 +1835,22 @@ export interface components {
             };
             spec?: components["schemas"]["NonAdminBackupStorageLocation"]["spec"];
         } | string;
+        /** @description A page of NonAdminBackupStorageLocations in the Kubernetes list shape. */
+        NonAdminBackupStorageLocationList: {
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion: string;
+            /** @description `NonAdminBackupStorageLocationList`. */
+            kind: string;
+            metadata: {
+                /** @description The token of the next page (the `continue` parameter), when there is one. */
+                continue?: string;
+            };
+            items: components["schemas"]["NonAdminBackupStorageLocation"][];
+            /** @description Each listed location's approval state, by name. */
+            approvals?: {
+                [key: string]: "Approved" | "Pending" | "Rejected" | "NotRequired";
+            };
+        };
         /**
          * NonAdminRestore
          * @description A namespace owner's request to restore one of their backups with Velero.
@@ -2214,6 +2242,18 @@ export interface components {
             /** @description Shortcut for `spec.restoreSpec.backupName`. */
             backupName?: string;
         } | string;
+        /** @description A page of NonAdminRestores in the Kubernetes list shape. */
+        NonAdminRestoreList: {
+            /** @description `oadp.openshift.io/v1alpha1`. */
+            apiVersion: string;
+            /** @description `NonAdminRestoreList`. */
+            kind: string;
+            metadata: {
+                /** @description The token of the next page (the `continue` parameter), when there is one. */
+                continue?: string;
+            };
+            items: components["schemas"]["NonAdminRestore"][];
+        };
         /**
          * NonAdminSchedule
          * @description A namespace owner's schedule of periodic backups.
@@ -2537,21 +2577,17 @@ export interface components {
             };
             spec?: components["schemas"]["NonAdminSchedule"]["spec"];
         } | string;
-        /** @description A page of objects in the Kubernetes list shape. */
-        ObjectList: {
+        /** @description A page of NonAdminSchedules in the Kubernetes list shape. */
+        NonAdminScheduleList: {
             /** @description `oadp.openshift.io/v1alpha1`. */
             apiVersion: string;
-            /** @description `<Kind>List`. */
+            /** @description `NonAdminScheduleList`. */
             kind: string;
-            /** @description `continue`: the token of the next page, when there is one. */
-            metadata: Record<string, unknown>;
-            /** @description The objects (the custom resources' own JSON). */
-            items: Record<string, unknown>[];
-            /**
-             * @description Storage locations only: approval state by name (Approved, Pending, Rejected,
-             *     NotRequired).
-             */
-            approvals?: Record<string, unknown> | null;
+            metadata: {
+                /** @description The token of the next page (the `continue` parameter), when there is one. */
+                continue?: string;
+            };
+            items: components["schemas"]["NonAdminSchedule"][];
         };
         /** @description The metadata of a Kubernetes object in NAC's answers (the `ObjectMeta` fields they carry). */
         ObjectMeta: {
@@ -3176,7 +3212,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ObjectList"];
+                    "application/json": components["schemas"]["NonAdminBackupList"];
                 };
             };
             /** @description Malformed request */
@@ -4471,7 +4507,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ObjectList"];
+                    "application/json": components["schemas"]["NonAdminRestoreList"];
                 };
             };
             /** @description Malformed request */
@@ -5123,7 +5159,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ObjectList"];
+                    "application/json": components["schemas"]["NonAdminBackupStorageLocationList"];
                 };
             };
             /** @description Malformed request */
@@ -5575,7 +5611,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ObjectList"];
+                    "application/json": components["schemas"]["NonAdminScheduleList"];
                 };
             };
             /** @description Malformed request */

@@ -1,6 +1,6 @@
 // Reads a namespace's list of one tenant resource: one page, or every page (following
-// `metadata.continue`), keeping the storage locations' `approvals` map of all pages. The
-// document types list items as free objects, so each is checked (`tenantObject`).
+// `metadata.continue`), keeping the storage locations' `approvals` map of all pages. Each item
+// is still checked as it comes in (`tenantObject`): the document does not require metadata.
 import { api } from '../api/client';
 import { stringValues, tenantObject, type ListQuery, type TenantList, type TenantResource } from '../api/types';
 
@@ -22,7 +22,7 @@ export async function listPage<R extends TenantResource>(namespace: string, reso
   return {
     items: answer.items.map((item) => tenantObject(resource, item)),
     continue: typeof token === 'string' && token ? token : undefined,
-    approvals: stringValues(answer.approvals),
+    approvals: stringValues('approvals' in answer ? answer.approvals : undefined),
   };
 }
 

@@ -5,8 +5,9 @@ import { act } from '@testing-library/react';
 import { vi } from 'vitest';
 import type { components } from '../api/schema';
 
-/** A list answer of the gateway (`ObjectList`) with its items typed, for fixtures. */
-export type ListAnswer<T> = Omit<components['schemas']['ObjectList'], 'items'> & { items: T[] };
+/** A list answer of the gateway (the storage locations' shape, the one with `approvals`) with
+ * its items typed as the fixture needs, for fixtures. */
+export type ListAnswer<T> = Omit<components['schemas']['NonAdminBackupStorageLocationList'], 'items'> & { items: T[] };
 
 export interface FakeAnswer {
   status?: number;

@@ -2,7 +2,8 @@
 //! server gone, the calls of the next [`RETRY_UNREACHABLE_AFTER`] are answered
 //! [`HistoryError::Unavailable`] at once instead of each waiting out the pool's connect
 //! timeout (seconds per request, every gateway request holding a task meanwhile); after that
-//! one call at a time goes through, given at most [`RETRY_TIMEOUT`] to find the server back.
+//! one call at a time goes through, after a `SELECT 1` given at most [`RETRY_TIMEOUT`] found
+//! the server back.
 //!
 //! Pure bookkeeping on instants handed in; [`super::sql::SqlCore`] keeps one per store.
 
@@ -13,8 +14,8 @@ use super::HistoryError;
 /// How long calls fail fast after the server was last found unreachable.
 pub const RETRY_UNREACHABLE_AFTER: Duration = Duration::from_secs(1);
 
-/// How long a call that tries an unreachable server again may wait for it (connecting
-/// included) before it is answered [`HistoryError::Unavailable`] too.
+/// How long the `SELECT 1` of a call that tries an unreachable server again may wait for it
+/// (connecting included) before the call is answered [`HistoryError::Unavailable`] too.
 pub const RETRY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How a call admitted by [`Reachability::admit`] goes to the server.
@@ -22,7 +23,7 @@ pub const RETRY_TIMEOUT: Duration = Duration::from_secs(1);
 pub enum Attempt {
     /// The server is reachable as far as known: as usual.
     Usual,
-    /// The server was unreachable: this call tries it again, within [`RETRY_TIMEOUT`].
+    /// The server was unreachable: a `SELECT 1` within [`RETRY_TIMEOUT`] goes first.
     Retry,
 }
 

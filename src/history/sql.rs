@@ -472,20 +472,25 @@ impl SqlCore {
         if self.backend != Backend::Postgres {
             return call.await;
         }
-        // The guard must be gone before the call is awaited.
+        // The guard must be gone before anything is awaited.
         let attempt = self.reachable().admit(Instant::now())?;
-        let result = match attempt {
-            Attempt::Usual => call.await,
-            Attempt::Retry => tokio::time::timeout(RETRY_TIMEOUT, call)
+        if attempt == Attempt::Retry {
+            // A quick `SELECT 1` finds out whether the server is back, so the call itself (a
+            // large batch of the recorder's, say) is never cut short by the retry's deadline.
+            tokio::time::timeout(RETRY_TIMEOUT, self.ping())
                 .await
                 .unwrap_or_else(|_| {
-                    Err(HistoryError::Unavailable(format!(
+                    let error = HistoryError::Unavailable(format!(
                         "{}: no answer within {} s",
                         self.target,
                         RETRY_TIMEOUT.as_secs()
-                    )))
-                }),
-        };
+                    ));
+                    let failed = Err(error);
+                    self.reachable().observe(&failed, Instant::now());
+                    failed
+                })?;
+        }
+        let result = call.await;
         self.reachable().observe(&result, Instant::now());
         result
     }

@@ -11,7 +11,9 @@
 //! - the controller backs off as told instead of storming: APF refused at most half of its
 //!   requests, and all it saw stay a small multiple of the work (read from
 //!   kube-apiserver's own `apiserver_flowcontrol_*` metrics for the flow schema);
-//! - the gateway keeps answering cached reads quickly throughout, and answers every create.
+//! - the gateway keeps answering cached reads quickly throughout, and answers every create;
+//! - stopped while the level still holds its writes back, the controller stops within its grace
+//!   period and hands its Lease back (cutting off, with status 1, writes a 429 still delays).
 //!
 //! `NAC_OVERLOAD_TENANTS` changes the number of tenants (200 by default).
 //! Printed: 429s and requests per backup from APF, the gateway's read latency percentiles

@@ -157,15 +157,17 @@ fn create_body_schema(resource: &str) -> RefOr<Schema> {
     })
 }
 
-macro_rules! create_document {
-    ($name:ident, $schema_name:literal, $resource:ty) => {
-        #[doc = concat!("The body of a create: `", $schema_name, "`.")]
+/// A schema made from a custom resource's by `build` (its create body, its list answer), the
+/// resource's own schema registered beside it.
+macro_rules! resource_document {
+    ($name:ident, $schema_name:literal, $resource:ty, $build:ident) => {
+        #[doc = concat!("The `", $schema_name, "` schema.")]
         #[derive(Debug)]
         pub struct $name;
 
         impl PartialSchema for $name {
             fn schema() -> RefOr<Schema> {
-                create_body_schema(&<$resource as ToSchema>::name())
+                $build(&<$resource as ToSchema>::name())
             }
         }
 
@@ -191,25 +193,29 @@ crd_document!(
 );
 crd_document!(NonAdminScheduleDoc, "NonAdminSchedule", "nonadminschedules");
 
-create_document!(
+resource_document!(
     NonAdminBackupCreateDoc,
     "NonAdminBackupCreate",
-    NonAdminBackupDoc
+    NonAdminBackupDoc,
+    create_body_schema
 );
-create_document!(
+resource_document!(
     NonAdminRestoreCreateDoc,
     "NonAdminRestoreCreate",
-    NonAdminRestoreDoc
+    NonAdminRestoreDoc,
+    create_body_schema
 );
-create_document!(
+resource_document!(
     NonAdminBackupStorageLocationCreateDoc,
     "NonAdminBackupStorageLocationCreate",
-    NonAdminBackupStorageLocationDoc
+    NonAdminBackupStorageLocationDoc,
+    create_body_schema
 );
-create_document!(
+resource_document!(
     NonAdminScheduleCreateDoc,
     "NonAdminScheduleCreate",
-    NonAdminScheduleDoc
+    NonAdminScheduleDoc,
+    create_body_schema
 );
 
 /// A page of one kind of custom resource in the Kubernetes list shape (what `list_body`
@@ -251,50 +257,29 @@ fn list_schema(resource: &str) -> RefOr<Schema> {
     })
 }
 
-macro_rules! list_document {
-    ($name:ident, $schema_name:literal, $resource:ty) => {
-        #[doc = concat!("A page of the list answer: `", $schema_name, "`.")]
-        #[derive(Debug)]
-        pub struct $name;
-
-        impl PartialSchema for $name {
-            fn schema() -> RefOr<Schema> {
-                list_schema(&<$resource as ToSchema>::name())
-            }
-        }
-
-        impl ToSchema for $name {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed($schema_name)
-            }
-
-            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-                schemas.push((<$resource>::name().into(), <$resource>::schema()));
-                <$resource as ToSchema>::schemas(schemas);
-            }
-        }
-    };
-}
-
-list_document!(
+resource_document!(
     NonAdminBackupListDoc,
     "NonAdminBackupList",
-    NonAdminBackupDoc
+    NonAdminBackupDoc,
+    list_schema
 );
-list_document!(
+resource_document!(
     NonAdminRestoreListDoc,
     "NonAdminRestoreList",
-    NonAdminRestoreDoc
+    NonAdminRestoreDoc,
+    list_schema
 );
-list_document!(
+resource_document!(
     NonAdminBackupStorageLocationListDoc,
     "NonAdminBackupStorageLocationList",
-    NonAdminBackupStorageLocationDoc
+    NonAdminBackupStorageLocationDoc,
+    list_schema
 );
-list_document!(
+resource_document!(
     NonAdminScheduleListDoc,
     "NonAdminScheduleList",
-    NonAdminScheduleDoc
+    NonAdminScheduleDoc,
+    list_schema
 );
 
 /// The error answers every operation may give (as problem+json).

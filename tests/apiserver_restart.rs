@@ -28,7 +28,6 @@ use tokio::net::TcpStream;
 
 use kube::api::{Api, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
-use nac_process::{controller_kubeconfig, controller_replica, gateway_process};
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
 
@@ -96,10 +95,9 @@ async fn the_components_ride_through_an_apiserver_restart() {
     let token = cluster.user_token("alice");
 
     let dir = tempfile::tempdir().unwrap();
-    let (controller_config, _, controller_name, _) =
-        controller_kubeconfig(&cluster, dir.path(), ("controller", "unused")).await;
-    let (mut controller, _) = controller_replica(dir.path(), &controller_config, &controller_name);
-    let (mut gateway, addr, _) = gateway_process(&cluster, dir.path(), &[]).await;
+    // The gateway reads the history (manifests included) the controller writes.
+    let (mut controller, mut gateway, addr) =
+        nac_process::controller_and_gateway(&cluster, dir.path()).await;
 
     // Before: a finished backup, seen through the gateway and on the stream.
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);

@@ -32,7 +32,6 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use nac::api::nonadmin::{NonAdminBackup, NonAdminBackupStorageLocation};
 use nac::api::velero::Backup;
 use nac::sim::demo::OADP_NAMESPACE;
-use nac_process::{controller_kubeconfig, controller_replica, gateway_process};
 use s3::{KnockCounter, S3Server};
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
@@ -143,13 +142,9 @@ async fn backups_fail_as_velero_fails_them_and_recover_when_the_store_returns() 
     let alice = cluster.user("alice");
     let token = cluster.user_token("alice");
     let dir = tempfile::tempdir().unwrap();
-    let (controller_config, _, controller_name, _) =
-        controller_kubeconfig(&cluster, dir.path(), ("controller", "unused")).await;
-    let (mut controller, _) = controller_replica(dir.path(), &controller_config, &controller_name);
-    // The gateway reads the history (manifests) the controller writes.
-    let history = nac::history::sqlite_url_for(&dir.path().join(format!("{controller_name}.db")));
-    let (mut gateway, addr, _) =
-        gateway_process(&cluster, dir.path(), &["--database-url", &history]).await;
+    // The gateway reads the history (manifests included) the controller writes.
+    let (mut controller, mut gateway, addr) =
+        nac_process::controller_and_gateway(&cluster, dir.path()).await;
 
     // The tenant's location on the store, Available.
     let secret: Secret = serde_json::from_value(json!({

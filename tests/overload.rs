@@ -38,7 +38,6 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::Backup;
 use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE};
-use nac_process::{controller_kubeconfig, controller_replica, gateway_process};
 use serde_json::json;
 use support::cluster::{TestCluster, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -245,10 +244,9 @@ async fn two_hundred_tenants_at_once_under_priority_and_fairness() {
     throttle_controller(&admin).await;
 
     let dir = tempfile::tempdir().unwrap();
-    let (controller_config, _, controller_name, _) =
-        controller_kubeconfig(&cluster, dir.path(), ("controller", "unused")).await;
-    let (mut controller, _) = controller_replica(dir.path(), &controller_config, &controller_name);
-    let (mut gateway, addr, _) = gateway_process(&cluster, dir.path(), &[]).await;
+    // The gateway reads the history (manifests included) the controller writes.
+    let (mut controller, mut gateway, addr) =
+        nac_process::controller_and_gateway(&cluster, dir.path()).await;
     // Each tenant's first read (its token and access reviewed and cached), before the clock.
     stream::iter(names.iter().zip(&tokens).enumerate())
         .map(|(i, (ns, token))| {

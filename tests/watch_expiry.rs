@@ -26,7 +26,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchPara
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::Backup;
 use nac::sim::demo::OADP_NAMESPACE;
-use nac_process::{Nac, controller_kubeconfig, controller_replica, gateway_process};
+use nac_process::Nac;
 use serde_json::{Value, json};
 use support::cluster::{TestCluster, eventually};
 
@@ -81,12 +81,9 @@ async fn watches_expired_while_away_relist_and_miss_nothing() {
     let admin = cluster.admin();
 
     let dir = tempfile::tempdir().unwrap();
-    let (controller_config, _, controller_name, _) =
-        controller_kubeconfig(&cluster, dir.path(), ("controller", "unused")).await;
-    let (mut controller, _) = controller_replica(dir.path(), &controller_config, &controller_name);
-    let history = nac::history::sqlite_url_for(&dir.path().join(format!("{controller_name}.db")));
-    let (mut gateway, addr, _) =
-        gateway_process(&cluster, dir.path(), &["--database-url", &history]).await;
+    // The gateway reads the history (manifests included) the controller writes.
+    let (mut controller, mut gateway, addr) =
+        nac_process::controller_and_gateway(&cluster, dir.path()).await;
 
     let backups = Api::<NonAdminBackup>::namespaced(alice.clone(), &ns);
     let velero_backups = Api::<Backup>::namespaced(admin.clone(), OADP_NAMESPACE);

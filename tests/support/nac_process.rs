@@ -249,3 +249,14 @@ pub async fn stop_cleanly(processes: &mut [(&mut Nac, &str)]) {
         assert_eq!(code, Some(0), "the {name}'s log:\n{}", process.log_text());
     }
 }
+
+/// A `nac controller` as the controller's service account and a `nac gateway` reading the
+/// history it writes (one SQLite file), both in `dir`: the controller, the gateway and the
+/// gateway's address.
+pub async fn controller_and_gateway(cluster: &TestCluster, dir: &Path) -> (Nac, Nac, String) {
+    let (config, _, name, _) = controller_kubeconfig(cluster, dir, ("controller", "unused")).await;
+    let (controller, _) = controller_replica(dir, &config, &name);
+    let history = nac::history::sqlite_url_for(&dir.join(format!("{name}.db")));
+    let (gateway, addr, _) = gateway_process(cluster, dir, &["--database-url", &history]).await;
+    (controller, gateway, addr)
+}

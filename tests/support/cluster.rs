@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -271,13 +272,31 @@ impl TestCluster {
         demo::seed_workload(&self.admin, ns).await.unwrap();
     }
 
-    /// Binds `subject` (a `User`, or a `ServiceAccount` of `ns`) to ClusterRole `role` in `ns`.
+    /// Binds `subject` (a `User`, or a `ServiceAccount` of `ns`) to ClusterRole `role` in `ns`,
+    /// and returns once the server's authorizer grants it: the real server's RBAC authorizer reads
+    /// bindings from an informer, so a request sent right after the create may still be refused
+    /// (seen in CI: a `view` binding not yet in force when the caller's first request came).
     pub async fn bind(&self, ns: &str, subject: &str, kind: &str, role: &str) {
-        let subject = if kind == "ServiceAccount" {
+        let user = if kind == "ServiceAccount" {
+            format!("system:serviceaccount:{ns}:{subject}")
+        } else {
+            subject.to_string()
+        };
+        let subject_json = if kind == "ServiceAccount" {
             json!({"kind": "ServiceAccount", "name": subject, "namespace": ns})
         } else {
             json!({"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": subject})
         };
+        self.create_binding(ns, subject_json, role).await;
+        if self.server != Server::Real {
+            return; // the emulator authorizes from the objects themselves
+        }
+        if let Some(rule) = self.first_granted_rule(role).await {
+            self.wait_until_allowed(&user, ns, &rule, role).await;
+        }
+    }
+
+    async fn create_binding(&self, ns: &str, subject: serde_json::Value, role: &str) {
         let binding: RoleBinding = serde_json::from_value(json!({
             "metadata": {"generateName": format!("{role}-"), "namespace": ns},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
@@ -288,6 +307,73 @@ impl TestCluster {
             .create(&PostParams::default(), &binding)
             .await
             .unwrap_or_else(|e| panic!("binding {role} in {ns}: {e}"));
+    }
+
+    /// One namespaced request ClusterRole `role` grants (verb, API group, resource), taken from
+    /// its first rule naming them without wildcards; `None` when it has no such rule.
+    async fn first_granted_rule(&self, role: &str) -> Option<(String, String, String)> {
+        let roles: Api<ClusterRole> = Api::all(self.admin.clone());
+        // Aggregated roles (`admin`, `view`) are filled in by kube-controller-manager; NAC's
+        // rules were aggregated when it was installed, so any rule there is already final.
+        let role = roles
+            .get(role)
+            .await
+            .unwrap_or_else(|e| panic!("{role}: {e}"));
+        role.rules.unwrap_or_default().into_iter().find_map(|rule| {
+            let verb = rule.verbs.iter().find(|v| *v != "*")?.clone();
+            let group = rule
+                .api_groups
+                .as_ref()?
+                .iter()
+                .find(|g| *g != "*")?
+                .clone();
+            let resource = rule
+                .resources
+                .as_ref()?
+                .iter()
+                .find(|r| *r != "*" && !r.contains('/'))?
+                .clone();
+            rule.resource_names
+                .as_ref()
+                .is_none_or(Vec::is_empty)
+                .then_some((verb, group, resource))
+        })
+    }
+
+    /// Waits until a SubjectAccessReview says `user` may do `rule` in `ns`.
+    async fn wait_until_allowed(
+        &self,
+        user: &str,
+        ns: &str,
+        rule: &(String, String, String),
+        role: &str,
+    ) {
+        let (verb, group, resource) = rule;
+        let reviews: Api<SubjectAccessReview> = Api::all(self.admin.clone());
+        let review: SubjectAccessReview = serde_json::from_value(json!({
+            "spec": {
+                "user": user,
+                "resourceAttributes": {"namespace": ns, "verb": verb, "group": group, "resource": resource}
+            }
+        }))
+        .unwrap();
+        eventually_true(
+            &format!("{user}'s {role} binding in {ns} to grant {verb} {resource}.{group}"),
+            30,
+            || {
+                let reviews = reviews.clone();
+                let review = review.clone();
+                async move {
+                    reviews
+                        .create(&PostParams::default(), &review)
+                        .await
+                        .ok()
+                        .and_then(|answer| answer.status)
+                        .is_some_and(|status| status.allowed)
+                }
+            },
+        )
+        .await;
     }
 }
 

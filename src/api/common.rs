@@ -118,6 +118,19 @@ macro_rules! open_string_enum {
                 )
             }
         }
+
+        // The gateway's views carry these types, so its OpenAPI document says what the CRDs say.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                $crate::api::common::open_enum_openapi_schema(Self::KNOWN_VALUES)
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+        }
     };
 }
 pub(crate) use open_string_enum;
@@ -129,6 +142,20 @@ pub fn open_enum_schema(known_values: &[&str], constrained: bool) -> Schema {
     } else {
         json_schema!({ "type": "string" })
     }
+}
+
+/// An open string enum in an OpenAPI document, which describes answers rather than what the API
+/// server admits: one of the known values, or a value of a newer Velero (kept verbatim in
+/// `Other`), so generated clients do not fail on the day Velero adds a phase.
+pub fn open_enum_openapi_schema(
+    known_values: &[&str],
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, SchemaType, Type};
+    let string = || ObjectBuilder::new().schema_type(SchemaType::Type(Type::String));
+    let any_of = AnyOfBuilder::new()
+        .item(string().enum_values(Some(known_values.iter().copied())))
+        .item(string().description(Some("A value a newer version reports.")));
+    utoipa::openapi::RefOr::T(Schema::AnyOf(any_of.build()))
 }
 
 /// A Kubernetes `metav1.Duration`: a Go `time.Duration` string such as `"720h0m0s"`.

@@ -43,6 +43,7 @@ pub mod manifests;
 pub mod metrics;
 pub mod operations;
 pub mod paging;
+pub mod phases;
 pub mod projects;
 pub mod ratelimit;
 pub mod resources;

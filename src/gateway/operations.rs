@@ -15,9 +15,12 @@ use std::time::Duration;
 use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 
+use crate::api::nonadmin::NonAdminPhase;
 use crate::gateway::error::GatewayError;
+use crate::gateway::phases::{OperationPhase, phase_text};
 use crate::gateway::resources::TenantResource;
 use crate::history::estimate::eta;
+use crate::history::observe::PhaseSource;
 use crate::history::{
     Coverage, EpochMillis, HistoryError, KindStats, NamespaceStats, OperationCursor,
     OperationFilter, OperationKind, OperationRecord, StoredTransition, TimeWindow, cursor,
@@ -302,11 +305,25 @@ pub struct Operation {
     /// When it reached a final phase (RFC 3339).
     pub completed_at: Option<String>,
     /// Most advanced phase seen (Velero's when there is a Velero object, else NAC's).
-    pub phase: Option<String>,
+    // GraphQL's phases have always been Strings: kept so for existing dashboards.
+    #[graphql(
+        skip,
+        derived(name = "phase", into = "Option<String>", owned, with = "phase_text")
+    )]
+    pub phase: Option<OperationPhase>,
     /// Rank of `phase` (higher: further along).
     pub phase_rank: i64,
     /// NAC's phase (New, BackingOff, Created, Deleting).
-    pub nac_phase: Option<String>,
+    #[graphql(
+        skip,
+        derived(
+            name = "nac_phase",
+            into = "Option<String>",
+            owned,
+            with = "phase_text"
+        )
+    )]
+    pub nac_phase: Option<NonAdminPhase>,
     /// Items Velero expects to handle.
     pub items_total: Option<i64>,
     /// Items handled.
@@ -339,9 +356,12 @@ impl From<&OperationRecord> for Operation {
             created_at: rfc3339(record.created_at),
             started_at: record.started_at.map(rfc3339),
             completed_at: record.completed_at.map(rfc3339),
-            phase: record.phase.clone(),
+            phase: record.phase.as_deref().map(|phase| {
+                let source = PhaseSource::of_rank(record.phase_rank);
+                OperationPhase::of(record.kind, phase, source == PhaseSource::Nac)
+            }),
             phase_rank: record.phase_rank,
-            nac_phase: record.nac_phase.clone(),
+            nac_phase: record.nac_phase.as_deref().and_then(NonAdminPhase::parse),
             items_total: record.items_total,
             items_done: record.items_done,
             warnings: record.warnings,

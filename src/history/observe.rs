@@ -49,6 +49,18 @@ pub enum PhaseSource {
     Velero,
 }
 
+impl PhaseSource {
+    /// Whose phase an operation's recorded phase is, from its rank: every NAC phase (a
+    /// vanished request's included) ranks below every Velero phase.
+    pub fn of_rank(rank: i64) -> Self {
+        if rank < phase_rank(PhaseSource::Velero, "New") {
+            PhaseSource::Nac
+        } else {
+            PhaseSource::Velero
+        }
+    }
+}
+
 /// Forward-only order of phases: an operation's phase is only replaced by one of equal or
 /// higher rank. NAC phases rank 10..40, every Velero phase ranks above them (Velero knows more
 /// once it has the object), terminal phases highest.
@@ -1331,6 +1343,26 @@ mod tests {
             phase_rank(PhaseSource::Velero, "New")
         );
         assert_eq!(phase_rank(PhaseSource::Nac, "SomethingNew"), 0);
+    }
+
+    #[test]
+    fn a_recorded_phase_s_source_is_read_back_from_its_rank() {
+        for phase in ["New", "BackingOff", "Created", "Deleting"] {
+            let rank = phase_rank(PhaseSource::Nac, phase);
+            assert_eq!(PhaseSource::of_rank(rank), PhaseSource::Nac, "{phase}");
+        }
+        assert_eq!(PhaseSource::of_rank(VANISHED_RANK), PhaseSource::Nac);
+        for phase in [
+            "New",
+            "Deleting",
+            "Available",
+            "Processed",
+            "Completed",
+            "Resuming",
+        ] {
+            let rank = phase_rank(PhaseSource::Velero, phase);
+            assert_eq!(PhaseSource::of_rank(rank), PhaseSource::Velero, "{phase}");
+        }
     }
 
     #[test]

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::api::common::is_zero;
 
 /// One-word summary of a NAC request's lifecycle. It only moves forward.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, utoipa::ToSchema,
+)]
 pub enum NonAdminPhase {
     /// Accepted by the API server, not yet validated by NAC.
     New,
@@ -20,6 +22,18 @@ pub enum NonAdminPhase {
 }
 
 impl NonAdminPhase {
+    /// Every phase, in order.
+    pub const ALL: [NonAdminPhase; 4] =
+        [Self::New, Self::BackingOff, Self::Created, Self::Deleting];
+
+    /// Every wire value, in order.
+    pub const KNOWN_VALUES: &'static [&'static str] = &["New", "BackingOff", "Created", "Deleting"];
+
+    /// The phase whose wire value is `value`.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|phase| phase.as_str() == value)
+    }
+
     /// The wire value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -119,14 +133,14 @@ mod tests {
 
     #[test]
     fn phase_wire_values_and_order() {
-        for phase in [
-            NonAdminPhase::New,
-            NonAdminPhase::BackingOff,
-            NonAdminPhase::Created,
-            NonAdminPhase::Deleting,
-        ] {
+        for (phase, known) in NonAdminPhase::ALL
+            .into_iter()
+            .zip(NonAdminPhase::KNOWN_VALUES)
+        {
             let wire = serde_json::to_value(phase).unwrap();
             assert_eq!(wire, phase.as_str());
+            assert_eq!(phase.as_str(), *known);
+            assert_eq!(NonAdminPhase::parse(known), Some(phase));
             assert_eq!(
                 serde_json::from_value::<NonAdminPhase>(wire).unwrap(),
                 phase
@@ -135,6 +149,7 @@ mod tests {
         assert!(NonAdminPhase::New.rank() < NonAdminPhase::Created.rank());
         assert!(NonAdminPhase::Created.rank() < NonAdminPhase::Deleting.rank());
         assert!(serde_json::from_str::<NonAdminPhase>("\"Unknown\"").is_err());
+        assert_eq!(NonAdminPhase::parse("Unknown"), None);
     }
 
     #[test]

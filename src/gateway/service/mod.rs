@@ -35,7 +35,7 @@ use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminDownloadRequest, NonAdminPhase,
     NonAdminRestore, NonAdminSchedule, conditions,
 };
-use crate::api::velero::{BackupPhase, DownloadTargetKind, RestorePhase};
+use crate::api::velero::{BackupPhase, DeleteBackupRequestPhase, DownloadTargetKind, RestorePhase};
 use crate::gateway::artifacts::{ArtifactFetcher, decompress};
 use crate::gateway::auth::{
     AccessBudget, AccessCheck, Authenticator, Authorized, Authorizer, BearerToken, Caller,
@@ -46,6 +46,7 @@ use crate::gateway::error::{FieldError, GatewayError, from_write_error};
 use crate::gateway::events::{ChangeEvent, Resume, StreamScope};
 use crate::gateway::operations::{HistoryCounters, QueueEta, operation_kind};
 use crate::gateway::paging::{PageTokens, filter_digest};
+use crate::gateway::phases::{VeleroPhase, phase_text};
 use crate::gateway::resources::{TenantKind, TenantObjectKind, TenantResource};
 use crate::gateway::selector;
 use crate::gateway::store::{Cached, WatchCaches};

@@ -68,7 +68,11 @@ pub struct QueueItem {
     /// Name of the tenant object.
     pub name: String,
     /// Velero phase (none: not started).
-    pub phase: Option<String>,
+    #[graphql(
+        skip,
+        derived(name = "phase", into = "Option<String>", owned, with = "phase_text")
+    )]
+    pub phase: Option<VeleroPhase>,
     /// `pending` or `running`.
     #[graphql(
         skip,
@@ -139,12 +143,8 @@ impl GatewayService {
         }
         let position = queued.position;
         let phase = match &queued.entry.phase {
-            crate::queue::VeleroPhase::Backup(phase) => {
-                phase.as_ref().map(|p| p.as_str().to_string())
-            }
-            crate::queue::VeleroPhase::Restore(phase) => {
-                phase.as_ref().map(|p| p.as_str().to_string())
-            }
+            crate::queue::VeleroPhase::Backup(phase) => phase.clone().map(VeleroPhase::Backup),
+            crate::queue::VeleroPhase::Restore(phase) => phase.clone().map(VeleroPhase::Restore),
         };
         Some(QueueItem {
             kind: kind.into(),

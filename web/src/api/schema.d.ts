@@ -754,6 +754,7 @@ export interface components {
              */
             hidden?: components["schemas"]["HiddenItems"][];
         };
+        DeleteBackupRequestPhase: ("New" | "InProgress" | "Processed") | string;
         /** @description What a delete did. */
         DeleteOutcome: {
             /** @description Kind of the object. */
@@ -769,8 +770,7 @@ export interface components {
         DeletionView: {
             /** @description Whether permanent deletion was requested. */
             requested: boolean;
-            /** @description Phase of the Velero DeleteBackupRequest. */
-            phase?: string | null;
+            phase?: components["schemas"]["DeleteBackupRequestPhase"] | null;
             /** @description Errors of the deletion attempts. */
             errors: string[];
         };
@@ -782,10 +782,8 @@ export interface components {
             namespace: string;
             /** @description Name. */
             name: string;
-            /** @description NAC's request phase. */
-            requestPhase?: string | null;
-            /** @description Velero's phase. */
-            veleroPhase?: string | null;
+            requestPhase?: components["schemas"]["NonAdminPhase"] | null;
+            veleroPhase?: components["schemas"]["VeleroPhase"] | null;
             /**
              * Format: int64
              * @description Position in the Velero queue while pending or running.
@@ -1852,6 +1850,11 @@ export interface components {
             };
         };
         /**
+         * @description One-word summary of a NAC request's lifecycle. It only moves forward.
+         * @enum {string}
+         */
+        NonAdminPhase: "New" | "BackingOff" | "Created" | "Deleting";
+        /**
          * NonAdminRestore
          * @description A namespace owner's request to restore one of their backups with Velero.
          */
@@ -2651,15 +2654,13 @@ export interface components {
             startedAt?: string | null;
             /** @description When it reached a final phase (RFC 3339). */
             completedAt?: string | null;
-            /** @description Most advanced phase seen (Velero's when there is a Velero object, else NAC's). */
-            phase?: string | null;
+            phase?: components["schemas"]["OperationPhase"] | null;
             /**
              * Format: int64
              * @description Rank of `phase` (higher: further along).
              */
             phaseRank: number;
-            /** @description NAC's phase (New, BackingOff, Created, Deleting). */
-            nacPhase?: string | null;
+            nacPhase?: components["schemas"]["NonAdminPhase"] | null;
             /**
              * Format: int64
              * @description Items Velero expects to handle.
@@ -2745,6 +2746,8 @@ export interface components {
             /** @description Token of the next page (pass it as `continue`), when there is one. */
             continue?: string | null;
         };
+        /** @description The most advanced phase an operation reached: Velero's (of its Backup, Restore, BackupStorageLocation, DownloadRequest or DeleteBackupRequest) once there is one, NAC's request phase before. */
+        OperationPhase: ("New" | "BackingOff" | "Created" | "Deleting" | "Queued" | "ReadyToStart" | "FailedValidation" | "InProgress" | "WaitingForPluginOperations" | "WaitingForPluginOperationsPartiallyFailed" | "Finalizing" | "FinalizingPartiallyFailed" | "Completed" | "PartiallyFailed" | "Failed" | "Available" | "Unavailable" | "Processed") | string;
         /** @description One ownership link. */
         OwnerEdge: {
             /** @description Key of the owner. */
@@ -2916,8 +2919,7 @@ export interface components {
             namespace: string;
             /** @description Name of the tenant object. */
             name: string;
-            /** @description Velero phase (none: not started). */
-            phase?: string | null;
+            phase?: components["schemas"]["VeleroPhase"] | null;
             /** @description `pending` or `running`. */
             state: components["schemas"]["QueueState"];
             /**
@@ -3076,6 +3078,8 @@ export interface components {
          * @enum {string}
          */
         UnreadableReason: "Forbidden" | "Failed";
+        /** @description Velero's phase of a backup or a restore. */
+        VeleroPhase: ("New" | "Queued" | "ReadyToStart" | "FailedValidation" | "InProgress" | "WaitingForPluginOperations" | "WaitingForPluginOperationsPartiallyFailed" | "Finalizing" | "FinalizingPartiallyFailed" | "Completed" | "PartiallyFailed" | "Failed" | "Deleting") | string;
     };
     responses: never;
     parameters: never;

@@ -127,7 +127,7 @@ describe('summarizeFailure', () => {
   });
 
   it('reports NAC refusing the request', () => {
-    const refused = {
+    const refused: typeof PARTIAL = {
       ...PARTIAL,
       requestPhase: 'BackingOff',
       veleroPhase: null,

@@ -17,26 +17,16 @@ mod ws;
 use std::time::Duration;
 
 use axum::body::Body;
-use gateway_support::{Answer, backup_names, send};
+use gateway_support::{Answer, GatewayEnv, backup_names, send};
 use http::{Method, Request, StatusCode};
 use kube::api::{Api, ListParams};
 use nac::api::nonadmin::NonAdminRestore;
 use serde_json::{Value, json};
 use ws::{Frame, Ws};
 
-struct Env {
-    admin: kube::Client,
-    router: axum::Router,
-    /// `host:port` of the router served over TCP (for WebSockets).
-    addr: String,
-    alice: String,
-    bob: String,
-    ci_bot: String,
-    nobody: String,
-    _cluster: TestCluster,
-    _velero: gateway_support::Velero,
-    _history_dir: tempfile::TempDir,
-}
+/// Each case's gateway: the shared harness, with Velero and the controllers, short access
+/// caches, and the router on a TCP socket for WebSockets.
+type Env = GatewayEnv;
 
 async fn env(cluster: TestCluster) -> Env {
     env_with(cluster, |_| {}).await
@@ -47,29 +37,13 @@ async fn env_with(
     cluster: TestCluster,
     configure: impl FnOnce(&mut nac::gateway::GatewayConfig),
 ) -> Env {
-    let admin = cluster.admin();
-    let velero = gateway_support::start_velero_and_controllers(&cluster, &admin).await;
-    let (history, history_dir) = support::sqlite_history().await;
-    let mut config = gateway_support::config_short_ttls();
-    configure(&mut config);
-    let router = gateway_support::start_gateway(&cluster, &admin, history, config).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let served = router.clone();
-    tokio::spawn(async move { axum::serve(listener, served).await });
-    let tokens = gateway_support::tokens_on(&cluster).await;
-    Env {
-        admin,
-        router,
-        addr,
-        alice: tokens.alice,
-        bob: tokens.bob,
-        ci_bot: tokens.ci_bot,
-        nobody: tokens.nobody,
-        _cluster: cluster,
-        _velero: velero,
-        _history_dir: history_dir,
-    }
+    GatewayEnv::on(cluster)
+        .velero(|_| {})
+        .config(gateway_support::config_short_ttls())
+        .configure(configure)
+        .serve_tcp()
+        .start()
+        .await
 }
 
 impl Answer {
@@ -412,7 +386,7 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster:
     let env = env(cluster).await;
     // alice: token in the connection_init payload (Authorization form).
     let mut alice = Ws::open(
-        &env.addr,
+        env.addr(),
         json!({"Authorization": format!("Bearer {}", env.alice)}),
     )
     .await;
@@ -426,7 +400,7 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster:
         json!(["team-a"])
     );
     // bob: token in the upgrade request's header.
-    let mut bob = Ws::connect(&env.addr, Some(&env.bob)).await.unwrap();
+    let mut bob = Ws::connect(env.addr(), Some(&env.bob)).await.unwrap();
     assert!(matches!(bob.init(json!({})).await, Frame::Text(t) if t.contains("connection_ack")));
     bob.subscribe("b", CHANGES).await;
     let ready = bob.next(Duration::from_secs(10)).await.unwrap();
@@ -461,13 +435,13 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster:
         json!({"id": "b3", "type": "complete"})
     );
     // A user with no bindings ({"token": ...} form): a stream over nothing.
-    let mut nobody = Ws::open(&env.addr, json!({"token": env.nobody})).await;
+    let mut nobody = Ws::open(env.addr(), json!({"token": env.nobody})).await;
     nobody.subscribe("n", CHANGES).await;
     let ready = nobody.next(Duration::from_secs(10)).await.unwrap();
     assert_eq!(ready["payload"]["data"]["changes"]["namespaces"], json!([]));
 
     // No token anywhere: the connection is closed at connection_init.
-    let mut anonymous = Ws::connect(&env.addr, None).await.unwrap();
+    let mut anonymous = Ws::connect(env.addr(), None).await.unwrap();
     match anonymous.init(json!({})).await {
         Frame::Close(code, reason) => {
             assert_eq!(code, 1002);
@@ -476,13 +450,13 @@ async fn subscriptions_follow_a_mutation_to_completed_and_stay_isolated(cluster:
         Frame::Text(text) => panic!("anonymous connection accepted: {text}"),
     }
     // A bad token in the payload: closed too; in the upgrade header: 401 before upgrading.
-    let mut forged = Ws::connect(&env.addr, None).await.unwrap();
+    let mut forged = Ws::connect(env.addr(), None).await.unwrap();
     assert!(matches!(
         forged.init(json!({"token": "forged"})).await,
         Frame::Close(1002, _)
     ));
     assert_eq!(
-        Ws::connect(&env.addr, Some("forged")).await.err(),
+        Ws::connect(env.addr(), Some("forged")).await.err(),
         Some(401)
     );
 
@@ -573,7 +547,7 @@ async fn every_operation_on_a_websocket_is_rate_limited() {
         config.rate_limit.per_second = 0.01;
     })
     .await;
-    let mut ws = Ws::open(&env.addr, json!({"token": env.alice})).await;
+    let mut ws = Ws::open(env.addr(), json!({"token": env.alice})).await;
     const SENT: usize = 300;
     for n in 0..SENT {
         ws.subscribe(&format!("q{n}"), "{ viewer { username } }")
@@ -633,7 +607,7 @@ async fn live_streams_are_capped_per_user_across_sse_and_subscriptions(cluster: 
     };
     let first = sse(&env.alice).await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
-    let mut ws = Ws::open(&env.addr, json!({"token": env.alice})).await;
+    let mut ws = Ws::open(env.addr(), json!({"token": env.alice})).await;
     ws.subscribe("s1", "subscription { changes { kind name object } }")
         .await;
     let ready = ws.next(Duration::from_secs(10)).await.unwrap();
@@ -740,7 +714,7 @@ async fn live_streams_are_capped_per_user_across_sse_and_subscriptions(cluster: 
 async fn a_websocket_closes_when_its_token_is_no_longer_valid(cluster: TestCluster) {
     const TOKEN_TTL: Duration = Duration::from_secs(2);
     let env = env_with(cluster, |config| config.authn.success_ttl = TOKEN_TTL).await;
-    let name = env._cluster.unique_name("socket", None);
+    let name = env.cluster.unique_name("socket", None);
     let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
         Api::namespaced(env.admin.clone(), "team-a");
     accounts
@@ -750,11 +724,11 @@ async fn a_websocket_closes_when_its_token_is_no_longer_valid(cluster: TestClust
         )
         .await
         .unwrap();
-    env._cluster
+    env.cluster
         .bind("team-a", &name, "ServiceAccount", "view")
         .await;
-    let token = env._cluster.sa_token("team-a", &name).await;
-    let mut ws = Ws::open(&env.addr, json!({"token": token})).await;
+    let token = env.cluster.sa_token("team-a", &name).await;
+    let mut ws = Ws::open(env.addr(), json!({"token": token})).await;
     ws.subscribe("s", CHANGES).await;
     let ready = ws.next(Duration::from_secs(10)).await.unwrap();
     assert_eq!(
@@ -781,7 +755,7 @@ async fn a_websocket_closes_when_its_token_is_no_longer_valid(cluster: TestClust
         }
     }
     // A new socket with it is refused at connection_init.
-    let mut again = Ws::connect(&env.addr, None).await.unwrap();
+    let mut again = Ws::connect(env.addr(), None).await.unwrap();
     assert!(matches!(
         again.init(json!({"token": token})).await,
         Frame::Close(..)

@@ -9,9 +9,8 @@
 #[path = "support/gateway.rs"]
 mod gateway_support;
 mod support;
-use gateway_support::{ALLOW_TTL, Answer, backup_names, without_request_id};
-use support::cluster::{TestCluster, eventually};
-use support::sqlite_history;
+use gateway_support::{ALLOW_TTL, Answer, GatewayEnv, backup_names, without_request_id};
+use support::cluster::{TestCluster, eventually, eventually_seen};
 
 use std::time::Duration;
 
@@ -28,33 +27,12 @@ use nac::sim::demo::{self, GATEWAY_SERVICE_ACCOUNT, OADP_NAMESPACE};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-struct Env {
-    /// The cluster (emulator or real kube-apiserver), shared with replicas.
-    cluster: std::sync::Arc<TestCluster>,
-    admin: kube::Client,
-    router: axum::Router,
-    alice: String,
-    bob: String,
-    ci_bot: String,
-    nobody: String,
-    download_base: String,
-    /// The gateway's history store (SQLite).
-    history: nac::history::SharedHistory,
-    _object_store: tempfile::TempDir,
-    _history_dir: tempfile::TempDir,
-}
+/// Each case's gateway: the shared harness, with Velero and the controllers, short access
+/// caches and a fresh SQLite history.
+type Env = GatewayEnv;
 
 async fn env() -> Env {
     env_with(false).await
-}
-
-impl Env {
-    /// The emulator, for the cases that inspect or fault it.
-    fn server(&self) -> &ApiServer {
-        self.cluster
-            .emulator_server()
-            .expect("an emulator-only case")
-    }
 }
 
 /// The environment on `cluster` (either server), as [`env`] builds it on the emulator.
@@ -84,12 +62,6 @@ async fn env_configured(
     openshift_projects: bool,
     configure: impl FnOnce(&mut GatewayConfig),
 ) -> Env {
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
     let cluster = TestCluster::emulator_with(EmulatorConfig {
         openshift_projects,
         ..EmulatorConfig::default()
@@ -105,56 +77,23 @@ async fn env_on_configured(
     dpa_crd: bool,
     configure: impl FnOnce(&mut GatewayConfig),
 ) -> Env {
-    let admin = cluster.admin();
     if dpa_crd {
-        demo::apply_manifests(&admin, "DataProtectionApplication CRD", DPA_CRD)
+        demo::apply_manifests(&cluster.admin(), "DataProtectionApplication CRD", DPA_CRD)
             .await
             .unwrap();
     }
-    let velero = gateway_support::start_velero_and_controllers(&cluster, &admin).await;
-    let mut config = gateway_support::config_short_ttls();
-    configure(&mut config);
-    let (history, history_dir) = sqlite_history().await;
-    let router = gateway_support::start_gateway(&cluster, &admin, history.clone(), config).await;
-    let tokens = gateway_support::tokens_on(&cluster).await;
-    Env {
-        router,
-        history,
-        cluster: std::sync::Arc::new(cluster),
-        admin,
-        alice: tokens.alice,
-        bob: tokens.bob,
-        ci_bot: tokens.ci_bot,
-        nobody: tokens.nobody,
-        download_base: velero.download_base,
-        _object_store: velero.object_store,
-        _history_dir: history_dir,
-    }
+    GatewayEnv::on(cluster)
+        .velero(|_| {})
+        .config(gateway_support::config_short_ttls())
+        .configure(configure)
+        .start()
+        .await
 }
 
 /// Another gateway replica over the same cluster and the same history store as `env`'s (its
 /// own caches, limits and in-process state): what a second pod behind the same Service is.
 async fn replica(env: &Env) -> Env {
-    let router = gateway_support::start_gateway(
-        env.cluster.as_ref(),
-        &env.admin,
-        env.history.clone(),
-        gateway_support::config(),
-    )
-    .await;
-    Env {
-        cluster: env.cluster.clone(),
-        admin: env.admin.clone(),
-        router,
-        alice: env.alice.clone(),
-        bob: env.bob.clone(),
-        ci_bot: env.ci_bot.clone(),
-        nobody: env.nobody.clone(),
-        download_base: env.download_base.clone(),
-        history: env.history.clone(),
-        _object_store: tempfile::tempdir().unwrap(),
-        _history_dir: tempfile::tempdir().unwrap(),
-    }
+    env.replica(gateway_support::config()).await
 }
 
 async fn raw(env: &Env, request: Request<Body>) -> Answer {
@@ -471,7 +410,7 @@ async fn isolation_matrix_over_rest_sse_logs_and_queue(cluster: TestCluster) {
     assert_eq!(logs.status, StatusCode::OK, "{}", logs.text());
     assert!(!logs.text().is_empty());
     assert!(
-        !logs.text().contains(&env.download_base),
+        !logs.text().contains(env.download_base()),
         "a storage URL leaked"
     );
     record("alice", "logs", &logs);
@@ -740,27 +679,18 @@ async fn a_removed_role_binding_stops_access_within_the_allow_ttl(cluster: TestC
         .delete("carol-view", &DeleteParams::default())
         .await
         .unwrap();
-    let revoked_at = tokio::time::Instant::now();
-    loop {
-        let answer = call(
+    gateway_support::until_forbidden(|| async {
+        call(
             &env,
             Method::GET,
             "/api/v1/namespaces/team-a/backups",
             Some(&carol),
             None,
         )
-        .await;
-        if answer.status == StatusCode::FORBIDDEN {
-            break;
-        }
-        assert_eq!(answer.status, StatusCode::OK);
-        assert!(
-            revoked_at.elapsed() <= ALLOW_TTL + Duration::from_millis(500),
-            "still allowed after {:?}",
-            revoked_at.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        .await
+        .status
+    })
+    .await;
     // The open stream ends with a `forbidden` event too (re-checked every few seconds).
     let text = read_stream(stream, ALLOW_TTL + Duration::from_secs(8), |t| {
         t.contains("event: forbidden")
@@ -1108,6 +1038,29 @@ async fn the_namespace_listing_is_bounded_in_access_reviews(cluster: TestCluster
     assert_eq!(status, StatusCode::OK);
 }
 
+/// team-a's policy as alice reads it (200 every time), once `done` holds of it: the gateway's
+/// watches pick a change up within seconds.
+async fn team_a_policy_once(env: &Env, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    eventually_seen(&format!("team-a's policy to show {what}"), 10, || async {
+        let policy = call(
+            env,
+            Method::GET,
+            "/api/v1/namespaces/team-a/policy",
+            Some(&env.alice),
+            None,
+        )
+        .await;
+        assert_eq!(policy.status, StatusCode::OK, "{}", policy.text());
+        let policy = policy.json();
+        if done(&policy) {
+            Ok(policy)
+        } else {
+            Err(policy)
+        }
+    })
+    .await
+}
+
 /// Creates backup `name` in team-a as alice (no idempotency key); asserts 201.
 async fn create_backup(env: &Env, body: Value) {
     let created = call(
@@ -1430,25 +1383,10 @@ async fn policy_refusals_are_422_with_fields_and_the_policy_is_readable(cluster:
     })).unwrap();
     maps.create(&PostParams::default(), &map).await.unwrap();
     // The gateway's watch picks the policy up.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let policy = loop {
-        let policy = call(
-            &env,
-            Method::GET,
-            "/api/v1/namespaces/team-a/policy",
-            Some(&env.alice),
-            None,
-        )
-        .await;
-        assert_eq!(policy.status, StatusCode::OK, "{}", policy.text());
-        let policy = policy.json();
-        if policy["backup"]["maximum"].get("ttl").is_some()
-            || tokio::time::Instant::now() > deadline
-        {
-            break policy;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let policy = team_a_policy_once(&env, "a maximum ttl", |policy| {
+        policy["backup"]["maximum"].get("ttl").is_some()
+    })
+    .await;
     assert!(policy["backup"]["maximum"]["ttl"].is_string(), "{policy}");
     let refused = call(&env, Method::POST, "/api/v1/namespaces/team-a/backups", Some(&env.alice),
         Some(json!({"name": "wide", "spec": {"backupSpec": {"includedNamespaces": ["team-b"], "ttl": "2000h0m0s"}}}))).await;
@@ -1511,25 +1449,10 @@ async fn a_dpa_enforced_ttl_is_refused_synchronously_and_shown_in_the_policy() {
                                             "enforceBackupSpec": {"ttl": "24h0m0s"}}}});
     dpas.create(&PostParams::default(), &dpa).await.unwrap();
     // The gateway's DPA watch picks the enforcement up.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let policy = loop {
-        let policy = call(
-            &env,
-            Method::GET,
-            "/api/v1/namespaces/team-a/policy",
-            Some(&env.alice),
-            None,
-        )
-        .await;
-        assert_eq!(policy.status, StatusCode::OK, "{}", policy.text());
-        let policy = policy.json();
-        if policy["backup"]["enforced"]["ttl"] == "24h0m0s"
-            || tokio::time::Instant::now() > deadline
-        {
-            break policy;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let policy = team_a_policy_once(&env, "an enforced ttl", |policy| {
+        policy["backup"]["enforced"]["ttl"] == "24h0m0s"
+    })
+    .await;
     assert_eq!(policy["backup"]["enforced"]["ttl"], "24h0m0s", "{policy}");
     let refused = call(
         &env,

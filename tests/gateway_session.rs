@@ -15,8 +15,7 @@ mod gateway_support;
 mod support;
 #[path = "support/ws.rs"]
 mod ws;
-use gateway_support::{Answer, Auth, backup_names, call, without_request_id};
-use support::sqlite_history;
+use gateway_support::{Answer, Auth, GatewayEnv, backup_names, call, without_request_id};
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -29,34 +28,20 @@ use nac::gateway::auth::OAuthConfig;
 use nac::gateway::auth::jwt::{ISSUER, JwtKey, epoch_secs};
 use nac::gateway::auth::session::SessionClaims;
 use nac::gateway::console::{self, CONTENT_SECURITY_POLICY};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use ws::{Frame, Ws};
 
-struct Env {
-    router: axum::Router,
-    admin: kube::Client,
-    alice: String,
-    bob: String,
-    _history_dir: tempfile::TempDir,
-    _server: ApiServer,
-}
+/// Each case's gateway: the shared harness on a fresh emulator (no Velero: nothing here needs
+/// a backup to complete).
+type Env = GatewayEnv;
 
 async fn env_configured(configure: impl FnOnce(&mut GatewayConfig)) -> Env {
-    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
-    let mut config = gateway_support::config();
-    configure(&mut config);
-    let (history, history_dir) = sqlite_history().await;
-    let router = gateway_support::start_gateway(&server, &admin, history, config).await;
-    Env {
-        router,
-        admin,
-        alice: server.add_user("alice", &[]),
-        bob: server.add_user("bob", &[]),
-        _history_dir: history_dir,
-        _server: server,
-    }
+    GatewayEnv::emulator()
+        .await
+        .configure(configure)
+        .start()
+        .await
 }
 
 async fn env() -> Env {

@@ -16,7 +16,7 @@ use support::cluster::{eventually, eventually_seen};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gateway_support::{Answer, Auth, without_request_id};
+use gateway_support::{Answer, Auth, GatewayEnv, without_request_id};
 use http::{Method, StatusCode};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams, PostParams};
@@ -26,12 +26,7 @@ use nac::api::nonadmin::{
 };
 use nac::controllers::bucket::PoolConfig;
 use nac::controllers::bucket_store::ObjectStoreLister;
-use nac::controllers::{self, Context};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use nac::sim::velero::storage::LOCAL_PROVIDER;
 use serde_json::{Value, json};
 
@@ -39,73 +34,40 @@ const SHAREDSTORAGE_QUERY: &str =
     "query($ns: String!) { sharedStorage(namespace: $ns) { configured state message purgeAfter } }";
 const CREATE_LOCATION_MUTATION: &str = "mutation($ns: String!, $input: NewObjectInput!) { createStorageLocation(namespace: $ns, input: $input) { name } }";
 
-struct Env {
-    _server: ApiServer,
-    admin: kube::Client,
-    router: axum::Router,
-    alice: String,
-    bob: String,
-    _store: tempfile::TempDir,
-    _history: nac::history::SharedHistory,
-    _history_dir: tempfile::TempDir,
-}
+/// Each case's gateway: the shared harness on a fresh emulator, with the Velero simulator
+/// on a local object store and NAC's controllers (the pool's lister reading that store).
+type Env = GatewayEnv;
 
-/// The emulator with the demo's tenants, the Velero simulator on a local object store, NAC's
-/// controllers (the pool's lister reading that store) and the gateway.
+/// The emulator with the demo's tenants, Velero, the controllers with the pool and the
+/// gateway; and the pool's credential, as an admin keeps it in the OADP namespace.
 async fn env() -> Env {
-    let (server, admin) = gateway_support::emulator(EmulatorConfig::default()).await;
-    let store = tempfile::tempdir().unwrap();
-    let mut options = SimulatorOptions::new(
-        OADP_NAMESPACE,
-        store.path().to_path_buf(),
-        url::Url::parse("http://127.0.0.1:9/").unwrap(),
-    );
-    options.resync_interval = Duration::from_millis(100);
-    options.backup_sync_interval = Duration::from_millis(200);
-    options.bsl_validation_interval = Duration::from_millis(500);
-    let velero =
-        server.client(&support::sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
-    tokio::spawn(VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random())).run());
-    let controller =
-        server.client(&support::sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    let pool = PoolConfig {
-        resync: Duration::from_millis(200),
-        rescan: Duration::from_millis(500),
-        lister: Arc::new(ObjectStoreLister::with_local_provider(
-            LOCAL_PROVIDER,
-            store.path().to_path_buf(),
-        )),
-        ..PoolConfig::default()
-    };
-    tokio::spawn(controllers::run(Arc::new(
-        Context::new(controller, OADP_NAMESPACE).with_pool(pool),
-    )));
-    let (history, history_dir) = support::sqlite_history().await;
-    let router =
-        gateway_support::start_gateway(&server, &admin, history.clone(), gateway_support::config())
-            .await;
-    let alice = server.add_user("alice", &[]);
-    let bob = server.add_user("bob", &[]);
-    // The pool's credential, as an admin keeps it in the OADP namespace.
+    let env = GatewayEnv::emulator()
+        .await
+        .velero(|options| {
+            options.backup_sync_interval = Duration::from_millis(200);
+            options.bsl_validation_interval = Duration::from_millis(500);
+        })
+        .pool(|store| PoolConfig {
+            resync: Duration::from_millis(200),
+            rescan: Duration::from_millis(500),
+            lister: Arc::new(ObjectStoreLister::with_local_provider(
+                LOCAL_PROVIDER,
+                store.to_path_buf(),
+            )),
+            ..PoolConfig::default()
+        })
+        .start()
+        .await;
     let secret: Secret = serde_json::from_value(json!({
         "metadata": {"name": "pool-credentials", "namespace": OADP_NAMESPACE},
         "stringData": {"cloud": "[default]\naws_access_key_id=x\naws_secret_access_key=y\n"}
     }))
     .unwrap();
-    Api::<Secret>::namespaced(admin.clone(), OADP_NAMESPACE)
+    Api::<Secret>::namespaced(env.admin.clone(), OADP_NAMESPACE)
         .create(&PostParams::default(), &secret)
         .await
         .unwrap();
-    Env {
-        _server: server,
-        admin,
-        router,
-        alice,
-        bob,
-        _store: store,
-        _history: history,
-        _history_dir: history_dir,
-    }
+    env
 }
 
 impl Env {

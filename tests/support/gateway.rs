@@ -3,7 +3,9 @@
 //! controllers (each as its own service account) when a suite needs them, a gateway reading as
 //! `openshift-adp/nac-gateway` and acting with each caller's token, the demo users' tokens; and
 //! requests through the gateway's router (bearer token, session cookie or none) with their
-//! answers. Each suite uses only some of it.
+//! answers; and [`GatewayEnv`], all of that put together for one case, with a builder for what
+//! a suite adds (TestCluster, config, history store, Velero and controllers, a TCP socket).
+//! Each suite uses only some of it.
 //!
 //! Use it with `#[path = "support/gateway.rs"] mod gateway_support;` next to `mod support;`
 //! (it takes the service-account tokens from there).
@@ -17,6 +19,7 @@ use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use kube::api::{Api, ListParams};
 use nac::api::nonadmin::NonAdminBackup;
+use nac::controllers::bucket::PoolConfig;
 use nac::controllers::{self, Context};
 use nac::gateway::artifacts::HttpArtifactFetcher;
 use nac::gateway::clients::FnUserClients;
@@ -99,6 +102,18 @@ pub async fn start_velero_and_controllers_with(
     admin: &kube::Client,
     adjust: impl FnOnce(&mut SimulatorOptions),
 ) -> Velero {
+    let velero = start_velero(server, admin, adjust).await;
+    start_controllers(server, admin, None).await;
+    velero
+}
+
+/// The Velero simulator alone (fast resyncs then `adjust`, downloads served on a free port),
+/// as its own service account.
+pub async fn start_velero(
+    server: &impl ClientSource,
+    admin: &kube::Client,
+    adjust: impl FnOnce(&mut SimulatorOptions),
+) -> Velero {
     let object_store = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let download_base = format!("http://{}/", listener.local_addr().unwrap());
@@ -114,16 +129,27 @@ pub async fn start_velero_and_controllers_with(
     let downloads = simulator.download_router();
     tokio::spawn(async move { axum::serve(listener, downloads).await });
     tokio::spawn(simulator.run());
-    let controller =
-        server.client_for(&sa_token(admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    tokio::spawn(controllers::run(Arc::new(Context::new(
-        controller,
-        OADP_NAMESPACE,
-    ))));
     Velero {
         download_base,
         object_store,
     }
+}
+
+/// NAC's controllers as their own service account, with the shared backup pool when `pool`
+/// is given.
+pub async fn start_controllers(
+    server: &impl ClientSource,
+    admin: &kube::Client,
+    pool: Option<PoolConfig>,
+) {
+    let controller =
+        server.client_for(&sa_token(admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
+    let context = Context::new(controller, OADP_NAMESPACE);
+    let context = match pool {
+        Some(pool) => context.with_pool(pool),
+        None => context,
+    };
+    tokio::spawn(controllers::run(Arc::new(context)));
 }
 
 /// The gateway's configuration for the demo's OADP namespace, with the rate limits out of the
@@ -320,4 +346,221 @@ pub async fn call(
 pub fn without_request_id(mut problem: Value) -> Value {
     problem.as_object_mut().unwrap().remove("requestId");
     problem
+}
+
+/// One case's gateway and what it runs over: the cluster (either server), the admin's client,
+/// the demo users' tokens, the history store, and Velero's object store when Velero runs. Built
+/// by [`GatewayEnv::on`] or [`GatewayEnv::emulator`] with what a suite needs on top.
+pub struct GatewayEnv {
+    /// Shared with [`GatewayEnv::replica`]s (on the real server it holds the case's turn).
+    pub cluster: Arc<TestCluster>,
+    pub admin: kube::Client,
+    pub router: axum::Router,
+    /// The gateway's history store (a fresh SQLite one unless the suite gave its own).
+    pub history: SharedHistory,
+    pub alice: String,
+    pub bob: String,
+    pub ci_bot: String,
+    pub nobody: String,
+    /// The Velero simulator's object store and downloads, when it runs.
+    velero: Option<Velero>,
+    /// `host:port` of the router served over TCP, when asked for (WebSockets need a socket).
+    addr: Option<String>,
+    _history_dir: Option<tempfile::TempDir>,
+}
+
+/// Adjusts the Velero simulator's options before it starts.
+type AdjustVelero = Box<dyn FnOnce(&mut SimulatorOptions) + Send>;
+/// Makes the controllers' backup pool of Velero's object store.
+type PoolOf = Box<dyn FnOnce(&std::path::Path) -> PoolConfig + Send>;
+
+/// What differs between the gateway suites; [`GatewayEnvBuilder::start`] puts it together.
+pub struct GatewayEnvBuilder {
+    cluster: TestCluster,
+    config: GatewayConfig,
+    history: Option<SharedHistory>,
+    velero: Option<AdjustVelero>,
+    pool: Option<PoolOf>,
+    serve_tcp: bool,
+}
+
+impl GatewayEnv {
+    /// A gateway over `cluster` with [`config`], a fresh SQLite history, no Velero and no
+    /// controllers, until the builder says otherwise.
+    pub fn on(cluster: TestCluster) -> GatewayEnvBuilder {
+        GatewayEnvBuilder {
+            cluster,
+            config: config(),
+            history: None,
+            velero: None,
+            pool: None,
+            serve_tcp: false,
+        }
+    }
+
+    /// [`GatewayEnv::on`] a fresh emulator.
+    pub async fn emulator() -> GatewayEnvBuilder {
+        Self::on(TestCluster::emulator().await)
+    }
+
+    /// The emulator, for the cases that inspect or fault it.
+    pub fn server(&self) -> &ApiServer {
+        self.cluster
+            .emulator_server()
+            .expect("an emulator-only case")
+    }
+
+    /// `host:port` of the router served over TCP ([`GatewayEnvBuilder::serve_tcp`]).
+    pub fn addr(&self) -> &str {
+        self.addr.as_deref().expect("a gateway served over TCP")
+    }
+
+    /// The base URL of Velero's signed downloads ([`GatewayEnvBuilder::velero`]).
+    pub fn download_base(&self) -> &str {
+        &self.velero.as_ref().expect("Velero running").download_base
+    }
+
+    /// Another gateway replica over the same cluster and history store (its own caches,
+    /// limits and in-process state), configured by `config`: what a second pod behind the same
+    /// Service is.
+    pub async fn replica(&self, config: GatewayConfig) -> GatewayEnv {
+        let router = start_gateway(
+            self.cluster.as_ref(),
+            &self.admin,
+            self.history.clone(),
+            config,
+        )
+        .await;
+        GatewayEnv {
+            cluster: self.cluster.clone(),
+            admin: self.admin.clone(),
+            router,
+            history: self.history.clone(),
+            alice: self.alice.clone(),
+            bob: self.bob.clone(),
+            ci_bot: self.ci_bot.clone(),
+            nobody: self.nobody.clone(),
+            velero: None,
+            addr: None,
+            _history_dir: None,
+        }
+    }
+}
+
+impl GatewayEnvBuilder {
+    /// The gateway's configuration instead of [`config`] (e.g. [`config_short_ttls`]).
+    pub fn config(mut self, config: GatewayConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// `configure` applied to the configuration as it stands.
+    pub fn configure(mut self, configure: impl FnOnce(&mut GatewayConfig)) -> Self {
+        configure(&mut self.config);
+        self
+    }
+
+    /// The gateway over `history` instead of a fresh SQLite store.
+    pub fn history(mut self, history: SharedHistory) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// The Velero simulator ([`start_velero`], its options adjusted by `adjust`) and NAC's
+    /// controllers, started before the gateway.
+    pub fn velero(mut self, adjust: impl FnOnce(&mut SimulatorOptions) + Send + 'static) -> Self {
+        self.velero = Some(Box::new(adjust));
+        self
+    }
+
+    /// The controllers with the shared backup pool `pool` makes of Velero's object store
+    /// (with [`GatewayEnvBuilder::velero`]).
+    pub fn pool(
+        mut self,
+        pool: impl FnOnce(&std::path::Path) -> PoolConfig + Send + 'static,
+    ) -> Self {
+        self.pool = Some(Box::new(pool));
+        self
+    }
+
+    /// The router also served on a free loopback port ([`GatewayEnv::addr`]).
+    pub fn serve_tcp(mut self) -> Self {
+        self.serve_tcp = true;
+        self
+    }
+
+    /// Velero and the controllers (if asked for), the gateway, its TCP socket (if asked for),
+    /// and the demo users' tokens.
+    pub async fn start(self) -> GatewayEnv {
+        let cluster = self.cluster;
+        let admin = cluster.admin();
+        let velero = match self.velero {
+            Some(adjust) => {
+                let velero = start_velero(&cluster, &admin, adjust).await;
+                let pool = self.pool.map(|pool| pool(velero.object_store.path()));
+                start_controllers(&cluster, &admin, pool).await;
+                Some(velero)
+            }
+            None => None,
+        };
+        let (history, history_dir) = match self.history {
+            Some(history) => (history, None),
+            None => {
+                let (history, dir) = crate::support::sqlite_history().await;
+                (history, Some(dir))
+            }
+        };
+        let router = start_gateway(&cluster, &admin, history.clone(), self.config).await;
+        let addr = if self.serve_tcp {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap().to_string();
+            let served = router.clone();
+            tokio::spawn(async move { axum::serve(listener, served).await });
+            Some(addr)
+        } else {
+            None
+        };
+        let tokens = tokens_on(&cluster).await;
+        GatewayEnv {
+            cluster: Arc::new(cluster),
+            admin,
+            router,
+            history,
+            alice: tokens.alice,
+            bob: tokens.bob,
+            ci_bot: tokens.ci_bot,
+            nobody: tokens.nobody,
+            velero,
+            addr,
+            _history_dir: history_dir,
+        }
+    }
+}
+
+/// Polls `status` (a request of a caller whose RoleBinding was just removed) until it answers
+/// 403; until then it must answer 200, and for no longer than [`ALLOW_TTL`] and half a second
+/// (what a config with [`config_short_ttls`] promises).
+pub async fn until_forbidden<F, Fut>(mut status: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = StatusCode>,
+{
+    let revoked_at = tokio::time::Instant::now();
+    crate::support::cluster::eventually("the revoked caller to be refused", 30, || {
+        let answer = status();
+        async move {
+            let status = answer.await;
+            if status == StatusCode::FORBIDDEN {
+                return Some(());
+            }
+            assert_eq!(status, StatusCode::OK);
+            assert!(
+                revoked_at.elapsed() <= ALLOW_TTL + Duration::from_millis(500),
+                "still allowed after {:?}",
+                revoked_at.elapsed()
+            );
+            None
+        }
+    })
+    .await
 }

@@ -3,6 +3,9 @@
 //! means neither part can be understood, tested or moved without the other; DESIGN.md's layering
 //! is the same rule one level up, and the top level is checked too.
 //!
+//! The top level also keeps DESIGN.md section 2's layering: each part uses only the parts it
+//! lists (`top_level_parts_use_only_what_design_allows`).
+//!
 //! An edge A → B is any path in A's files (a `use` tree or an inline `crate::…`, `super::…`,
 //! `self::…` path) that names something under B; `#[cfg(test)]` modules are left out. The
 //! scan is lexical: comments, strings and character literals are skipped first.
@@ -437,6 +440,93 @@ fn src_has_no_module_circles() {
         found.is_empty(),
         "module circles in src/ (break each by moving what both sides need into a leaf module, \
          or by passing values instead of calling back):\n{}",
+        found.join("\n")
+    );
+}
+
+/// DESIGN.md section 2, "which part may use which", plus the three leaves it leaves unnamed:
+/// `queue` (uses `api`), `shutdown` (the process-wide stop signal, uses nothing) and `client`
+/// (the gateway's REST client behind the CLI, uses `api`). `cli` wires everything together.
+const ALLOWED_PARTS: &[(&str, &[&str])] = &[
+    ("api", &[]),
+    ("policy", &["api"]),
+    ("queue", &["api"]),
+    ("shutdown", &[]),
+    ("client", &["api"]),
+    ("manifest", &["api", "policy"]),
+    ("history", &["api", "manifest"]),
+    (
+        "controllers",
+        &["api", "policy", "queue", "manifest", "shutdown"],
+    ),
+    (
+        "gateway",
+        &["api", "policy", "queue", "history", "manifest", "shutdown"],
+    ),
+    ("sim", &["api", "manifest"]),
+];
+
+/// The top-level edges DESIGN does not allow, as `from -> to`.
+fn layering_breaches(edges: &BTreeSet<(Module, Module)>) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    for (from, to) in edges {
+        let (Some(from), Some(to)) = (from.first(), to.first()) else {
+            continue; // lib.rs and main.rs wire the parts together
+        };
+        if from == to || from == "cli" {
+            continue;
+        }
+        let allowed = ALLOWED_PARTS
+            .iter()
+            .find(|(part, _)| part == from)
+            .map(|(_, uses)| uses.contains(&to.as_str()));
+        match allowed {
+            Some(true) => {}
+            Some(false) => {
+                found.insert(format!("{from} -> {to}"));
+            }
+            None => {
+                found.insert(format!("{from} (a part DESIGN does not place) -> {to}"));
+            }
+        }
+    }
+    found.into_iter().collect()
+}
+
+#[test]
+fn the_layering_check_names_a_part_using_what_it_may_not() {
+    let edge = |a: &str, b: &str| -> (Module, Module) {
+        (
+            a.split("::").map(String::from).collect(),
+            b.split("::").map(String::from).collect(),
+        )
+    };
+    let edges = BTreeSet::from([
+        edge("history::manifests", "policy::origin"),
+        edge("gateway::rest", "history::store"),
+        edge("cli::serve", "sim::demo"),
+        edge("config", "api"),
+    ]);
+    assert_eq!(
+        layering_breaches(&edges),
+        [
+            "config (a part DESIGN does not place) -> api",
+            "history -> policy"
+        ]
+    );
+}
+
+/// `NAC_MODULE_CIRCLES_SRC` as above.
+#[test]
+fn top_level_parts_use_only_what_design_allows() {
+    let src = std::env::var_os("NAC_MODULE_CIRCLES_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let found = layering_breaches(&edges(&src));
+    assert!(
+        found.is_empty(),
+        "parts of src/ using what DESIGN.md section 2 does not let them (move what both need \
+         into the lower part, usually `api`):\n{}",
         found.join("\n")
     );
 }

@@ -760,7 +760,7 @@ with_short_and_long_names! {
 fn the_long_names_are_at_the_limits() {
     let name = long_name("nightly.database-and-config.before-upgrade.", 'b', 253);
     assert_eq!(name.len(), 253);
-    assert!(nac::policy::nacuuid::is_dns1123_subdomain(&name));
+    assert!(nac::api::names::is_dns1123_subdomain(&name));
     let _ = Server::Real;
 }
 

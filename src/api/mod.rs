@@ -6,8 +6,10 @@
 pub mod client_identity;
 pub mod common;
 pub mod crds;
+pub mod names;
 pub mod nonadmin;
 pub mod oadp;
+pub mod origin;
 pub mod selector;
 pub mod velero;
 

@@ -35,6 +35,7 @@ use sha2::{Digest, Sha256};
 
 use super::status::{differs_ignoring_transition_times, has_finalizer, set_condition};
 use crate::api::common::GoDuration;
+use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::api::nonadmin::{
     BACKUP_BUCKET_FINALIZER, BackupBucket, BackupBucketStatus, BackupEntry, BackupEntryPhase,
     BackupEntrySpec, BackupEntryStatus, ENTRY_ANNOTATION, ENTRY_BUCKET_ANNOTATION,
@@ -42,14 +43,13 @@ use crate::api::nonadmin::{
     FORCE_DELETE_ANNOTATION, GRACE_PERIOD_LABEL, POOL_LOCATION_LABEL,
     RelatedVeleroBackupStorageLocation, bucket_conditions as bc, entry_conditions as ec,
 };
+use crate::api::origin::{OriginKind, nac_labels, origin_of_kind};
 use crate::api::velero::{
     Backup, BackupPhase, BackupStorageLocation, BackupStorageLocationSpec,
     BackupStorageLocationStatus, DeleteBackupRequest, DeleteBackupRequestPhase,
     DeleteBackupRequestSpec, ObjectStorageLocation,
 };
 use crate::policy::bsl::{prefixes_nest, same_bucket};
-use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
-use crate::policy::origin::{OriginKind, nac_labels, origin_of_kind};
 pub use crate::policy::pool::{PoolRoute, UID_DIGITS, route, uid_matches};
 use crate::policy::pool::{uid_hex, uid_label_value};
 
@@ -1781,11 +1781,11 @@ mod tests {
         // A tenant's own location on the bucket: its credential reaches every entry.
         let mut tenant = f.locations[0].clone();
         tenant.metadata.name = Some("team-b-own-uuid".into());
-        tenant.metadata.labels = Some(crate::policy::origin_labels(
+        tenant.metadata.labels = Some(crate::api::origin::origin_labels(
             OriginKind::NonAdminBackupStorageLocation,
             "team-b-own-uuid",
         ));
-        tenant.metadata.annotations = Some(crate::policy::origin_annotations(
+        tenant.metadata.annotations = Some(crate::api::origin::origin_annotations(
             OriginKind::NonAdminBackupStorageLocation,
             "team-b",
             "own",

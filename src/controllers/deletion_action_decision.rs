@@ -26,6 +26,7 @@ use crate::api::nonadmin::deletion_action::{
 use crate::api::nonadmin::{
     DeletionAction, DeletionActionStatus, FailurePolicy, NonAdminBackup, ResourceSelector,
 };
+use crate::api::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::api::selector::Selector;
 use crate::api::velero::{
     Backup, BackupPhase, DownloadRequest, DownloadRequestSpec, DownloadTarget, DownloadTargetKind,
@@ -35,7 +36,6 @@ use crate::manifest::selection::{
     ApiResourceInfo, Glob, IncludesExcludes, includes_excludes_problems,
 };
 use crate::manifest::tarball::BackupItem;
-use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::policy::selector::{compile as compile_selector, label_key_problem};
 
 /// First retry delay of a failed action (before jitter).
@@ -1581,7 +1581,7 @@ mod tests {
         assert_eq!(request.spec.target.name, "team-a-x-1");
         let labels_ = request.metadata.labels.clone().unwrap();
         let annotations = request.metadata.annotations.clone().unwrap();
-        let origin = crate::policy::origin_of(&labels_, &annotations).unwrap();
+        let origin = crate::api::origin::origin_of(&labels_, &annotations).unwrap();
         assert_eq!(
             (origin.namespace.as_str(), origin.name.as_str()),
             ("team-a", "x")

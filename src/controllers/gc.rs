@@ -20,10 +20,10 @@ use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminBackupStorageLocationRequest,
     NonAdminDownloadRequest, NonAdminRestore, NonAdminSchedule,
 };
+use crate::api::origin::{Origin, OriginKind, origin_of};
 use crate::api::velero::{
     Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
 };
-use crate::policy::{Origin, OriginKind, origin_of};
 
 /// An object NAC made in the OADP namespace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -233,7 +233,7 @@ pub async fn run(context: Arc<Context>, fixed: Option<Duration>) {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::policy::{origin_annotations, origin_labels};
+    use crate::api::origin::{origin_annotations, origin_labels};
 
     fn meta(kind: OriginKind, ns: &str, name: &str, uuid: &str) -> kube::core::ObjectMeta {
         kube::core::ObjectMeta {

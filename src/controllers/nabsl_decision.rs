@@ -41,9 +41,9 @@ use crate::api::nonadmin::{
     NonAdminBackupStorageLocationRequestStatus, NonAdminBackupStorageLocationStatus, NonAdminPhase,
     RelatedVeleroBackupStorageLocation, SourceNonAdminBackupStorageLocation,
 };
+use crate::api::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::api::velero::{BackupStorageLocation, BackupStorageLocationSpec};
 use crate::policy::nacuuid::nacuuid;
-use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 
 /// Accepted=True message (upstream's).
 pub const ACCEPTED_MESSAGE: &str = "NonAdminBackupStorageLocation spec validation successful";

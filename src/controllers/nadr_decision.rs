@@ -23,11 +23,11 @@ use crate::api::nonadmin::{
     NonAdminBackup, NonAdminDownloadRequest, NonAdminDownloadRequestStatus, NonAdminPhase,
     NonAdminRestore, RelatedVeleroDownloadRequest,
 };
+use crate::api::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::api::velero::{
     BackupPhase, DownloadRequest, DownloadRequestPhase, DownloadRequestSpec, DownloadTarget,
     RestorePhase,
 };
-use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 
 /// Reason of the one condition of a NADR that cannot be served (upstream's).
 pub const ERROR_REASON: &str = "Error";

@@ -16,9 +16,9 @@ use crate::api::nonadmin::labels::finalizers;
 use crate::api::nonadmin::{
     NonAdminPhase, NonAdminRestore, NonAdminRestoreStatus, QueueInfo, RelatedVeleroRestore,
 };
+use crate::api::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::api::velero::{Restore, RestorePhase, RestoreSpec};
 use crate::policy::nacuuid::nacuuid;
-use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 
 /// Message of the Accepted condition when the spec is valid.
 pub const ACCEPTED_MESSAGE: &str = "restore accepted";

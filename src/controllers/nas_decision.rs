@@ -19,9 +19,9 @@ use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStatus, NonAdminPhase, NonAdminSchedule, NonAdminScheduleStatus,
     RelatedVeleroBackup, RelatedVeleroSchedule, ScheduledBackup,
 };
+use crate::api::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::api::velero::{Backup, BackupSpec, Schedule, ScheduleSpec};
 use crate::policy::nacuuid::nacuuid;
-use crate::policy::origin::{OriginKind, origin_annotations, origin_labels};
 use crate::policy::schedule::{next_run, validate_cron};
 
 /// Annotation on a scheduled Velero Backup once its child NAB was made (it is not made again
@@ -1425,7 +1425,7 @@ mod tests {
         assert_eq!(child_a.len(), 253, "{child_a}");
         assert!(child_a.ends_with("-20270101000000"), "{child_a}");
         assert!(
-            crate::policy::nacuuid::is_dns1123_subdomain(&child_a),
+            crate::api::names::is_dns1123_subdomain(&child_a),
             "{child_a}"
         );
         assert_ne!(child_a[..240], child_b[..240]);

@@ -91,7 +91,7 @@ mod tests {
         let non_admin = json!({"enable": true, "enforceBackupSpec": {"ttl": "48h0m0s"},
                                "requireApprovalForBSL": true});
         let data = BTreeMap::from([(
-            crate::policy::config::POLICY_CONFIGMAP_KEY.to_string(),
+            crate::api::oadp::policy_sources::POLICY_CONFIGMAP_KEY.to_string(),
             "garbageCollectionPeriod: 1h\n".to_string(),
         )]);
         assert!(install_sources(&policy, Some(&non_admin), Some(&data)));

@@ -37,10 +37,10 @@ use crate::api::nonadmin::{
     NonAdminBackupStatus, NonAdminBackupStorageLocation, NonAdminSchedule, POOL_LOCATION_LABEL,
     RelatedVeleroBackup,
 };
+use crate::api::origin::origin_of_kind;
+use crate::api::origin::{Origin, OriginKind};
 use crate::api::velero::{Backup, BackupPhase, BackupStorageLocation};
-use crate::policy::origin::origin_of_kind;
 use crate::policy::pool::uid_matches;
-use crate::policy::{Origin, OriginKind};
 
 /// Where a Velero Backup is stored, as far as the sync is concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -28,6 +28,7 @@ use tokio::time::Instant;
 use super::{HistoryError, ManifestKey, ManifestPut, ManifestSummary, ManifestTarget};
 use super::{SharedHistory, StoredManifest, now_millis};
 use crate::api::nonadmin::labels;
+use crate::api::origin::{OriginKind, nac_labels, origin_of_kind};
 use crate::api::velero::{
     Backup, BackupPhase, DownloadRequest, DownloadRequestPhase, DownloadRequestSpec,
     DownloadTarget, DownloadTargetKind,
@@ -37,7 +38,6 @@ use crate::manifest::export::{ExportError, ManifestBackup, ManifestDocument, enc
 use crate::manifest::fetch::{
     ArtifactFetcher, EndpointRules, FetchError, FetchScope, StorageEndpoints, fetch_scope,
 };
-use crate::policy::origin::{OriginKind, nac_labels, origin_of_kind};
 
 /// Label on the DownloadRequests the builder makes (beside NAC's own two labels; they carry no
 /// tenant origin, so the garbage collector leaves them to the builder and to Velero's expiry).
@@ -793,8 +793,8 @@ impl ManifestBuilder {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::api::origin::{is_managed_by_nac, origin_annotations, origin_labels};
     use crate::api::velero::{BackupStatus, DownloadRequestStatus};
-    use crate::policy::origin::{is_managed_by_nac, origin_annotations, origin_labels};
 
     #[test]
     fn the_download_request_labels_a_78_byte_backup_name_within_63_bytes() {
@@ -896,7 +896,7 @@ mod tests {
         assert_eq!(labels[COMPONENT_LABEL], COMPONENT_VALUE);
         assert!(is_managed_by_nac(&labels));
         // No tenant origin: the garbage collector never takes it for an orphan.
-        assert!(crate::policy::origin_of(&labels, &Default::default()).is_none());
+        assert!(crate::api::origin::origin_of(&labels, &Default::default()).is_none());
         let generate = request.metadata.generate_name.unwrap();
         assert!(generate.starts_with("manifest-team-a-nightly-"));
         assert!(generate.len() <= "manifest-".len() + 40 + 1);

@@ -262,9 +262,10 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::api::oadp::policy_sources::POLICY_CONFIGMAP_KEY;
     use crate::api::velero::BackupMetadata;
     use crate::policy::config::NacPolicy;
-    use crate::policy::{POLICY_CONFIGMAP_KEY, violations_message};
+    use crate::policy::violations_message;
 
     fn spec(value: Value) -> BackupSpec {
         serde_json::from_value(value).unwrap()

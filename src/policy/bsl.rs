@@ -450,7 +450,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::policy::POLICY_CONFIGMAP_KEY;
+    use crate::api::oadp::policy_sources::POLICY_CONFIGMAP_KEY;
     use crate::policy::config::NacPolicy;
 
     fn spec(value: Value) -> BackupStorageLocationSpec {

@@ -90,6 +90,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::common::GoDuration;
+use crate::api::oadp::policy_sources::POLICY_CONFIGMAP_KEY;
 use crate::api::selector::Selector;
 use crate::api::velero::{BackupSpec, BackupStorageLocationSpec, RestoreSpec};
 use crate::policy::credentials::POD_IDENTITY_CONFIG_KEYS;
@@ -98,8 +99,6 @@ use crate::policy::field_path::FieldPath;
 use crate::policy::rules::{Maximum, SpecRules, as_duration, is_duration_field, is_go_zero};
 use crate::policy::selector::compile as compile_selector;
 
-/// Key of NAC's ConfigMap holding the policy document.
-pub const POLICY_CONFIGMAP_KEY: &str = "policy.yaml";
 /// Upstream default of `spec.nonAdmin.backupSyncPeriod`.
 pub const DEFAULT_BACKUP_SYNC_PERIOD: Duration = Duration::from_secs(2 * 60);
 /// Upstream default of `spec.nonAdmin.garbageCollectionPeriod`.

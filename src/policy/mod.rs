@@ -31,7 +31,6 @@ pub mod endpoints;
 pub mod exclusions;
 pub mod field_path;
 pub mod nacuuid;
-pub mod origin;
 pub mod pool;
 pub mod restore;
 pub mod rules;
@@ -41,12 +40,9 @@ pub mod storage_location;
 
 pub use backup::{build_velero_backup_spec, validate_backup_spec};
 pub use bsl::{build_velero_bsl_spec, check_bsl_credential, validate_bsl_spec, velero_bsl_prefix};
-pub use config::{
-    EffectivePolicy, GlobalSettings, NacPolicy, POLICY_CONFIGMAP_KEY, PolicyConfigError,
-};
+pub use config::{EffectivePolicy, GlobalSettings, NacPolicy, PolicyConfigError};
 pub use credentials::{PodIdentityMarker, credential_borrows_pod_identity, pod_identity_markers};
 pub use nacuuid::nacuuid;
-pub use origin::{Origin, OriginKind, origin_annotations, origin_labels, origin_of};
 pub use pool::PoolRoute;
 pub use restore::{build_velero_restore_spec, check_restore_source, validate_restore_spec};
 pub use rules::{Maximum, SpecRules};

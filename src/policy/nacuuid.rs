@@ -42,33 +42,6 @@ pub fn nacuuid(namespace: &str, name: &str, uuid: &Uuid) -> String {
     join_parts(&namespace, cut(&name, name_room), &uuid)
 }
 
-/// Whether `value` is a DNS-1123 label: 1-63 of `[a-z0-9-]`, starting and ending alphanumeric.
-pub fn is_dns1123_label(value: &str) -> bool {
-    !value.is_empty()
-        && value.len() <= MAX_NACUUID_LENGTH
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !value.starts_with('-')
-        && !value.ends_with('-')
-}
-
-/// Whether `value` is a DNS-1123 subdomain (an object name), as apimachinery's
-/// `IsDNS1123Subdomain` decides: at most 253 characters of dot-separated parts of `[a-z0-9-]`,
-/// each starting and ending alphanumeric. Unlike a DNS label, a part has no length limit of its
-/// own (`nightly.` followed by 245 characters is a valid name).
-pub fn is_dns1123_subdomain(value: &str) -> bool {
-    value.len() <= 253
-        && value.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        })
-}
-
 /// `namespace-name-uuid`, leaving out empty parts.
 fn join_parts(namespace: &str, name: &str, uuid: &str) -> String {
     [namespace, name, uuid]
@@ -108,6 +81,7 @@ fn label_safe(part: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::api::names::is_dns1123_label;
 
     const FIXED: &str = "0d0b7b2c-ee76-412d-a867-2c23b8aa51ab";
 
@@ -223,20 +197,6 @@ mod tests {
     }
 
     #[test]
-    fn subdomains_follow_apimachinery() {
-        let long_part = format!("nightly.{}", "b".repeat(245));
-        assert_eq!(long_part.len(), 253);
-        assert!(is_dns1123_subdomain(&long_part));
-        assert!(!is_dns1123_subdomain(&format!("{long_part}b")));
-        for bad in ["", ".a", "a.", "a..b", "-a", "a-", "a.-b", "A", "a_b", "ü"] {
-            assert!(!is_dns1123_subdomain(bad), "{bad:?}");
-        }
-        for good in ["a", "a.b", "a-b.c-d", "0.1", "x--y"] {
-            assert!(is_dns1123_subdomain(good), "{good:?}");
-        }
-    }
-
-    #[test]
     fn random_uuids_always_give_valid_labels() {
         for (namespace, name) in [
             ("a", "b"),
@@ -250,18 +210,5 @@ mod tests {
             let uuid_part = &result[result.len() - UUID_LENGTH..];
             assert!(Uuid::parse_str(uuid_part).is_ok(), "{result}");
         }
-    }
-
-    #[test]
-    fn dns_label_and_subdomain_checks() {
-        assert!(is_dns1123_label("team-a"));
-        assert!(!is_dns1123_label("-team"));
-        assert!(!is_dns1123_label("team-"));
-        assert!(!is_dns1123_label("Team"));
-        assert!(!is_dns1123_label(""));
-        assert!(!is_dns1123_label(&"a".repeat(64)));
-        assert!(is_dns1123_subdomain("db.nightly"));
-        assert!(!is_dns1123_subdomain("db..nightly"));
-        assert!(!is_dns1123_subdomain("../etc"));
     }
 }

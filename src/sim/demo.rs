@@ -496,7 +496,7 @@ pub async fn install_policy(
     admin: &kube::Client,
     download_base: &url::Url,
 ) -> Result<(), DemoError> {
-    use crate::policy::POLICY_CONFIGMAP_KEY;
+    use crate::api::oadp::policy_sources::POLICY_CONFIGMAP_KEY;
     let origin = download_base.origin().ascii_serialization();
     let api: Api<ConfigMap> = Api::namespaced(admin.clone(), OADP_NAMESPACE);
     let what = format!("ConfigMap {POLICY_CONFIG_MAP}");
@@ -730,7 +730,7 @@ mod tests {
     fn the_demo_lists_its_object_store_endpoint_and_keeps_the_admins_policy() {
         let load = |text: &str| {
             let data = std::collections::BTreeMap::from([(
-                crate::policy::POLICY_CONFIGMAP_KEY.to_owned(),
+                crate::api::oadp::policy_sources::POLICY_CONFIGMAP_KEY.to_owned(),
                 text.to_owned(),
             )]);
             crate::policy::NacPolicy::from_sources(None, Some(&data)).unwrap()

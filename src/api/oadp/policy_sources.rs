@@ -25,6 +25,8 @@ use super::{dpa_resource, dpa_unavailable, enabled_non_admin, watch_error_unavai
 
 /// Name of NAC's policy ConfigMap in the OADP namespace.
 pub const POLICY_CONFIG_MAP: &str = "nac-policy";
+/// Key of NAC's policy ConfigMap holding the policy document.
+pub const POLICY_CONFIGMAP_KEY: &str = "policy.yaml";
 /// How often to look again for DataProtectionApplications when their CRD is not served (or
 /// they may not be read).
 pub const DPA_RECHECK: Duration = Duration::from_secs(60);

@@ -23,12 +23,12 @@ use tokio::time::Instant;
 
 use super::slots::StreamSlot;
 use super::{ChangeEvent, Resume, StreamScope};
+use crate::api::names::is_dns1123_label;
 use crate::gateway::auth::{
     AccessBudget, AccessCheck, Authenticator, Authorizer, Caller, CheckError,
 };
 use crate::gateway::error::GatewayError;
 use crate::gateway::resources::TenantResource;
-use crate::policy::nacuuid::is_dns1123_label;
 use crate::shutdown::Shutdown;
 
 /// What a stream needs of the gateway: who the caller is and what they may watch, the event

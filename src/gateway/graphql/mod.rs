@@ -75,13 +75,13 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::gateway::Gateway;
 use crate::gateway::auth::{AccessBudget, BearerToken, Caller};
 use crate::gateway::credentials::{CsrfRule, session_cookies};
 use crate::gateway::error::GatewayError;
 use crate::gateway::ratelimit::ClientAddress;
 use crate::gateway::service::GatewayService;
-use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 use loaders::{BackupLoader, RestoresOfBackupLoader};
 use mutation::MutationRoot;
 use query::QueryRoot;

@@ -12,12 +12,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::problem::Problem;
+use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::gateway::Gateway;
 use crate::gateway::auth::Caller;
 use crate::gateway::credentials::CsrfRule;
 use crate::gateway::error::GatewayError;
 use crate::gateway::ratelimit::RateLimitDecision;
-use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 
 /// What handlers tell the request middleware: the matched route template and the caller's
 /// rate-limit state.

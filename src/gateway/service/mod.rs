@@ -31,6 +31,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::api::names::is_dns1123_subdomain;
 use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminDownloadRequest, NonAdminPhase,
     NonAdminRestore, NonAdminSchedule, conditions,
@@ -53,7 +54,6 @@ use crate::gateway::store::{Cached, WatchCaches};
 use crate::gateway::tenancy::TenantData;
 use crate::history::{OperationKind, SharedHistory};
 use crate::policy::config::SpecKind;
-use crate::policy::nacuuid::is_dns1123_subdomain;
 use crate::policy::rules::SpecRules;
 use crate::policy::{
     PolicyViolation, check_restore_source, validate_backup_spec, validate_bsl_spec,

@@ -15,8 +15,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::api::nonadmin::labels;
-use crate::policy::nacuuid::{is_dns1123_label, is_dns1123_subdomain};
 
 /// Longest label/annotation value upstream accepts when reading origin metadata
 /// (`validation.DNS1123SubdomainMaxLength`).

@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::api::velero::artifacts::ResourceList;
+
 use super::diff::ManifestDiff;
 use super::item::{ItemIdentity, ManifestItem};
 use super::overlap::OperationOverlap;
@@ -359,19 +361,16 @@ pub fn readable_resource_list(
     list: &serde_json::Map<String, serde_json::Value>,
     plural_of: &dyn Fn(&str, &str) -> Option<String>,
     readable: &Readable,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut out: serde_json::Map<String, serde_json::Value> = serde_json::Map::new();
+) -> ResourceList {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (key, entry, check) in resource_list_entries(list, plural_of) {
         if check.is_some_and(|check| readable.granted.contains(&check)) {
-            let names = out
-                .entry(key.to_owned())
-                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-            if let Some(names) = names.as_array_mut() {
-                names.push(serde_json::Value::String(entry.to_owned()));
-            }
+            out.entry(key.to_owned())
+                .or_default()
+                .push(entry.to_owned());
         }
     }
-    out
+    ResourceList(out)
 }
 
 /// Group, resource and namespace of hidden items.
@@ -596,7 +595,7 @@ mod tests {
         assert_eq!(resource_list_checks(&list, &plural_of).len(), 4);
         let shown = readable_resource_list(&list, &plural_of, &viewer());
         assert_eq!(
-            serde_json::Value::Object(shown),
+            serde_json::to_value(shown).unwrap(),
             serde_json::json!({
                 "v1/ConfigMap": ["team-a/settings"],
                 "apps/v1/Deployment": ["team-a/web"],

@@ -8,6 +8,7 @@
 //! [`crate::api::StatusSubresource`]): only DeleteBackupRequest and ServerStatusRequest do;
 //! Velero writes the status of the others through the main resource.
 
+pub mod artifacts;
 mod backup;
 mod backup_storage_location;
 mod delete_backup_request;

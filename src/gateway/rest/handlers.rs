@@ -33,8 +33,8 @@ use crate::gateway::idempotency::{Begin, StoredResponse};
 use crate::gateway::manifests::{BackupDryRun, RestorePreviewView};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{
-    ArtifactKind, ClusterQueue, Creatable, DeleteOutcome, Description, GatewayService, ListQuery,
-    NamespaceList, NamespaceQuery, NamespaceQueue, PolicyView, Terminal,
+    Artifact, ArtifactKind, ClusterQueue, Creatable, DeleteOutcome, Description, GatewayService,
+    JsonArtifact, ListQuery, NamespaceList, NamespaceQuery, NamespaceQueue, PolicyView, Terminal,
 };
 use crate::gateway::shared_storage::SharedStorage;
 use crate::gateway::store::{Cached, present};
@@ -730,16 +730,21 @@ async fn artifact_of(
     check_namespace(&path.namespace)?;
     check_name(&path.name)?;
     let artifact = params.artifact.unwrap_or(ArtifactKind::Log);
-    let bytes = gateway
+    let artifact = gateway
         .service
         .artifact(&caller.0, &path.namespace, resource, &path.name, artifact)
         .await?;
-    let mut response = (StatusCode::OK, bytes).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(artifact.content_type()),
-    );
-    Ok(response)
+    Ok(match artifact {
+        Artifact::Log(text) => {
+            let mut response = (StatusCode::OK, text).into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(ArtifactKind::Log.content_type()),
+            );
+            response
+        }
+        Artifact::Json(document) => ApiJson(document).into_response(),
+    })
 }
 
 /// Streams a backup's log, results or resource list, decompressed (fetched through a
@@ -747,7 +752,7 @@ async fn artifact_of(
 #[utoipa::path(
     get, path = "/api/v1/namespaces/{namespace}/backups/{name}/logs", tag = "backups",
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name"), ArtifactParams),
-    responses((status = 200, description = "The artifact (text/plain for logs, JSON otherwise)", body = String, content_type = "text/plain"), ErrorResponses),
+    responses((status = 200, description = "The artifact: the log as text/plain, the results or the resource list as JSON", content((String = "text/plain"), (JsonArtifact = "application/json"))), ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
 pub async fn backup_logs(
@@ -763,7 +768,7 @@ pub async fn backup_logs(
 #[utoipa::path(
     get, path = "/api/v1/namespaces/{namespace}/restores/{name}/logs", tag = "restores",
     params(("namespace" = String, Path, description = "Namespace"), ("name" = String, Path, description = "Name"), ArtifactParams),
-    responses((status = 200, description = "The artifact (text/plain for logs, JSON otherwise)", body = String, content_type = "text/plain"), ErrorResponses),
+    responses((status = 200, description = "The artifact: the log as text/plain, the results or the resource list as JSON", content((String = "text/plain"), (JsonArtifact = "application/json"))), ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
 pub async fn restore_logs(

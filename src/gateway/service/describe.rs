@@ -44,6 +44,60 @@ impl ArtifactKind {
     }
 }
 
+/// An artifact as the caller may read it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Artifact {
+    /// Velero's log (text), without the lines about items the caller may not list.
+    Log(String),
+    /// A JSON artifact.
+    Json(JsonArtifact),
+}
+
+/// A JSON artifact: Velero's results, or a backup's resource list (without the entries the
+/// caller may not list).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum JsonArtifact {
+    /// `artifact=results`.
+    Results(VeleroResults),
+    /// `artifact=resource-list`.
+    ResourceList(ResourceList),
+}
+
+impl utoipa::PartialSchema for JsonArtifact {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::ToSchema as _;
+        use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+        use utoipa::openapi::{Ref, RefOr};
+        // anyOf, not oneOf: an empty object is both an empty resource list and results
+        // without messages.
+        RefOr::T(Schema::AnyOf(
+            AnyOfBuilder::new()
+                .description(Some(
+                    "Velero's results (`artifact=results`) or a backup's resource list \
+                     (`artifact=resource-list`).",
+                ))
+                .item(Ref::from_schema_name(VeleroResults::name()))
+                .item(Ref::from_schema_name(ResourceList::name()))
+                .build(),
+        ))
+    }
+}
+
+impl utoipa::ToSchema for JsonArtifact {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use utoipa::PartialSchema as _;
+        schemas.push((VeleroResults::name().into(), VeleroResults::schema()));
+        <VeleroResults as utoipa::ToSchema>::schemas(schemas);
+        schemas.push((ResourceList::name().into(), ResourceList::schema()));
+    }
+}
+
 /// Admin rules for one kind of spec, as field path → value.
 // The maps are `Json` (transparent in serde) so that GraphQL types them `JSON`, as it always
 // has, not `JSONObject`.
@@ -209,8 +263,9 @@ pub struct Description {
     /// Permanent deletion (backups).
     pub deletion: Option<DeletionView>,
     /// The resources backed up or restored (with `details=true`, once finished).
-    #[schema(value_type = Option<Object>)]
-    pub resource_list: Option<Value>,
+    // `Json`: GraphQL's `JSON`, as it always has been.
+    #[schema(value_type = Option<ResourceList>)]
+    pub resource_list: Option<Json<ResourceList>>,
     /// Why the resource list is missing although asked for.
     pub resource_list_unavailable: Option<String>,
 }
@@ -225,7 +280,7 @@ impl GatewayService {
         resource: TenantResource,
         name: &str,
         artifact: ArtifactKind,
-    ) -> Result<Vec<u8>, GatewayError> {
+    ) -> Result<Artifact, GatewayError> {
         let target = artifact
             .target(resource)
             .ok_or_else(|| GatewayError::BadRequest("no such artifact for this resource".into()))?;
@@ -599,9 +654,10 @@ impl GatewayService {
             )
             .await
         {
-            Ok(bytes) => {
-                description.resource_list = serde_json::from_slice(&bytes).ok();
+            Ok(Artifact::Json(JsonArtifact::ResourceList(list))) => {
+                description.resource_list = Some(Json(list));
             }
+            Ok(_) => {}
             Err(error) => description.resource_list_unavailable = Some(error.to_string()),
         }
     }

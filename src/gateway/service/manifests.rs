@@ -8,13 +8,14 @@ use kube::api::Api;
 use serde_json::{Value, json};
 
 use crate::api::nonadmin::{NonAdminBackup, NonAdminRestore};
+use crate::api::velero::artifacts::{ResourceList, VeleroResults};
 use crate::api::velero::{BackupPhase, RestorePhase};
 use crate::gateway::auth::{Authorized, Caller};
 use crate::gateway::error::GatewayError;
 use crate::gateway::live::{self, Read, ServedResource};
 use crate::gateway::operations::store_error;
 use crate::gateway::resources::TenantResource;
-use crate::gateway::service::{ArtifactKind, GatewayService};
+use crate::gateway::service::{Artifact, ArtifactKind, GatewayService, JsonArtifact};
 use crate::gateway::store::present;
 use crate::history::StoredManifest;
 use crate::manifest::build::manifest_of_items;
@@ -324,7 +325,7 @@ impl GatewayService {
         caller: &Caller,
         artifact: ArtifactKind,
         bytes: Vec<u8>,
-    ) -> Result<Vec<u8>, GatewayError> {
+    ) -> Result<Artifact, GatewayError> {
         match artifact {
             ArtifactKind::Log => {
                 let text = String::from_utf8_lossy(&bytes);
@@ -332,12 +333,14 @@ impl GatewayService {
                     .authorizer()
                     .readable(caller.identity(), log_checks(&text))
                     .await?;
-                Ok(readable_log(&text, &readable).into_bytes())
+                Ok(Artifact::Log(readable_log(&text, &readable)))
             }
             ArtifactKind::ResourceList => {
                 let Ok(Value::Object(list)) = serde_json::from_slice::<Value>(&bytes) else {
                     // Not Velero's shape: nothing in it can be checked, so nothing is shown.
-                    return Ok(b"{}".to_vec());
+                    return Ok(Artifact::Json(JsonArtifact::ResourceList(
+                        ResourceList::default(),
+                    )));
                 };
                 let client = self.user_client(caller)?;
                 let served = self
@@ -357,12 +360,14 @@ impl GatewayService {
                     .authorizer()
                     .readable(caller.identity(), resource_list_checks(&list, &plural_of))
                     .await?;
-                serde_json::to_vec(&Value::Object(readable_resource_list(
-                    &list, &plural_of, &readable,
+                Ok(Artifact::Json(JsonArtifact::ResourceList(
+                    readable_resource_list(&list, &plural_of, &readable),
                 )))
-                .map_err(|_| GatewayError::Upstream)
             }
-            ArtifactKind::Results => Ok(bytes),
+            // Not Velero's shape: shown as no messages (what does not parse is not passed on).
+            ArtifactKind::Results => Ok(Artifact::Json(JsonArtifact::Results(
+                VeleroResults::parse(&bytes).unwrap_or_default(),
+            ))),
         }
     }
 

@@ -36,6 +36,7 @@ use crate::api::nonadmin::{
     NonAdminBackup, NonAdminBackupStorageLocation, NonAdminDownloadRequest, NonAdminPhase,
     NonAdminRestore, NonAdminSchedule, conditions,
 };
+use crate::api::velero::artifacts::{ResourceList, VeleroResults};
 use crate::api::velero::{BackupPhase, DeleteBackupRequestPhase, DownloadTargetKind, RestorePhase};
 use crate::gateway::artifacts::{ArtifactFetcher, decompress};
 use crate::gateway::auth::{

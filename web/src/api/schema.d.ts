@@ -817,8 +817,7 @@ export interface components {
             /** @description Why validation failed. */
             validationErrors: string[];
             deletion?: components["schemas"]["DeletionView"] | null;
-            /** @description The resources backed up or restored (with `details=true`, once finished). */
-            resourceList?: Record<string, unknown> | null;
+            resourceList?: components["schemas"]["ResourceList"] | null;
             /** @description Why the resource list is missing although asked for. */
             resourceListUnavailable?: string | null;
         };
@@ -861,6 +860,8 @@ export interface components {
             /** @description Object name. */
             name: string;
         };
+        /** @description Velero's results (`artifact=results`) or a backup's resource list (`artifact=resource-list`). */
+        JsonArtifact: components["schemas"]["VeleroResults"] | components["schemas"]["ResourceList"];
         /** @description How many items of one kind a manifest holds. */
         KindCount: {
             /** @description API group; empty for the core group. */
@@ -2945,6 +2946,14 @@ export interface components {
          */
         QueueState: "pending" | "running";
         /**
+         * @description A backup's resource list (`<backup>-resource-list.json.gz`): for each `<apiVersion>/<Kind>`
+         *     (`v1/Secret`, `apps/v1/Deployment`), the `<namespace>/<name>` (or, cluster-scoped, `<name>`)
+         *     of each item backed up.
+         */
+        ResourceList: {
+            [key: string]: string[];
+        };
+        /**
          * @description What the restore does with one entry.
          * @enum {string}
          */
@@ -3080,6 +3089,24 @@ export interface components {
         UnreadableReason: "Forbidden" | "Failed";
         /** @description Velero's phase of a backup or a restore. */
         VeleroPhase: ("New" | "Queued" | "ReadyToStart" | "FailedValidation" | "InProgress" | "WaitingForPluginOperations" | "WaitingForPluginOperationsPartiallyFailed" | "Finalizing" | "FinalizingPartiallyFailed" | "Completed" | "PartiallyFailed" | "Failed" | "Deleting") | string;
+        /** @description One severity of Velero's results (`results.Result`). */
+        VeleroResultSet: {
+            /** @description Messages about Velero itself. */
+            velero?: string[];
+            /** @description Messages about cluster-scoped resources. */
+            cluster?: string[];
+            /** @description Messages per namespace. */
+            namespaces?: {
+                [key: string]: string[];
+            };
+        };
+        /** @description Velero's results of a backup or restore (`<name>-results.gz`). */
+        VeleroResults: {
+            /** @description Errors. */
+            errors?: components["schemas"]["VeleroResultSet"];
+            /** @description Warnings. */
+            warnings?: components["schemas"]["VeleroResultSet"];
+        };
     };
     responses: never;
     parameters: never;
@@ -3755,13 +3782,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The artifact (text/plain for logs, JSON otherwise) */
+            /** @description The artifact: the log as text/plain, the results or the resource list as JSON */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
+                    "application/json": components["schemas"]["JsonArtifact"];
                 };
             };
             /** @description Malformed request */
@@ -5050,13 +5078,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The artifact (text/plain for logs, JSON otherwise) */
+            /** @description The artifact: the log as text/plain, the results or the resource list as JSON */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
+                    "application/json": components["schemas"]["JsonArtifact"];
                 };
             };
             /** @description Malformed request */

@@ -1,7 +1,7 @@
 // A backup's or restore's artifacts (Velero log, results, resource list): where they download
 // from, fetching them, and whether a failed download only means Velero has not uploaded them yet.
-// The document types every artifact as text/plain (`GET …/logs`): the log is text, the results and
-// the resource list are JSON the console parses and checks.
+// The document types the log as text/plain and the results and the resource list as JSON
+// (`GET …/logs?artifact=…`); the console still checks their shape, as they come from object storage.
 import { ApiError, api, apiPath } from '../api/client';
 import { isRecord, resourceListOf } from '../api/types';
 import type { VeleroResults, VeleroResultSet } from './failureSummary';
@@ -27,14 +27,14 @@ export function fetchArtifact(namespace: string, kind: ArtifactOwner, name: stri
 
 /** Velero's results of a finished backup or restore. */
 export async function fetchResults(namespace: string, kind: ArtifactOwner, name: string, signal?: AbortSignal): Promise<VeleroResults> {
-  const results = veleroResultsOf(parseJson(await fetchArtifact(namespace, kind, name, 'results', signal)));
+  const results = veleroResultsOf(await api.get(LOGS_PATHS[kind], { path: { namespace, name }, query: { artifact: 'results' }, signal }));
   if (!results) throw new Error('the results are not Velero results');
   return results;
 }
 
 /** The resources a finished backup holds ("group/version/Kind" → names). */
 export async function fetchResourceList(namespace: string, name: string, signal?: AbortSignal): Promise<Record<string, string[]>> {
-  const list = resourceListOf(parseJson(await fetchArtifact(namespace, 'backups', name, 'resource-list', signal)));
+  const list = resourceListOf(await api.get(LOGS_PATHS.backups, { path: { namespace, name }, query: { artifact: 'resource-list' }, signal }));
   if (!list) throw new Error('the resource list is not a map of kinds to names');
   return list;
 }
@@ -42,14 +42,6 @@ export async function fetchResourceList(namespace: string, name: string, signal?
 /** Whether an artifact fetch failed only because Velero has not uploaded it yet (404/409). */
 export function artifactNotReady(error: unknown): boolean {
   return error instanceof ApiError && (error.status === 404 || error.status === 409);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** A list of strings (null and absent stay as they are); undefined when it is something else. */

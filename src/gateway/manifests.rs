@@ -5,12 +5,14 @@
 //! those a dry-run or preview would wait on, and those a created backup or restore that has not
 //! started yet waits on (`GET …/overlaps`, computed by the same collection and planning paths).
 //!
-//! This module holds the views and the pure parts; the reads are in `service/manifests.rs`.
-//! Reads of a stored manifest are authorized like getting the NonAdminBackup (the manifest
-//! outlives it in the history store); a dry-run or preview like creating the object it
-//! previews; a created operation's overlaps like getting it. Overlaps are computed only
-//! against operations of the same namespace that the caller may list (an overlap names them):
-//! a tenant is never told about another namespace's operations, nor about ones it may not list.
+//! This module holds the views (REST's and GraphQL's answers alike: they derive both; GraphQL's
+//! computed fields are in `graphql/manifests.rs`) and the pure parts; the reads are in
+//! `service/manifests.rs`. Reads of a stored manifest are authorized like getting the
+//! NonAdminBackup (the manifest outlives it in the history store); a dry-run or preview like
+//! creating the object it previews; a created operation's overlaps like getting it. Overlaps
+//! are computed only against operations of the same namespace that the caller may list (an
+//! overlap names them): a tenant is never told about another namespace's operations, nor about
+//! ones it may not list.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -71,31 +73,42 @@ pub struct ContentsQuery {
 }
 
 /// One page of a backup's contents.
+// In GraphQL, `BackupManifest.items`' answer: without `backup` and `counts` (on the manifest
+// there); its `matched`, `continue` and `hidden` are resolvers (`graphql::manifests`),
+// described for GraphQL.
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "ManifestContentsPage", complex)]
 pub struct ContentsPage {
     /// The backup.
+    #[graphql(skip)]
     pub backup: ManifestBackup,
     /// Items per kind in the whole backup.
+    #[graphql(skip)]
     pub counts: Vec<KindCount>,
     /// Items in the backup.
     pub total: u64,
     /// Items matching the filters.
+    #[graphql(skip)]
     pub matched: u64,
     /// This page, in key order.
     pub items: Vec<ManifestItem>,
     /// Token of the next page, when there is one.
     #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    #[graphql(skip)]
     pub continue_token: Option<String>,
     /// Items of the backup the caller may not list, counted (`counts` and `total` leave them
     /// out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[graphql(skip)]
     pub hidden: Vec<HiddenItems>,
 }
 
 /// The changes from one backup to another.
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct BackupDiff {
     /// The earlier backup (`against`).
     pub from: ManifestBackup,
@@ -103,6 +116,7 @@ pub struct BackupDiff {
     pub to: ManifestBackup,
     /// Added, removed and changed items.
     #[serde(flatten)]
+    #[graphql(flatten)]
     pub diff: ManifestDiff,
     /// Added, removed or changed items the caller may not list, counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -110,8 +124,11 @@ pub struct BackupDiff {
 }
 
 /// What a backup would take, before anything runs (`POST …/backups?dryRun=true`).
+// GraphQL's `unreadable` is a resolver (`graphql::manifests`), described for it.
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(complex)]
 pub struct BackupDryRun {
     /// `oadp.openshift.io/v1alpha1`.
     pub api_version: String,
@@ -128,6 +145,7 @@ pub struct BackupDryRun {
     pub items: Vec<ManifestItem>,
     /// Lists the caller could not read: their objects are missing above, and the backup (run
     /// with Velero's identity) may take them.
+    #[graphql(skip)]
     pub unreadable: Vec<UnreadableList>,
     /// Running operations of this namespace sharing items with this backup: it would wait on
     /// them.
@@ -138,8 +156,11 @@ pub struct BackupDryRun {
 }
 
 /// What a restore would do, before anything runs (`POST …/restores?dryRun=true`).
+// GraphQL's `entries` is a resolver (`graphql::manifests`), described with the order's rule.
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "RestorePreview", complex)]
 pub struct RestorePreviewView {
     /// `oadp.openshift.io/v1alpha1`.
     pub api_version: String,
@@ -151,6 +172,7 @@ pub struct RestorePreviewView {
     /// The NonAdminBackup restored from.
     pub backup_name: String,
     /// Every backed-up item and every namespace the restore ensures, in restore order.
+    #[graphql(skip)]
     pub entries: Vec<PreviewEntry>,
     /// Totals.
     pub counts: PreviewCounts,
@@ -166,6 +188,7 @@ pub struct RestorePreviewView {
 /// (`GET …/backups/{name}/overlaps`, `GET …/restores/{name}/overlaps`).
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct OperationOverlaps {
     /// The operation asked about (`backup <name>` or `restore <name>`).
     pub operation: String,
@@ -189,8 +212,9 @@ impl OperationOverlaps {
         }
     }
 
-    /// The answer for a pending operation sharing items with `overlaps`.
-    pub(crate) fn pending(operation: String, overlaps: Vec<OperationOverlap>) -> Self {
+    /// The answer for a pending operation sharing items with `overlaps`. (Not `pending`: the
+    /// GraphQL derive names the field's getter so.)
+    pub(crate) fn pending_with(operation: String, overlaps: Vec<OperationOverlap>) -> Self {
         Self {
             operation,
             pending: true,
@@ -434,7 +458,7 @@ mod tests {
     fn only_a_pending_operation_with_overlaps_waits() {
         let running = OperationOverlaps::not_pending("backup a".into());
         assert!(!running.pending && !running.waiting && running.overlaps.is_empty());
-        let alone = OperationOverlaps::pending("backup a".into(), Vec::new());
+        let alone = OperationOverlaps::pending_with("backup a".into(), Vec::new());
         assert!(alone.pending && !alone.waiting);
     }
 }

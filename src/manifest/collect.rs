@@ -67,8 +67,11 @@ pub enum UnreadableReason {
 }
 
 /// A list that could not be read: its objects are missing from the collection.
+// GraphQL's `groupResource` is a resolver (`gateway::graphql::manifests`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(complex)]
 pub struct UnreadableList {
     /// API group; empty for the core group.
     pub group: String,

@@ -17,8 +17,10 @@ use serde::{Deserialize, Serialize};
 use super::item::{ItemIdentity, Manifest, ManifestItem};
 
 /// Items added, removed and changed from one manifest to another.
+// Flattened into GraphQL's `BackupDiff` (no GraphQL type of its own).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct ManifestDiff {
     /// In the later manifest only, in identity order.
     pub added: Vec<ManifestItem>,
@@ -40,6 +42,7 @@ impl ManifestDiff {
 /// An object in both manifests whose fields differ.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct ChangedItem {
     /// Which object.
     pub identity: ItemIdentity,

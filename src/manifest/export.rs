@@ -21,8 +21,11 @@ use super::visibility::HiddenItems;
 pub const MANIFEST_FORMAT_VERSION: u32 = 1;
 
 /// Which backup a manifest describes.
+// GraphQL's `completedAt` is a resolver (`gateway::graphql::manifests`): RFC 3339 text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(complex)]
 pub struct ManifestBackup {
     /// The tenant namespace of the NonAdminBackup.
     pub namespace: String,
@@ -33,28 +36,39 @@ pub struct ManifestBackup {
     /// When the Velero Backup completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[graphql(skip)]
     pub completed_at: Option<DateTime<Utc>>,
 }
 
 /// `manifest.json`: the manifest of one backup.
+// `BackupManifest` in GraphQL, whose `apiVersion`, `kind`, `formatVersion`, `total`, `hidden`
+// and `items` (a page, with the contents browser's filters) are resolvers
+// (`gateway::graphql::manifests`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "BackupManifest", complex)]
 pub struct ManifestDocument {
     /// [`MANIFEST_API_VERSION`].
+    #[graphql(skip)]
     pub api_version: String,
     /// [`MANIFEST_KIND`].
+    #[graphql(skip)]
     pub kind: String,
     /// The document's format ([`MANIFEST_FORMAT_VERSION`] when written by this code).
+    #[graphql(skip)]
     pub format_version: u32,
     /// The backup described.
     pub backup: ManifestBackup,
     /// Items per kind, sorted by group then kind.
     pub counts: Vec<KindCount>,
     /// The items, sorted by key.
+    #[graphql(skip)]
     pub items: Vec<ManifestItem>,
     /// Items left out because the reader may not list them, counted per resource (only in
     /// what the gateway serves; a stored manifest has none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[graphql(skip)]
     pub hidden: Vec<HiddenItems>,
 }
 

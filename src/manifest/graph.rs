@@ -152,6 +152,8 @@ impl<'m> OwnerGraph<'m> {
 /// The owner graph as the API serves it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "OwnerGraph")]
 pub struct OwnerGraphView {
     /// Every item's key, sorted.
     pub nodes: Vec<String>,
@@ -165,6 +167,7 @@ pub struct OwnerGraphView {
 /// One ownership link.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct OwnerEdge {
     /// Key of the owner.
     pub owner: String,
@@ -175,6 +178,7 @@ pub struct OwnerEdge {
 /// An owner reference to an object that is not in the backup.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct MissingOwner {
     /// Key of the item holding the reference.
     pub dependent: String,

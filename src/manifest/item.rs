@@ -8,7 +8,11 @@
 
 use std::collections::BTreeMap;
 
+use async_graphql::Json;
 use serde::{Deserialize, Serialize};
+
+/// Labels or annotations of an item.
+type Labels = BTreeMap<String, String>;
 
 /// `apiVersion` of an exported manifest (`manifest.json`).
 pub const MANIFEST_API_VERSION: &str = "oadp.openshift.io/v1alpha1";
@@ -18,8 +22,11 @@ pub const MANIFEST_KIND: &str = "BackupManifest";
 pub const CLUSTER_SCOPE: &str = "cluster";
 
 /// One object of a backup, reduced to its selectable fields.
+// GraphQL's `key`, `apiVersion` and `groupResource` are resolvers (`gateway::graphql::manifests`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(complex)]
 pub struct ManifestItem {
     /// API group; empty for the core group.
     pub group: String,
@@ -36,9 +43,18 @@ pub struct ManifestItem {
     pub name: String,
     /// Labels at backup time.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    // `JSON` in GraphQL (not `JSONObject`), as it always has been.
+    #[graphql(
+        skip,
+        derived(name = "labels", into = "Json<Labels>", owned, with = "Json")
+    )]
     pub labels: BTreeMap<String, String>,
     /// Annotations at backup time.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[graphql(
+        skip,
+        derived(name = "annotations", into = "Json<Labels>", owned, with = "Json")
+    )]
     pub annotations: BTreeMap<String, String>,
     /// UIDs of the objects named in `metadata.ownerReferences`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -240,6 +256,7 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
     Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct ItemIdentity {
     /// `<resource>[.<group>]`.
     pub group_resource: String,
@@ -253,6 +270,7 @@ pub struct ItemIdentity {
 /// How many items of one kind a manifest holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct KindCount {
     /// API group; empty for the core group.
     pub group: String,

@@ -77,10 +77,15 @@ pub struct RunningOperation<'a> {
 }
 
 /// The objects a new operation shares with one running operation.
+// GraphQL's `operation` is a resolver (`gateway::graphql::manifests`), described as the
+// gateway names operations.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(complex)]
 pub struct OperationOverlap {
     /// The running operation, as given.
+    #[graphql(skip)]
     pub operation: String,
     /// How many objects are shared.
     pub total: u64,

@@ -800,6 +800,8 @@ impl LiveCluster for LiveObjects {
 /// One line of a restore preview.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "RestorePreviewEntry")]
 pub struct PreviewEntry {
     /// API group; empty for the core group.
     pub group: String,
@@ -831,6 +833,8 @@ pub struct PreviewEntry {
 /// How many entries of a preview get each outcome.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
+#[graphql(name = "RestorePreviewCounts")]
 pub struct PreviewCounts {
     /// Items the restore processes (Velero's `progress.totalItems`): all but the excluded.
     pub total: u64,

@@ -164,6 +164,7 @@ pub fn read_checks<'a, T: BackedUpItem + 'a>(
 /// Items left out of an answer, per resource and namespace: counted, never named.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[derive(async_graphql::SimpleObject)]
 pub struct HiddenItems {
     /// API group; empty for the core group.
     pub group: String,

@@ -17,10 +17,7 @@ use super::cursor::{DEFAULT_PAGE, PageCursor, edge_cursors, page_size};
 use super::errors::{GqlResult, to_graphql};
 use super::history::{HistoryArgs, history_connection};
 use super::loaders::list_all;
-use super::manifests::{
-    self, BackupDiffView, BackupDryRunView, BackupManifestView, OperationOverlapsView,
-    OwnerGraphResult, RestorePreviewResult,
-};
+use super::manifests;
 use super::types::{
     Backup, NamespacePhaseCounts, Queue, ResourcePermissions, Restore, Schedule, StorageLocation,
     Viewer, display_phase,
@@ -31,6 +28,7 @@ use crate::api::nonadmin::{
 };
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
+use crate::gateway::manifests::{BackupDiff, BackupDryRun, OperationOverlaps, RestorePreviewView};
 use crate::gateway::operations::{
     NamespaceCoverage, NamespaceStatistics, Operation, OperationKindView, PhaseCount, parse_time,
     stats_window,
@@ -39,6 +37,8 @@ use crate::gateway::resources::TenantResource;
 use crate::gateway::service::{self, Description, GatewayService, ListQuery, PolicyView};
 use crate::gateway::shared_storage::SharedStorage;
 use crate::gateway::store::Cached;
+use crate::manifest::export::ManifestDocument;
+use crate::manifest::graph::OwnerGraphView;
 
 fn bad_cursor() -> async_graphql::Error {
     to_graphql(&GatewayError::BadRequest(
@@ -586,7 +586,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         namespace: String,
         name: String,
-    ) -> async_graphql::Result<BackupManifestView> {
+    ) -> async_graphql::Result<Arc<ManifestDocument>> {
         manifests::backup_manifest(ctx, &namespace, &name).await
     }
 
@@ -597,7 +597,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         namespace: String,
         name: String,
-    ) -> async_graphql::Result<OwnerGraphResult> {
+    ) -> async_graphql::Result<OwnerGraphView> {
         manifests::backup_owner_graph(ctx, &namespace, &name).await
     }
 
@@ -610,7 +610,7 @@ impl QueryRoot {
         namespace: String,
         name: String,
         against: String,
-    ) -> async_graphql::Result<BackupDiffView> {
+    ) -> async_graphql::Result<BackupDiff> {
         manifests::backup_diff(ctx, &namespace, &name, &against).await
     }
 
@@ -625,7 +625,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         namespace: String,
         backup: Json<Value>,
-    ) -> async_graphql::Result<BackupDryRunView> {
+    ) -> async_graphql::Result<BackupDryRun> {
         manifests::backup_dry_run(ctx, &namespace, &backup.0).await
     }
 
@@ -640,7 +640,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         namespace: String,
         restore: Json<Value>,
-    ) -> async_graphql::Result<RestorePreviewResult> {
+    ) -> async_graphql::Result<RestorePreviewView> {
         manifests::restore_preview(ctx, &namespace, &restore.0).await
     }
 
@@ -654,7 +654,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         namespace: String,
         name: String,
-    ) -> async_graphql::Result<OperationOverlapsView> {
+    ) -> async_graphql::Result<OperationOverlaps> {
         manifests::backup_overlaps(ctx, &namespace, &name).await
     }
 
@@ -667,7 +667,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         namespace: String,
         name: String,
-    ) -> async_graphql::Result<OperationOverlapsView> {
+    ) -> async_graphql::Result<OperationOverlaps> {
         manifests::restore_overlaps(ctx, &namespace, &name).await
     }
 

@@ -752,7 +752,7 @@ impl GatewayService {
                 Skip::Backup(name),
             )
             .await?;
-        Ok(OperationOverlaps::pending(operation, overlaps))
+        Ok(OperationOverlaps::pending_with(operation, overlaps))
     }
 
     /// Whether restore `name`, created and not started yet, waits on running operations of
@@ -783,7 +783,7 @@ impl GatewayService {
             )
             .await?;
         let overlaps = self.readable_overlaps(caller, overlaps).await?;
-        Ok(OperationOverlaps::pending(operation, overlaps))
+        Ok(OperationOverlaps::pending_with(operation, overlaps))
     }
 
     /// Running backups and restores of `namespace` sharing objects with an operation whose

@@ -103,6 +103,41 @@ pub enum ChangeAction {
     Deleted,
 }
 
+/// The data of an `ADDED`, `MODIFIED` or `DELETED` frame of an event stream.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct StreamChange<'a> {
+    /// Namespace of the object.
+    pub namespace: &'a str,
+    /// Its resource.
+    pub resource: TenantResource,
+    /// Its name.
+    pub name: &'a str,
+    /// The object after the change (before it, for a deletion), as REST presents it.
+    #[schema(value_type = Object)]
+    pub object: &'a serde_json::Value,
+}
+
+/// The data of an event stream's `ready` frame, whose id marks "now".
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct StreamReady<'a> {
+    /// The namespaces the stream covers.
+    pub namespaces: &'a [String],
+}
+
+/// The data of a `reset` frame (re-list, then follow) and of the frame ending a stream
+/// (`forbidden`, `unauthenticated`, `unavailable`, `shutdown`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamNotice<'a> {
+    /// Why, in a sentence.
+    pub reason: &'a str,
+    /// `unavailable` and `shutdown`: seconds to wait before reconnecting (also the frame's
+    /// `retry`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub retry_after_seconds: Option<u64>,
+}
+
 /// One change of one tenant object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChangeEvent {
@@ -147,14 +182,15 @@ impl ChangeEvent {
         self.rendered
             .json
             .get_or_init(|| {
-                serde_json::json!({
-                    "namespace": self.namespace,
-                    "resource": self.resource,
-                    "name": self.name,
-                    "object": &*self.object,
-                })
-                .to_string()
-                .into()
+                let data = StreamChange {
+                    namespace: &self.namespace,
+                    resource: self.resource,
+                    name: &self.name,
+                    object: &self.object,
+                };
+                serde_json::to_string(&data)
+                    .unwrap_or_else(|_| "{}".to_string())
+                    .into()
             })
             .clone()
     }

@@ -14,26 +14,34 @@ use std::time::Duration;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
-use serde_json::json;
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::ChangeAction;
 use super::follow::{
     RECONNECT_AFTER, RETRY_UNAVAILABLE_AFTER, StreamEnd, StreamHost, StreamItem, follow,
 };
+use super::{ChangeAction, StreamNotice, StreamReady};
 use crate::gateway::auth::Caller;
 use crate::gateway::error::GatewayError;
 
 pub use super::StreamScope;
 pub use super::follow::RECHECK_INTERVAL;
 
+/// A frame's data: the JSON of one of the stream types the OpenAPI document names.
+fn data(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "{}".to_string())
+}
+
 /// The SSE frame of one stream item.
 pub fn frame_of(item: StreamItem) -> Event {
     match item {
-        StreamItem::Ready { id, namespaces } => Event::default()
-            .event("ready")
-            .id(id)
-            .data(json!({ "namespaces": namespaces }).to_string()),
+        StreamItem::Ready { id, namespaces } => {
+            Event::default()
+                .event("ready")
+                .id(id)
+                .data(data(&StreamReady {
+                    namespaces: &namespaces,
+                }))
+        }
         StreamItem::Change { id, event } => {
             let data = event.json();
             Event::default()
@@ -45,21 +53,22 @@ pub fn frame_of(item: StreamItem) -> Event {
                 .id(id)
                 .data(&*data)
         }
-        StreamItem::Reset(reason) => Event::default()
-            .event("reset")
-            .data(json!({ "reason": reason.text() }).to_string()),
+        StreamItem::Reset(reason) => Event::default().event("reset").data(data(&StreamNotice {
+            reason: reason.text(),
+            retry_after_seconds: None,
+        })),
         StreamItem::End(why @ (StreamEnd::ShuttingDown | StreamEnd::Unavailable)) => {
             let (event, after) = match why {
                 StreamEnd::ShuttingDown => ("shutdown", RECONNECT_AFTER),
                 _ => ("unavailable", RETRY_UNAVAILABLE_AFTER),
             };
-            Event::default().event(event).retry(after).data(
-                json!({
-                    "reason": why.text(),
-                    "retryAfterSeconds": after.as_secs().max(1),
-                })
-                .to_string(),
-            )
+            Event::default()
+                .event(event)
+                .retry(after)
+                .data(data(&StreamNotice {
+                    reason: why.text(),
+                    retry_after_seconds: Some(after.as_secs().max(1)),
+                }))
         }
         StreamItem::End(why) => Event::default()
             .event(match why {
@@ -68,7 +77,10 @@ pub fn frame_of(item: StreamItem) -> Event {
                 StreamEnd::ShuttingDown => "shutdown",
                 StreamEnd::Unavailable => "unavailable",
             })
-            .data(json!({ "reason": why.text() }).to_string()),
+            .data(data(&StreamNotice {
+                reason: why.text(),
+                retry_after_seconds: None,
+            })),
     }
 }
 

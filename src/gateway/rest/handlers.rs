@@ -866,7 +866,7 @@ fn last_event_id(headers: &HeaderMap) -> Option<String> {
     get, path = "/api/v1/namespaces/{namespace}/events", tag = "events",
     params(("namespace" = String, Path, description = "Namespace"),
            ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event (an opaque id of this stream)")),
-    responses((status = 200, description = "text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events with opaque ids; `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked, `unauthenticated` when the token is no longer valid, `unavailable` (with a `retry` hint) when the API server could not be reached to re-check access for a whole access-cache TTL, or `shutdown` (with a `retry` hint) when the gateway stops: reconnect with `Last-Event-ID`", body = String, content_type = "text/event-stream"), ErrorResponses),
+    responses((status = 200, description = "text/event-stream: `ready` (data: StreamReady), then ADDED/MODIFIED/DELETED events with opaque ids (data: StreamChange); `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked, `unauthenticated` when the token is no longer valid, `unavailable` (with a `retry` hint) when the API server could not be reached to re-check access for a whole access-cache TTL, or `shutdown` (with a `retry` hint) when the gateway stops: reconnect with `Last-Event-ID` (data of reset and the ends: StreamNotice; the schemas are under components)", body = String, content_type = "text/event-stream"), ErrorResponses),
     security(("bearer" = []), ("session" = []))
 )]
 pub async fn namespace_events(

@@ -8,7 +8,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder
 use utoipa::{Modify, OpenApi};
 
 use super::routes;
-use crate::gateway::events::ChangeAction;
+use crate::gateway::events::{ChangeAction, StreamChange, StreamNotice, StreamReady};
 use crate::gateway::resources::TenantResource;
 use crate::gateway::service::ArtifactKind;
 
@@ -48,9 +48,17 @@ impl Modify for BearerSecurity {
         license(name = "Apache-2.0")
     ),
     // The schemas the operations name come with their paths (see `routes`); these are named by
-    // a parameter only (`ArtifactKind`) or by no operation (the events' `ChangeAction`, and
-    // `TenantResource`).
-    components(schemas(ArtifactKind, ChangeAction, TenantResource)),
+    // a parameter only (`ArtifactKind`) or by no operation: the event streams' frames (their
+    // data: `StreamReady`, `StreamChange`, `StreamNotice`; their names: `ChangeAction`) and
+    // `TenantResource`.
+    components(schemas(
+        ArtifactKind,
+        ChangeAction,
+        StreamChange,
+        StreamNotice,
+        StreamReady,
+        TenantResource
+    )),
     modifiers(&BearerSecurity),
     tags(
         (name = "namespaces", description = "Namespaces the caller may use"),

@@ -5,6 +5,8 @@
 //! imports the document.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex};
 
 use utoipa::openapi::{ObjectBuilder, RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
@@ -48,18 +50,144 @@ pub struct ObjectMeta {
     pub finalizers: Option<Vec<String>>,
 }
 
+/// The `openAPIV3Schema` of the NAC CRD named `plural`, as JSON. The CRDs are generated once:
+/// every router build asks for the schemas of its paths.
+fn crd_json(plural: &str) -> Option<serde_json::Value> {
+    static SCHEMAS: LazyLock<BTreeMap<String, serde_json::Value>> = LazyLock::new(|| {
+        crds::nac_crds()
+            .into_iter()
+            .filter_map(|crd| {
+                let plural = crd.spec.names.plural.clone();
+                let schema = crd
+                    .spec
+                    .versions
+                    .into_iter()
+                    .next()?
+                    .schema?
+                    .open_api_v3_schema?;
+                Some((plural, serde_json::to_value(schema).ok()?))
+            })
+            .collect()
+    });
+    SCHEMAS.get(plural).cloned()
+}
+
+/// Velero's specs the CRDs embed (a NonAdminBackup's and a schedule's template's `backupSpec`,
+/// a NonAdminRestore's `restoreSpec`): component name, CRD, and the field of its `spec`.
+const VELERO_SPECS: [(&str, &str, &str); 2] = [
+    ("BackupSpec", "nonadminbackups", "backupSpec"),
+    ("RestoreSpec", "nonadminrestores", "restoreSpec"),
+];
+
+/// Velero's spec `name` (one of [`VELERO_SPECS`]) as its CRD embeds it, without the field's
+/// own description.
+fn velero_spec_json(name: &str) -> Option<serde_json::Value> {
+    let (_, plural, field) = VELERO_SPECS.iter().find(|(spec, ..)| *spec == name)?;
+    let mut spec = crd_json(plural)?
+        .get("properties")?
+        .get("spec")?
+        .get("properties")?
+        .get(*field)?
+        .clone();
+    spec.as_object_mut()?.remove("description");
+    Some(spec)
+}
+
+/// Replaces every copy of one of Velero's specs inside `value` by a reference to its component
+/// (keeping the field's description), so the document holds each once.
+fn refer_to_velero_specs(value: &mut serde_json::Value, specs: &[(&str, serde_json::Value)]) {
+    let Some(object) = value.as_object_mut() else {
+        if let Some(items) = value.as_array_mut() {
+            for item in items {
+                refer_to_velero_specs(item, specs);
+            }
+        }
+        return;
+    };
+    // The properties first: most objects differ there, and cloning each would be quadratic.
+    let found = specs.iter().find(|(_, spec)| {
+        object
+            .get("properties")
+            .is_some_and(|p| Some(p) == spec.get("properties"))
+            && {
+                let mut bare = object.clone();
+                bare.remove("description");
+                serde_json::Value::Object(bare) == *spec
+            }
+    });
+    if let Some((name, _)) = found {
+        let description = object.get("description").cloned();
+        object.clear();
+        object.insert(
+            "$ref".into(),
+            serde_json::Value::String(format!("#/components/schemas/{name}")),
+        );
+        if let Some(description) = description {
+            object.insert("description".into(), description);
+        }
+        return;
+    }
+    for child in object.values_mut() {
+        refer_to_velero_specs(child, specs);
+    }
+}
+
+/// The component of Velero's spec `name` (one of [`VELERO_SPECS`]).
+fn velero_spec_schema(name: &str) -> RefOr<Schema> {
+    static SCHEMAS: LazyLock<BTreeMap<&'static str, RefOr<Schema>>> = LazyLock::new(|| {
+        VELERO_SPECS
+            .iter()
+            .map(|(name, ..)| (*name, build_velero_spec_schema(name)))
+            .collect()
+    });
+    SCHEMAS
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| build_velero_spec_schema(name))
+}
+
+fn build_velero_spec_schema(name: &str) -> RefOr<Schema> {
+    velero_spec_json(name)
+        .map(|mut spec| {
+            spec["description"] = serde_json::Value::String(format!(
+                "Velero's {name} (`velero.io/v1`), as NAC's custom resources embed it."
+            ));
+            spec
+        })
+        .and_then(|spec| serde_json::from_value::<RefOr<Schema>>(spec).ok())
+        .unwrap_or_else(|| {
+            RefOr::T(Schema::Object(
+                ObjectBuilder::new()
+                    .description(Some(format!("Velero's {name}")))
+                    .build(),
+            ))
+        })
+}
+
 /// The OpenAPI schema of a NAC custom resource: its CRD's `openAPIV3Schema` (`spec` and
 /// `status`) plus what every Kubernetes object carries and a CRD leaves out (`apiVersion`,
-/// `kind`, `metadata`).
+/// `kind`, `metadata`); Velero's specs in it are references to their components.
 fn crd_schema(plural: &str, kind: &str, description: &str) -> RefOr<Schema> {
-    let schema = crds::nac_crds()
-        .into_iter()
-        .find(|crd| crd.spec.names.plural == plural)
-        .and_then(|crd| crd.spec.versions.into_iter().next())
-        .and_then(|version| version.schema)
-        .and_then(|validation| validation.open_api_v3_schema)
-        .and_then(|schema| serde_json::to_value(schema).ok())
+    static MADE: LazyLock<Mutex<BTreeMap<String, RefOr<Schema>>>> = LazyLock::new(Mutex::default);
+    let key = format!("{plural}/{kind}/{description}");
+    if let Some(made) = MADE.lock().ok().and_then(|made| made.get(&key).cloned()) {
+        return made;
+    }
+    let schema = build_crd_schema(plural, kind, description);
+    if let Ok(mut made) = MADE.lock() {
+        made.insert(key, schema.clone());
+    }
+    schema
+}
+
+fn build_crd_schema(plural: &str, kind: &str, description: &str) -> RefOr<Schema> {
+    let specs: Vec<(&str, serde_json::Value)> = VELERO_SPECS
+        .iter()
+        .filter_map(|(name, ..)| Some((*name, velero_spec_json(name)?)))
+        .collect();
+    let schema = crd_json(plural)
         .map(|mut value| {
+            refer_to_velero_specs(&mut value, &specs);
             if let Some(properties) = value
                 .get_mut("properties")
                 .and_then(serde_json::Value::as_object_mut)
@@ -110,6 +238,9 @@ macro_rules! crd_document {
 
             fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
                 schemas.push((ObjectMeta::name().into(), ObjectMeta::schema()));
+                for (spec, ..) in VELERO_SPECS {
+                    schemas.push((spec.into(), velero_spec_schema(spec)));
+                }
             }
         }
     };

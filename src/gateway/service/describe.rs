@@ -98,6 +98,63 @@ impl utoipa::ToSchema for JsonArtifact {
     }
 }
 
+/// A description's `effectiveSpec`: Velero's BackupSpec or RestoreSpec (components the CRDs'
+/// schemas register, `rest::schema`).
+fn effective_spec_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+    use utoipa::openapi::{Ref, RefOr};
+    RefOr::T(Schema::AnyOf(
+        AnyOfBuilder::new()
+            .description(Some(
+                "The spec Velero runs with (the tenant's, with the administrator's values filled \
+                 in): a backup's BackupSpec or a restore's RestoreSpec.",
+            ))
+            .item(Ref::from_schema_name("BackupSpec"))
+            .item(Ref::from_schema_name("RestoreSpec"))
+            .build(),
+    ))
+}
+
+/// Items done and total, as Velero counts them.
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum ProgressView {
+    /// A backup's.
+    Backup(BackupProgressView),
+    /// A restore's.
+    Restore(RestoreProgressView),
+}
+
+/// A backup's progress (null: Velero has not said yet).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupProgressView {
+    /// Items Velero expects to back up.
+    #[schema(required = true)]
+    pub total_items: Option<i64>,
+    /// Items backed up so far.
+    #[schema(required = true)]
+    pub items_backed_up: Option<i64>,
+    /// Volume snapshots attempted.
+    #[schema(required = true)]
+    pub volume_snapshots_attempted: Option<i64>,
+    /// Volume snapshots completed.
+    #[schema(required = true)]
+    pub volume_snapshots_completed: Option<i64>,
+}
+
+/// A restore's progress (null: Velero has not said yet).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreProgressView {
+    /// Items Velero expects to restore.
+    #[schema(required = true)]
+    pub total_items: Option<i64>,
+    /// Items restored so far.
+    #[schema(required = true)]
+    pub items_restored: Option<i64>,
+}
+
 /// Admin rules for one kind of spec, as field path → value.
 // The maps are `Json` (transparent in serde) so that GraphQL types them `JSON`, as it always
 // has, not `JSONObject`.
@@ -241,11 +298,12 @@ pub struct Description {
     // `Json`: one `JSON` in GraphQL, not a list of them, as it always has been.
     pub conditions: Json<Vec<Value>>,
     /// The spec Velero runs with (the tenant's, with the administrator's values filled in).
-    #[schema(value_type = Object)]
+    #[schema(schema_with = effective_spec_schema)]
     pub effective_spec: Value,
     /// Items done and total.
-    #[schema(value_type = Object)]
-    pub progress: Value,
+    // `Json`: one `JSON` in GraphQL, as it always has been.
+    #[schema(value_type = ProgressView)]
+    pub progress: Json<ProgressView>,
     /// When Velero started.
     pub started: Option<String>,
     /// When Velero finished.
@@ -546,12 +604,15 @@ impl GatewayService {
             eta: queued.and_then(|item| item.eta),
             conditions: Json(conditions_json(&status.conditions)),
             effective_spec,
-            progress: json!({
-                "totalItems": velero_status.progress.as_ref().and_then(|p| p.total_items),
-                "itemsBackedUp": velero_status.progress.as_ref().and_then(|p| p.items_backed_up),
-                "volumeSnapshotsAttempted": velero_status.volume_snapshots_attempted,
-                "volumeSnapshotsCompleted": velero_status.volume_snapshots_completed,
-            }),
+            progress: Json(ProgressView::Backup(BackupProgressView {
+                total_items: velero_status.progress.as_ref().and_then(|p| p.total_items),
+                items_backed_up: velero_status
+                    .progress
+                    .as_ref()
+                    .and_then(|p| p.items_backed_up),
+                volume_snapshots_attempted: velero_status.volume_snapshots_attempted,
+                volume_snapshots_completed: velero_status.volume_snapshots_completed,
+            })),
             started: time_text(velero_status.start_timestamp.as_ref()),
             completed: time_text(velero_status.completion_timestamp.as_ref()),
             expiration: time_text(velero_status.expiration.as_ref()),
@@ -608,10 +669,13 @@ impl GatewayService {
             eta: queued.and_then(|item| item.eta),
             conditions: Json(conditions_json(&status.conditions)),
             effective_spec: serde_json::to_value(&nar.spec.restore_spec).unwrap_or(Value::Null),
-            progress: json!({
-                "totalItems": velero_status.progress.as_ref().and_then(|p| p.total_items),
-                "itemsRestored": velero_status.progress.as_ref().and_then(|p| p.items_restored),
-            }),
+            progress: Json(ProgressView::Restore(RestoreProgressView {
+                total_items: velero_status.progress.as_ref().and_then(|p| p.total_items),
+                items_restored: velero_status
+                    .progress
+                    .as_ref()
+                    .and_then(|p| p.items_restored),
+            })),
             started: time_text(velero_status.start_timestamp.as_ref()),
             completed: time_text(velero_status.completion_timestamp.as_ref()),
             expiration: None,

@@ -698,6 +698,207 @@ export interface components {
             /** @description Items the caller may not list, counted (`counts` and `items` leave them out). */
             hidden?: components["schemas"]["HiddenItems"][];
         };
+        /** @description A backup's progress (null: Velero has not said yet). */
+        BackupProgressView: {
+            /**
+             * Format: int64
+             * @description Items Velero expects to back up.
+             */
+            totalItems: number | null;
+            /**
+             * Format: int64
+             * @description Items backed up so far.
+             */
+            itemsBackedUp: number | null;
+            /**
+             * Format: int64
+             * @description Volume snapshots attempted.
+             */
+            volumeSnapshotsAttempted: number | null;
+            /**
+             * Format: int64
+             * @description Volume snapshots completed.
+             */
+            volumeSnapshotsCompleted: number | null;
+        };
+        /** @description Velero's BackupSpec (`velero.io/v1`), as NAC's custom resources embed it. */
+        BackupSpec: {
+            /** @description How long to wait for a CSI VolumeSnapshot to become ready (default 10 minutes). */
+            csiSnapshotTimeout?: string;
+            /** @description Data mover to use; empty or "velero" means Velero's built-in one. */
+            datamover?: string;
+            /** @description Whether every pod volume is backed up with file-system backup by default. */
+            defaultVolumesToFsBackup?: boolean;
+            /** @description Deprecated: use `defaultVolumesToFsBackup`. */
+            defaultVolumesToRestic?: boolean;
+            /** @description Cluster-scoped resource types to leave out ("*" for all). */
+            excludedClusterScopedResources?: string[];
+            /** @description Namespace-scoped resource types to leave out ("*" for all). */
+            excludedNamespaceScopedResources?: string[];
+            /** @description Namespaces to leave out. */
+            excludedNamespaces?: string[];
+            /** @description Resources to leave out. */
+            excludedResources?: string[];
+            /** @description Commands to run in pods before and after they are backed up. */
+            hooks?: {
+                /** @description Hook sets, each applying to the items its filters select. */
+                resources?: {
+                    /** @description Namespaces the hooks do not apply to. */
+                    excludedNamespaces?: string[];
+                    /** @description Resources the hooks do not apply to. */
+                    excludedResources?: string[];
+                    /** @description Namespaces the hooks apply to; empty means all. */
+                    includedNamespaces?: string[];
+                    /** @description Resources the hooks apply to; empty means all. */
+                    includedResources?: string[];
+                    /** @description Only items matching this selector get the hooks. */
+                    labelSelector?: {
+                        /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
+                        matchExpressions?: {
+                            /** @description key is the label key that the selector applies to. */
+                            key: string;
+                            /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
+                            operator: string;
+                            /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
+                            values?: string[];
+                        }[];
+                        /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
+                        matchLabels?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Name of the hook set. */
+                    name: string;
+                    /** @description Hooks run after the item and its additional items are stored. */
+                    post?: {
+                        /** @description A command run in a container of the pod. */
+                        exec: {
+                            /** @description The command and its arguments. */
+                            command: string[];
+                            /** @description Container to run in; defaults to the pod's first container. */
+                            container?: string;
+                            /**
+                             * @description What to do when the command fails.
+                             * @enum {string}
+                             */
+                            onError?: "Continue" | "Fail";
+                            /** @description How long to wait for the command before treating it as failed. */
+                            timeout?: string;
+                        };
+                    }[];
+                    /** @description Hooks run before the item is stored (before its additional items). */
+                    pre?: {
+                        /** @description A command run in a container of the pod. */
+                        exec: {
+                            /** @description The command and its arguments. */
+                            command: string[];
+                            /** @description Container to run in; defaults to the pod's first container. */
+                            container?: string;
+                            /**
+                             * @description What to do when the command fails.
+                             * @enum {string}
+                             */
+                            onError?: "Continue" | "Fail";
+                            /** @description How long to wait for the command before treating it as failed. */
+                            timeout?: string;
+                        };
+                    }[];
+                }[];
+            };
+            /** @description Whether cluster-scoped resources are considered at all. */
+            includeClusterResources?: boolean;
+            /**
+             * @description Cluster-scoped resource types to include ("*" for all); empty means only those related
+             *     to included namespaced items.
+             */
+            includedClusterScopedResources?: string[];
+            /** @description Namespace-scoped resource types to include; defaults to "*". */
+            includedNamespaceScopedResources?: string[];
+            /** @description Namespaces to include; empty means all namespaces. */
+            includedNamespaces?: string[];
+            /** @description Resources to include; empty means all resources. */
+            includedResources?: string[];
+            /** @description How long to wait for asynchronous BackupItemAction operations (default 4 hours). */
+            itemOperationTimeout?: string;
+            /** @description Only objects matching this selector are backed up. */
+            labelSelector?: {
+                /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
+                matchExpressions?: {
+                    /** @description key is the label key that the selector applies to. */
+                    key: string;
+                    /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
+                    operator: string;
+                    /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
+                    values?: string[];
+                }[];
+                /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
+                matchLabels?: {
+                    [key: string]: string;
+                };
+            };
+            /** @description Metadata applied to the backup itself. */
+            metadata?: {
+                /** @description Labels to set on the backup. */
+                labels?: {
+                    [key: string]: string;
+                };
+            };
+            /**
+             * @description Objects matching any of these selectors are backed up; cannot be combined with
+             *     `labelSelector`.
+             */
+            orLabelSelectors?: {
+                /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
+                matchExpressions?: {
+                    /** @description key is the label key that the selector applies to. */
+                    key: string;
+                    /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
+                    operator: string;
+                    /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
+                    values?: string[];
+                }[];
+                /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
+                matchLabels?: {
+                    [key: string]: string;
+                };
+            }[];
+            /**
+             * @description Backup order per resource: resource name to comma-separated object names
+             *     ("namespace/name", or "name" for cluster-scoped objects).
+             */
+            orderedResources?: {
+                [key: string]: string;
+            };
+            /** @description ConfigMap holding the resource policies the backup follows. */
+            resourcePolicy?: {
+                /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
+                apiGroup?: string;
+                /** @description Kind is the type of resource being referenced */
+                kind: string;
+                /** @description Name is the name of resource being referenced */
+                name: string;
+            };
+            /** @description Whether snapshot data is moved to the backup storage (data mover). */
+            snapshotMoveData?: boolean;
+            /** @description Whether to snapshot the persistent volumes of included objects. */
+            snapshotVolumes?: boolean;
+            /** @description Name of the BackupStorageLocation that stores the backup. */
+            storageLocation?: string;
+            /** @description How long the backup is kept, e.g. "720h0m0s". */
+            ttl?: string;
+            /** @description Settings of the file uploader. */
+            uploaderConfig?: {
+                /**
+                 * Format: int64
+                 * @description How many files are uploaded in parallel.
+                 */
+                parallelFilesUpload?: number;
+            };
+            /** @description Label key grouping PVCs into one volume group snapshot. */
+            volumeGroupSnapshotLabelKey?: string;
+            /** @description Names of the VolumeSnapshotLocations used by the backup. */
+            volumeSnapshotLocations?: string[];
+        };
         /**
          * @description What happened to an object.
          * @enum {string}
@@ -792,10 +993,10 @@ export interface components {
             eta?: components["schemas"]["QueueEta"] | null;
             /** @description Conditions (Accepted, Queued, Deleting). */
             conditions: Record<string, unknown>[];
-            /** @description The spec Velero runs with (the tenant's, with the administrator's values filled in). */
-            effectiveSpec: Record<string, unknown>;
+            /** @description The spec Velero runs with (the tenant's, with the administrator's values filled in): a backup's BackupSpec or a restore's RestoreSpec. */
+            effectiveSpec: components["schemas"]["BackupSpec"] | components["schemas"]["RestoreSpec"];
             /** @description Items done and total. */
-            progress: Record<string, unknown>;
+            progress: components["schemas"]["ProgressView"];
             /** @description When Velero started. */
             started?: string | null;
             /** @description When Velero finished. */
@@ -1065,183 +1266,7 @@ export interface components {
                  * @description The Velero backup spec; NAC validates it against admin policy and scopes it to this
                  *     namespace before creating the Velero Backup.
                  */
-                backupSpec: {
-                    /** @description How long to wait for a CSI VolumeSnapshot to become ready (default 10 minutes). */
-                    csiSnapshotTimeout?: string;
-                    /** @description Data mover to use; empty or "velero" means Velero's built-in one. */
-                    datamover?: string;
-                    /** @description Whether every pod volume is backed up with file-system backup by default. */
-                    defaultVolumesToFsBackup?: boolean;
-                    /** @description Deprecated: use `defaultVolumesToFsBackup`. */
-                    defaultVolumesToRestic?: boolean;
-                    /** @description Cluster-scoped resource types to leave out ("*" for all). */
-                    excludedClusterScopedResources?: string[];
-                    /** @description Namespace-scoped resource types to leave out ("*" for all). */
-                    excludedNamespaceScopedResources?: string[];
-                    /** @description Namespaces to leave out. */
-                    excludedNamespaces?: string[];
-                    /** @description Resources to leave out. */
-                    excludedResources?: string[];
-                    /** @description Commands to run in pods before and after they are backed up. */
-                    hooks?: {
-                        /** @description Hook sets, each applying to the items its filters select. */
-                        resources?: {
-                            /** @description Namespaces the hooks do not apply to. */
-                            excludedNamespaces?: string[];
-                            /** @description Resources the hooks do not apply to. */
-                            excludedResources?: string[];
-                            /** @description Namespaces the hooks apply to; empty means all. */
-                            includedNamespaces?: string[];
-                            /** @description Resources the hooks apply to; empty means all. */
-                            includedResources?: string[];
-                            /** @description Only items matching this selector get the hooks. */
-                            labelSelector?: {
-                                /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                                matchExpressions?: {
-                                    /** @description key is the label key that the selector applies to. */
-                                    key: string;
-                                    /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                                    operator: string;
-                                    /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                                    values?: string[];
-                                }[];
-                                /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                                matchLabels?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            /** @description Name of the hook set. */
-                            name: string;
-                            /** @description Hooks run after the item and its additional items are stored. */
-                            post?: {
-                                /** @description A command run in a container of the pod. */
-                                exec: {
-                                    /** @description The command and its arguments. */
-                                    command: string[];
-                                    /** @description Container to run in; defaults to the pod's first container. */
-                                    container?: string;
-                                    /**
-                                     * @description What to do when the command fails.
-                                     * @enum {string}
-                                     */
-                                    onError?: "Continue" | "Fail";
-                                    /** @description How long to wait for the command before treating it as failed. */
-                                    timeout?: string;
-                                };
-                            }[];
-                            /** @description Hooks run before the item is stored (before its additional items). */
-                            pre?: {
-                                /** @description A command run in a container of the pod. */
-                                exec: {
-                                    /** @description The command and its arguments. */
-                                    command: string[];
-                                    /** @description Container to run in; defaults to the pod's first container. */
-                                    container?: string;
-                                    /**
-                                     * @description What to do when the command fails.
-                                     * @enum {string}
-                                     */
-                                    onError?: "Continue" | "Fail";
-                                    /** @description How long to wait for the command before treating it as failed. */
-                                    timeout?: string;
-                                };
-                            }[];
-                        }[];
-                    };
-                    /** @description Whether cluster-scoped resources are considered at all. */
-                    includeClusterResources?: boolean;
-                    /**
-                     * @description Cluster-scoped resource types to include ("*" for all); empty means only those related
-                     *     to included namespaced items.
-                     */
-                    includedClusterScopedResources?: string[];
-                    /** @description Namespace-scoped resource types to include; defaults to "*". */
-                    includedNamespaceScopedResources?: string[];
-                    /** @description Namespaces to include; empty means all namespaces. */
-                    includedNamespaces?: string[];
-                    /** @description Resources to include; empty means all resources. */
-                    includedResources?: string[];
-                    /** @description How long to wait for asynchronous BackupItemAction operations (default 4 hours). */
-                    itemOperationTimeout?: string;
-                    /** @description Only objects matching this selector are backed up. */
-                    labelSelector?: {
-                        /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                        matchExpressions?: {
-                            /** @description key is the label key that the selector applies to. */
-                            key: string;
-                            /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                            operator: string;
-                            /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                            values?: string[];
-                        }[];
-                        /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                        matchLabels?: {
-                            [key: string]: string;
-                        };
-                    };
-                    /** @description Metadata applied to the backup itself. */
-                    metadata?: {
-                        /** @description Labels to set on the backup. */
-                        labels?: {
-                            [key: string]: string;
-                        };
-                    };
-                    /**
-                     * @description Objects matching any of these selectors are backed up; cannot be combined with
-                     *     `labelSelector`.
-                     */
-                    orLabelSelectors?: {
-                        /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                        matchExpressions?: {
-                            /** @description key is the label key that the selector applies to. */
-                            key: string;
-                            /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                            operator: string;
-                            /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                            values?: string[];
-                        }[];
-                        /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                        matchLabels?: {
-                            [key: string]: string;
-                        };
-                    }[];
-                    /**
-                     * @description Backup order per resource: resource name to comma-separated object names
-                     *     ("namespace/name", or "name" for cluster-scoped objects).
-                     */
-                    orderedResources?: {
-                        [key: string]: string;
-                    };
-                    /** @description ConfigMap holding the resource policies the backup follows. */
-                    resourcePolicy?: {
-                        /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
-                        apiGroup?: string;
-                        /** @description Kind is the type of resource being referenced */
-                        kind: string;
-                        /** @description Name is the name of resource being referenced */
-                        name: string;
-                    };
-                    /** @description Whether snapshot data is moved to the backup storage (data mover). */
-                    snapshotMoveData?: boolean;
-                    /** @description Whether to snapshot the persistent volumes of included objects. */
-                    snapshotVolumes?: boolean;
-                    /** @description Name of the BackupStorageLocation that stores the backup. */
-                    storageLocation?: string;
-                    /** @description How long the backup is kept, e.g. "720h0m0s". */
-                    ttl?: string;
-                    /** @description Settings of the file uploader. */
-                    uploaderConfig?: {
-                        /**
-                         * Format: int64
-                         * @description How many files are uploaded in parallel.
-                         */
-                        parallelFilesUpload?: number;
-                    };
-                    /** @description Label key grouping PVCs into one volume group snapshot. */
-                    volumeGroupSnapshotLabelKey?: string;
-                    /** @description Names of the VolumeSnapshotLocations used by the backup. */
-                    volumeSnapshotLocations?: string[];
-                };
+                backupSpec: components["schemas"]["BackupSpec"];
                 /** @description Set to true to delete the backup, its data in object storage and this object. */
                 deleteBackup?: boolean;
             };
@@ -1866,171 +1891,7 @@ export interface components {
                  * @description The Velero restore spec; `backupName` names a NonAdminBackup in this namespace (not a
                  *     Velero Backup).
                  */
-                restoreSpec: {
-                    /** @description Name of the Velero backup to restore from. */
-                    backupName?: string;
-                    /** @description Namespaces not to restore. */
-                    excludedNamespaces?: string[];
-                    /** @description Resources not to restore. */
-                    excludedResources?: string[];
-                    /** @description What to do with resources that already exist in the cluster. */
-                    existingResourcePolicy?: string;
-                    /** @description Hooks run while or after pods are restored. */
-                    hooks?: {
-                        /** @description Hook sets, each applying to the items its filters select. */
-                        resources?: {
-                            /** @description Namespaces the hooks do not apply to. */
-                            excludedNamespaces?: string[];
-                            /** @description Resources the hooks do not apply to. */
-                            excludedResources?: string[];
-                            /** @description Namespaces the hooks apply to; empty means all. */
-                            includedNamespaces?: string[];
-                            /** @description Resources the hooks apply to; empty means all. */
-                            includedResources?: string[];
-                            /** @description Only items matching this selector get the hooks. */
-                            labelSelector?: {
-                                /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                                matchExpressions?: {
-                                    /** @description key is the label key that the selector applies to. */
-                                    key: string;
-                                    /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                                    operator: string;
-                                    /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                                    values?: string[];
-                                }[];
-                                /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                                matchLabels?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            /** @description Name of the hook set. */
-                            name: string;
-                            /** @description Hooks run during and after the item is restored. */
-                            postHooks?: {
-                                /** @description A command run in a container of the restored pod. */
-                                exec?: {
-                                    /** @description The command and its arguments. */
-                                    command: string[];
-                                    /** @description Container to run in; defaults to the pod's first container. */
-                                    container?: string;
-                                    /** @description How long to wait for the command before treating it as failed. */
-                                    execTimeout?: string;
-                                    /**
-                                     * @description What to do when the command fails.
-                                     * @enum {string}
-                                     */
-                                    onError?: "Continue" | "Fail";
-                                    /** @description Run when the container is Ready rather than merely Running. */
-                                    waitForReady?: boolean;
-                                    /** @description How long to wait for the container to be ready before running the command. */
-                                    waitTimeout?: string;
-                                };
-                                /** @description Init containers added to the restored pod. */
-                                init?: {
-                                    /** @description Container specs, kept as raw JSON (the API server keeps them unpruned too). */
-                                    initContainers?: Record<string, unknown>[];
-                                    /** @description How long to wait for the init containers to finish. */
-                                    timeout?: string;
-                                };
-                            }[];
-                        }[];
-                    };
-                    /** @description Whether cluster-scoped resources are restored (default true). */
-                    includeClusterResources?: boolean;
-                    /** @description Namespaces to restore; empty means all in the backup. */
-                    includedNamespaces?: string[];
-                    /** @description Resources to restore; empty means all in the backup. */
-                    includedResources?: string[];
-                    /** @description How long to wait for RestoreItemAction operations (default 4 hours). */
-                    itemOperationTimeout?: string;
-                    /** @description Only objects matching this selector are restored. */
-                    labelSelector?: {
-                        /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                        matchExpressions?: {
-                            /** @description key is the label key that the selector applies to. */
-                            key: string;
-                            /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                            operator: string;
-                            /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                            values?: string[];
-                        }[];
-                        /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                        matchLabels?: {
-                            [key: string]: string;
-                        };
-                    };
-                    /** @description Source namespace to target namespace; unmapped namespaces keep their names. */
-                    namespaceMapping?: {
-                        [key: string]: string;
-                    };
-                    /**
-                     * @description Objects matching any of these selectors are restored; cannot be combined with
-                     *     `labelSelector`.
-                     */
-                    orLabelSelectors?: {
-                        /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                        matchExpressions?: {
-                            /** @description key is the label key that the selector applies to. */
-                            key: string;
-                            /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                            operator: string;
-                            /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                            values?: string[];
-                        }[];
-                        /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                        matchLabels?: {
-                            [key: string]: string;
-                        };
-                    }[];
-                    /** @description Whether services keep the node ports they had at backup time. */
-                    preserveNodePorts?: boolean;
-                    /** @description ConfigMap with JSON patches applied to resources before they are restored. */
-                    resourceModifier?: {
-                        /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
-                        apiGroup?: string;
-                        /** @description Kind is the type of resource being referenced */
-                        kind: string;
-                        /** @description Name is the name of resource being referenced */
-                        name: string;
-                    };
-                    /**
-                     * @description ConfigMap with the resource filter policies the restore follows
-                     *     (`namespacedFilterPolicies`, `clusterScopedFilterPolicy`); needs Velero 1.18.3 or later
-                     *     (earlier versions drop it).
-                     */
-                    resourcePolicy?: {
-                        /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
-                        apiGroup?: string;
-                        /** @description Kind is the type of resource being referenced */
-                        kind: string;
-                        /** @description Name is the name of resource being referenced */
-                        name: string;
-                    };
-                    /** @description Whether persistent volumes are restored from their snapshots. */
-                    restorePVs?: boolean;
-                    /** @description Resources whose `status` is restored too. */
-                    restoreStatus?: {
-                        /** @description Resources whose status is not restored. */
-                        excludedResources?: string[];
-                        /** @description Resources whose status is restored; empty means all. */
-                        includedResources?: string[];
-                    };
-                    /**
-                     * @description Name of a Velero schedule; used when `backupName` is empty to restore its latest
-                     *     successful backup.
-                     */
-                    scheduleName?: string;
-                    /** @description Settings of the file downloader. */
-                    uploaderConfig?: {
-                        /**
-                         * Format: int64
-                         * @description How many files are downloaded in parallel.
-                         */
-                        parallelFilesDownload?: number;
-                        /** @description Whether files are written sparsely. */
-                        writeSparseFiles?: boolean;
-                    };
-                };
+                restoreSpec: components["schemas"]["RestoreSpec"];
             };
             /** @description What NAC reports about a NonAdminRestore. */
             status?: {
@@ -2274,183 +2135,7 @@ export interface components {
                 /** @description What each run backs up. */
                 template: {
                     /** @description The Velero backup spec of every run, validated like a NonAdminBackup's. */
-                    backupSpec: {
-                        /** @description How long to wait for a CSI VolumeSnapshot to become ready (default 10 minutes). */
-                        csiSnapshotTimeout?: string;
-                        /** @description Data mover to use; empty or "velero" means Velero's built-in one. */
-                        datamover?: string;
-                        /** @description Whether every pod volume is backed up with file-system backup by default. */
-                        defaultVolumesToFsBackup?: boolean;
-                        /** @description Deprecated: use `defaultVolumesToFsBackup`. */
-                        defaultVolumesToRestic?: boolean;
-                        /** @description Cluster-scoped resource types to leave out ("*" for all). */
-                        excludedClusterScopedResources?: string[];
-                        /** @description Namespace-scoped resource types to leave out ("*" for all). */
-                        excludedNamespaceScopedResources?: string[];
-                        /** @description Namespaces to leave out. */
-                        excludedNamespaces?: string[];
-                        /** @description Resources to leave out. */
-                        excludedResources?: string[];
-                        /** @description Commands to run in pods before and after they are backed up. */
-                        hooks?: {
-                            /** @description Hook sets, each applying to the items its filters select. */
-                            resources?: {
-                                /** @description Namespaces the hooks do not apply to. */
-                                excludedNamespaces?: string[];
-                                /** @description Resources the hooks do not apply to. */
-                                excludedResources?: string[];
-                                /** @description Namespaces the hooks apply to; empty means all. */
-                                includedNamespaces?: string[];
-                                /** @description Resources the hooks apply to; empty means all. */
-                                includedResources?: string[];
-                                /** @description Only items matching this selector get the hooks. */
-                                labelSelector?: {
-                                    /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                                    matchExpressions?: {
-                                        /** @description key is the label key that the selector applies to. */
-                                        key: string;
-                                        /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                                        operator: string;
-                                        /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                                        values?: string[];
-                                    }[];
-                                    /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                                    matchLabels?: {
-                                        [key: string]: string;
-                                    };
-                                };
-                                /** @description Name of the hook set. */
-                                name: string;
-                                /** @description Hooks run after the item and its additional items are stored. */
-                                post?: {
-                                    /** @description A command run in a container of the pod. */
-                                    exec: {
-                                        /** @description The command and its arguments. */
-                                        command: string[];
-                                        /** @description Container to run in; defaults to the pod's first container. */
-                                        container?: string;
-                                        /**
-                                         * @description What to do when the command fails.
-                                         * @enum {string}
-                                         */
-                                        onError?: "Continue" | "Fail";
-                                        /** @description How long to wait for the command before treating it as failed. */
-                                        timeout?: string;
-                                    };
-                                }[];
-                                /** @description Hooks run before the item is stored (before its additional items). */
-                                pre?: {
-                                    /** @description A command run in a container of the pod. */
-                                    exec: {
-                                        /** @description The command and its arguments. */
-                                        command: string[];
-                                        /** @description Container to run in; defaults to the pod's first container. */
-                                        container?: string;
-                                        /**
-                                         * @description What to do when the command fails.
-                                         * @enum {string}
-                                         */
-                                        onError?: "Continue" | "Fail";
-                                        /** @description How long to wait for the command before treating it as failed. */
-                                        timeout?: string;
-                                    };
-                                }[];
-                            }[];
-                        };
-                        /** @description Whether cluster-scoped resources are considered at all. */
-                        includeClusterResources?: boolean;
-                        /**
-                         * @description Cluster-scoped resource types to include ("*" for all); empty means only those related
-                         *     to included namespaced items.
-                         */
-                        includedClusterScopedResources?: string[];
-                        /** @description Namespace-scoped resource types to include; defaults to "*". */
-                        includedNamespaceScopedResources?: string[];
-                        /** @description Namespaces to include; empty means all namespaces. */
-                        includedNamespaces?: string[];
-                        /** @description Resources to include; empty means all resources. */
-                        includedResources?: string[];
-                        /** @description How long to wait for asynchronous BackupItemAction operations (default 4 hours). */
-                        itemOperationTimeout?: string;
-                        /** @description Only objects matching this selector are backed up. */
-                        labelSelector?: {
-                            /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                            matchExpressions?: {
-                                /** @description key is the label key that the selector applies to. */
-                                key: string;
-                                /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                                operator: string;
-                                /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                                values?: string[];
-                            }[];
-                            /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                            matchLabels?: {
-                                [key: string]: string;
-                            };
-                        };
-                        /** @description Metadata applied to the backup itself. */
-                        metadata?: {
-                            /** @description Labels to set on the backup. */
-                            labels?: {
-                                [key: string]: string;
-                            };
-                        };
-                        /**
-                         * @description Objects matching any of these selectors are backed up; cannot be combined with
-                         *     `labelSelector`.
-                         */
-                        orLabelSelectors?: {
-                            /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
-                            matchExpressions?: {
-                                /** @description key is the label key that the selector applies to. */
-                                key: string;
-                                /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
-                                operator: string;
-                                /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
-                                values?: string[];
-                            }[];
-                            /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
-                            matchLabels?: {
-                                [key: string]: string;
-                            };
-                        }[];
-                        /**
-                         * @description Backup order per resource: resource name to comma-separated object names
-                         *     ("namespace/name", or "name" for cluster-scoped objects).
-                         */
-                        orderedResources?: {
-                            [key: string]: string;
-                        };
-                        /** @description ConfigMap holding the resource policies the backup follows. */
-                        resourcePolicy?: {
-                            /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
-                            apiGroup?: string;
-                            /** @description Kind is the type of resource being referenced */
-                            kind: string;
-                            /** @description Name is the name of resource being referenced */
-                            name: string;
-                        };
-                        /** @description Whether snapshot data is moved to the backup storage (data mover). */
-                        snapshotMoveData?: boolean;
-                        /** @description Whether to snapshot the persistent volumes of included objects. */
-                        snapshotVolumes?: boolean;
-                        /** @description Name of the BackupStorageLocation that stores the backup. */
-                        storageLocation?: string;
-                        /** @description How long the backup is kept, e.g. "720h0m0s". */
-                        ttl?: string;
-                        /** @description Settings of the file uploader. */
-                        uploaderConfig?: {
-                            /**
-                             * Format: int64
-                             * @description How many files are uploaded in parallel.
-                             */
-                            parallelFilesUpload?: number;
-                        };
-                        /** @description Label key grouping PVCs into one volume group snapshot. */
-                        volumeGroupSnapshotLabelKey?: string;
-                        /** @description Names of the VolumeSnapshotLocations used by the backup. */
-                        volumeSnapshotLocations?: string[];
-                    };
+                    backupSpec: components["schemas"]["BackupSpec"];
                 };
             };
             /** @description What NAC reports about a NonAdminSchedule. */
@@ -2873,6 +2558,8 @@ export interface components {
             /** @description Fields to change, for validation errors. */
             errors?: components["schemas"]["FieldError"][];
         };
+        /** @description Items done and total, as Velero counts them. */
+        ProgressView: components["schemas"]["BackupProgressView"] | components["schemas"]["RestoreProgressView"];
         /** @description Anonymous counts of one queue. */
         QueueCounts: {
             /**
@@ -2980,11 +2667,190 @@ export interface components {
              */
             hidden?: components["schemas"]["HiddenItems"][];
         };
+        /** @description A restore's progress (null: Velero has not said yet). */
+        RestoreProgressView: {
+            /**
+             * Format: int64
+             * @description Items Velero expects to restore.
+             */
+            totalItems: number | null;
+            /**
+             * Format: int64
+             * @description Items restored so far.
+             */
+            itemsRestored: number | null;
+        };
         /**
          * @description Why an entry gets its action.
          * @enum {string}
          */
         RestoreReason: "Absent" | "PolicyUpdate" | "RestoreLabels" | "ServiceAccountMerged" | "AlreadyExists" | "Identical" | "UnsupportedPolicy" | "NeverRestored" | "ResourceExcluded" | "NamespaceExcluded" | "ClusterScopedExcluded" | "LabelSelector" | "Completed" | "MirrorPod" | "DynamicallyReprovisioned" | "NamespaceExists" | "CannotRestore" | "LiveStateUnknown";
+        /** @description Velero's RestoreSpec (`velero.io/v1`), as NAC's custom resources embed it. */
+        RestoreSpec: {
+            /** @description Name of the Velero backup to restore from. */
+            backupName?: string;
+            /** @description Namespaces not to restore. */
+            excludedNamespaces?: string[];
+            /** @description Resources not to restore. */
+            excludedResources?: string[];
+            /** @description What to do with resources that already exist in the cluster. */
+            existingResourcePolicy?: string;
+            /** @description Hooks run while or after pods are restored. */
+            hooks?: {
+                /** @description Hook sets, each applying to the items its filters select. */
+                resources?: {
+                    /** @description Namespaces the hooks do not apply to. */
+                    excludedNamespaces?: string[];
+                    /** @description Resources the hooks do not apply to. */
+                    excludedResources?: string[];
+                    /** @description Namespaces the hooks apply to; empty means all. */
+                    includedNamespaces?: string[];
+                    /** @description Resources the hooks apply to; empty means all. */
+                    includedResources?: string[];
+                    /** @description Only items matching this selector get the hooks. */
+                    labelSelector?: {
+                        /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
+                        matchExpressions?: {
+                            /** @description key is the label key that the selector applies to. */
+                            key: string;
+                            /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
+                            operator: string;
+                            /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
+                            values?: string[];
+                        }[];
+                        /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
+                        matchLabels?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Name of the hook set. */
+                    name: string;
+                    /** @description Hooks run during and after the item is restored. */
+                    postHooks?: {
+                        /** @description A command run in a container of the restored pod. */
+                        exec?: {
+                            /** @description The command and its arguments. */
+                            command: string[];
+                            /** @description Container to run in; defaults to the pod's first container. */
+                            container?: string;
+                            /** @description How long to wait for the command before treating it as failed. */
+                            execTimeout?: string;
+                            /**
+                             * @description What to do when the command fails.
+                             * @enum {string}
+                             */
+                            onError?: "Continue" | "Fail";
+                            /** @description Run when the container is Ready rather than merely Running. */
+                            waitForReady?: boolean;
+                            /** @description How long to wait for the container to be ready before running the command. */
+                            waitTimeout?: string;
+                        };
+                        /** @description Init containers added to the restored pod. */
+                        init?: {
+                            /** @description Container specs, kept as raw JSON (the API server keeps them unpruned too). */
+                            initContainers?: Record<string, unknown>[];
+                            /** @description How long to wait for the init containers to finish. */
+                            timeout?: string;
+                        };
+                    }[];
+                }[];
+            };
+            /** @description Whether cluster-scoped resources are restored (default true). */
+            includeClusterResources?: boolean;
+            /** @description Namespaces to restore; empty means all in the backup. */
+            includedNamespaces?: string[];
+            /** @description Resources to restore; empty means all in the backup. */
+            includedResources?: string[];
+            /** @description How long to wait for RestoreItemAction operations (default 4 hours). */
+            itemOperationTimeout?: string;
+            /** @description Only objects matching this selector are restored. */
+            labelSelector?: {
+                /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
+                matchExpressions?: {
+                    /** @description key is the label key that the selector applies to. */
+                    key: string;
+                    /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
+                    operator: string;
+                    /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
+                    values?: string[];
+                }[];
+                /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
+                matchLabels?: {
+                    [key: string]: string;
+                };
+            };
+            /** @description Source namespace to target namespace; unmapped namespaces keep their names. */
+            namespaceMapping?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Objects matching any of these selectors are restored; cannot be combined with
+             *     `labelSelector`.
+             */
+            orLabelSelectors?: {
+                /** @description matchExpressions is a list of label selector requirements. The requirements are ANDed. */
+                matchExpressions?: {
+                    /** @description key is the label key that the selector applies to. */
+                    key: string;
+                    /** @description operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist. */
+                    operator: string;
+                    /** @description values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch. */
+                    values?: string[];
+                }[];
+                /** @description matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed. */
+                matchLabels?: {
+                    [key: string]: string;
+                };
+            }[];
+            /** @description Whether services keep the node ports they had at backup time. */
+            preserveNodePorts?: boolean;
+            /** @description ConfigMap with JSON patches applied to resources before they are restored. */
+            resourceModifier?: {
+                /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
+                apiGroup?: string;
+                /** @description Kind is the type of resource being referenced */
+                kind: string;
+                /** @description Name is the name of resource being referenced */
+                name: string;
+            };
+            /**
+             * @description ConfigMap with the resource filter policies the restore follows
+             *     (`namespacedFilterPolicies`, `clusterScopedFilterPolicy`); needs Velero 1.18.3 or later
+             *     (earlier versions drop it).
+             */
+            resourcePolicy?: {
+                /** @description APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required. */
+                apiGroup?: string;
+                /** @description Kind is the type of resource being referenced */
+                kind: string;
+                /** @description Name is the name of resource being referenced */
+                name: string;
+            };
+            /** @description Whether persistent volumes are restored from their snapshots. */
+            restorePVs?: boolean;
+            /** @description Resources whose `status` is restored too. */
+            restoreStatus?: {
+                /** @description Resources whose status is not restored. */
+                excludedResources?: string[];
+                /** @description Resources whose status is restored; empty means all. */
+                includedResources?: string[];
+            };
+            /**
+             * @description Name of a Velero schedule; used when `backupName` is empty to restore its latest
+             *     successful backup.
+             */
+            scheduleName?: string;
+            /** @description Settings of the file downloader. */
+            uploaderConfig?: {
+                /**
+                 * Format: int64
+                 * @description How many files are downloaded in parallel.
+                 */
+                parallelFilesDownload?: number;
+                /** @description Whether files are written sparsely. */
+                writeSparseFiles?: boolean;
+            };
+        };
         /** @description Admin rules for one kind of spec, as field path → value. */
         RulesView: {
             /** @description Values the tenant must use (filled in when unset). */
@@ -3041,6 +2907,36 @@ export interface components {
         SignIn: {
             /** @description A token the cluster accepts (`oc whoami -t`, a service-account token). */
             token: string;
+        };
+        /** @description The data of an `ADDED`, `MODIFIED` or `DELETED` frame of an event stream. */
+        StreamChange: {
+            /** @description Namespace of the object. */
+            namespace: string;
+            /** @description Its resource. */
+            resource: components["schemas"]["TenantResource"];
+            /** @description Its name. */
+            name: string;
+            /** @description The object after the change (before it, for a deletion), as REST presents it. */
+            object: Record<string, unknown>;
+        };
+        /**
+         * @description The data of a `reset` frame (re-list, then follow) and of the frame ending a stream
+         *     (`forbidden`, `unauthenticated`, `unavailable`, `shutdown`).
+         */
+        StreamNotice: {
+            /** @description Why, in a sentence. */
+            reason: string;
+            /**
+             * Format: int64
+             * @description `unavailable` and `shutdown`: seconds to wait before reconnecting (also the frame's
+             *     `retry`).
+             */
+            retryAfterSeconds?: number;
+        };
+        /** @description The data of an event stream's `ready` frame, whose id marks "now". */
+        StreamReady: {
+            /** @description The namespaces the stream covers. */
+            namespaces: string[];
         };
         /**
          * @description The Kubernetes kind of a tenant resource's objects (what `kind` says in views).
@@ -6965,7 +6861,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream: `ready`, then ADDED/MODIFIED/DELETED events with opaque ids; `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked, `unauthenticated` when the token is no longer valid, `unavailable` (with a `retry` hint) when the API server could not be reached to re-check access for a whole access-cache TTL, or `shutdown` (with a `retry` hint) when the gateway stops: reconnect with `Last-Event-ID` */
+            /** @description text/event-stream: `ready` (data: StreamReady), then ADDED/MODIFIED/DELETED events with opaque ids (data: StreamChange); `reset` when a resume is impossible; the stream ends with `forbidden` when access is revoked, `unauthenticated` when the token is no longer valid, `unavailable` (with a `retry` hint) when the API server could not be reached to re-check access for a whole access-cache TTL, or `shutdown` (with a `retry` hint) when the gateway stops: reconnect with `Last-Event-ID` (data of reset and the ends: StreamNotice; the schemas are under components) */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -101,15 +101,10 @@ export interface TenantList<R extends TenantResource> {
   approvals: Record<string, string>;
 }
 
-/** One Server-Sent Event of `/api/v1/namespaces/{ns}/events`: not in the document (the stream is
- *  a plain `text/event-stream` string there), so `parseChangeEvent` checks it. */
-export interface ChangeEvent {
-  type: Schemas['ChangeAction'];
-  namespace: string;
-  resource: TenantResource;
-  name: string;
-  object: unknown;
-}
+/** One change event of `/api/v1/namespaces/{ns}/events`: the frame's name and its data (the
+ *  document's `StreamChange`; the stream itself is a `text/event-stream` string there, so
+ *  `parseChangeEvent` checks the data). */
+export type ChangeEvent = { type: Schemas['ChangeAction'] } & Omit<Schemas['StreamChange'], 'object'> & { object: unknown };
 
 /** Whether a JSON value is an object (not null, not an array). */
 export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -311,7 +311,7 @@ export default function BackupDetail() {
                 <Fact term={d.completed} value={formatTimestamp(completed)} />
                 <Fact term={d.duration} value={duration === null ? t.common.none : formatDuration(duration)} />
                 <Fact term={d.expiration} value={expiration ? `${formatTimestamp(expiration)} (${formatUntil(expiration, now)})` : t.common.none} />
-                <Fact term={d.storageLocation} value={typeof effectiveSpec?.storageLocation === 'string' ? effectiveSpec.storageLocation : t.common.none} />
+                <Fact term={d.storageLocation} value={effectiveSpec && 'storageLocation' in effectiveSpec && typeof effectiveSpec.storageLocation === 'string' ? effectiveSpec.storageLocation : t.common.none} />
                 {running && position ? <Fact term={d.queuePosition} value={fmt(t.common.queuePosition, { position })} /> : null}
                 {running && eta ? (
                   <Fact

@@ -67,7 +67,7 @@ export function describeOf(backup: NonAdminBackup, extra: Partial<Description> =
     eta: null,
     conditions: backup.status?.conditions ?? [],
     effectiveSpec: VELERO_SPEC,
-    progress: { totalItems: velero?.progress?.totalItems, itemsBackedUp: velero?.progress?.itemsBackedUp, volumeSnapshotsAttempted: null, volumeSnapshotsCompleted: null },
+    progress: { totalItems: velero?.progress?.totalItems ?? null, itemsBackedUp: velero?.progress?.itemsBackedUp ?? null, volumeSnapshotsAttempted: null, volumeSnapshotsCompleted: null },
     started: velero?.startTimestamp,
     completed: velero?.completionTimestamp,
     expiration: velero?.expiration,

@@ -7,7 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::eventually;
+use support::cluster::{TestCluster, eventually};
+use support::controller_env::ControllerEnv;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +20,6 @@ use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
 use nac::api::nonadmin::NonAdminBackup;
 use nac::api::velero::DownloadRequest;
-use nac::controllers::{self, Context};
 use nac::history::manifests::{
     COMPONENT_LABEL, COMPONENT_VALUE, ManifestBuilder, ManifestBuilderConfig, ManifestBuilderHandle,
 };
@@ -29,73 +29,32 @@ use nac::manifest::build::manifest_of_items;
 use nac::manifest::export::decode_compact;
 use nac::manifest::fetch::HttpArtifactFetcher;
 use nac::manifest::tarball::read_backup_tarball;
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, CONTROLLER_SERVICE_ACCOUNT, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
+use nac::sim::demo::OADP_NAMESPACE;
 use serde_json::json;
-use support::sa_token;
 
+/// The shared controller environment (Velero with its signed downloads served, NAC's
+/// controllers) plus the history recorder and its SQLite store; the builder is started by
+/// each case.
 struct Env {
-    _server: ApiServer,
-    admin: Client,
-    alice: Client,
-    bob: Client,
-    controller: Client,
-    object_store: tempfile::TempDir,
+    base: ControllerEnv,
     store: SharedHistory,
     _store_dir: tempfile::TempDir,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
-impl Drop for Env {
-    fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
+impl std::ops::Deref for Env {
+    type Target = ControllerEnv;
+    fn deref(&self) -> &ControllerEnv {
+        &self.base
     }
 }
 
 /// Everything but the builder: emulator, simulator with its download endpoint, controllers,
 /// recorder, SQLite store.
 async fn env() -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
-
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    let velero = server.client(&sa_token(&admin, OADP_NAMESPACE, VELERO_SERVICE_ACCOUNT).await);
-    let simulator = VeleroSimulator::new(velero, options, Arc::new(UrlSigner::random()));
-    let downloads = simulator.download_router();
-    let mut tasks = vec![
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, downloads).await;
-        }),
-        tokio::spawn(simulator.run()),
-    ];
-    let controller =
-        server.client(&sa_token(&admin, OADP_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT).await);
-    tasks.push(tokio::spawn(controllers::run(Arc::new(Context::new(
-        controller.clone(),
-        OADP_NAMESPACE,
-    )))));
-
+    let base = ControllerEnv::start_with(TestCluster::emulator().await, true, true, |_| {}).await;
     let (store, store_dir) = support::sqlite_history().await;
     let recorder = Recorder::new(
-        controller.clone(),
+        base.controller.clone(),
         OADP_NAMESPACE,
         store.clone(),
         RecorderConfig {
@@ -103,24 +62,16 @@ async fn env() -> Env {
             ..RecorderConfig::default()
         },
     );
-    tasks.push(tokio::spawn(recorder.run()));
-    let alice = server.client(&server.add_user("alice", &[]));
-    let bob = server.client(&server.add_user("bob", &[]));
+    tokio::spawn(recorder.run());
     Env {
-        _server: server,
-        admin,
-        alice,
-        bob,
-        controller,
-        object_store,
+        base,
         store,
         _store_dir: store_dir,
-        tasks,
     }
 }
 
 /// Starts the builder as the controller, with quick pacing.
-fn start_builder(e: &mut Env) -> ManifestBuilderHandle {
+fn start_builder(e: &Env) -> ManifestBuilderHandle {
     let builder = ManifestBuilder::new(
         e.controller.clone(),
         OADP_NAMESPACE,
@@ -137,7 +88,7 @@ fn start_builder(e: &mut Env) -> ManifestBuilderHandle {
         },
     );
     let handle = builder.handle();
-    e.tasks.push(tokio::spawn(builder.run()));
+    tokio::spawn(builder.run());
     handle
 }
 
@@ -233,7 +184,7 @@ async fn builder_requests(e: &Env) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completed_backup_gets_the_manifest_of_its_tarball() {
-    let mut e = env().await;
+    let e = env().await;
     // An owned object, so owners travel into the manifest.
     let deployments: Api<Deployment> = Api::namespaced(e.admin.clone(), "team-a");
     let web = deployments.get("web").await.unwrap();
@@ -252,7 +203,7 @@ async fn a_completed_backup_gets_the_manifest_of_its_tarball() {
         .await
         .unwrap();
 
-    let handle = start_builder(&mut e);
+    let handle = start_builder(&e);
     let velero = back_up(&e.alice, "team-a", "nightly").await;
     let stored = wait_manifest(&e, "team-a", "nightly").await;
     assert_matches_tarball(&e, &stored, &velero);
@@ -326,7 +277,7 @@ async fn a_completed_backup_gets_the_manifest_of_its_tarball() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_builder_started_later_backfills_completed_backups() {
-    let mut e = env().await;
+    let e = env().await;
     // Two backups complete and are recorded while no builder runs.
     let first = back_up(&e.alice, "team-a", "before-1").await;
     let second = back_up(&e.alice, "team-a", "before-2").await;
@@ -341,7 +292,7 @@ async fn a_builder_started_later_backfills_completed_backups() {
     expected.sort_unstable();
     assert_eq!(names, expected);
 
-    let handle = start_builder(&mut e);
+    let handle = start_builder(&e);
     let one = wait_manifest(&e, "team-a", "before-1").await;
     let two = wait_manifest(&e, "team-a", "before-2").await;
     assert_matches_tarball(&e, &one, &first);
@@ -349,7 +300,7 @@ async fn a_builder_started_later_backfills_completed_backups() {
     assert!(e.store.manifests_missing(100).await.unwrap().is_empty());
 
     // A restarted builder finds nothing to do: built once.
-    let again = start_builder(&mut e);
+    let again = start_builder(&e);
     eventually("the second builder's first rescan", 30, || async {
         (again.stats().rescans >= 2).then_some(())
     })

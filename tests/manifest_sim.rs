@@ -6,10 +6,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::{eventually_seen, wait_for_object};
+use support::cluster::{TestCluster, eventually_seen, wait_for_object};
+use support::controller_env::ControllerEnv;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -25,42 +25,18 @@ use nac::manifest::preview::{
     preview_restore,
 };
 use nac::manifest::tarball::{BackupItem, gunzip, read_backup_tarball};
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, OADP_NAMESPACE};
+use nac::sim::demo::OADP_NAMESPACE;
 use nac::sim::velero::cluster::{ServedResource, dynamic_api, list_objects, served_resources};
-use nac::sim::velero::engine::VeleroSimulator;
-use nac::sim::velero::options::SimulatorOptions;
-use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::{Value, json};
 
-struct Env {
-    admin: Client,
-    object_store: tempfile::TempDir,
-    server: ApiServer,
-}
-
-async fn env() -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    options.bsl_validation_interval = Duration::from_millis(500);
-    options.backup_sync_interval = Duration::from_millis(500);
-    let simulator = VeleroSimulator::new(admin.clone(), options, Arc::new(UrlSigner::random()));
-    let router = simulator.download_router();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    tokio::spawn(simulator.run());
-    Env {
-        admin,
-        object_store,
-        server,
-    }
+/// The emulator and Velero (its signed downloads served, its storage locations validated and
+/// synced every 500 ms); no controllers.
+async fn env() -> ControllerEnv {
+    ControllerEnv::start_with(TestCluster::emulator().await, false, true, |options| {
+        options.bsl_validation_interval = Duration::from_millis(500);
+        options.backup_sync_interval = Duration::from_millis(500);
+    })
+    .await
 }
 
 fn phase(v: &Value) -> &str {
@@ -335,7 +311,7 @@ async fn namespace_objects(admin: &Client) -> Vec<Value> {
 }
 
 /// Runs a Velero backup of `spec` and returns the items of its tarball.
-async fn backup(e: &Env, name: &str, spec: Value) -> Vec<BackupItem> {
+async fn backup(e: &ControllerEnv, name: &str, spec: Value) -> Vec<BackupItem> {
     create::<Backup>(
         &e.admin,
         json!({"apiVersion": "velero.io/v1", "kind": "Backup",
@@ -431,7 +407,6 @@ async fn dry_run_takes_exactly_what_the_backup_then_holds() {
 async fn a_tenant_dry_run_reports_what_it_cannot_read() {
     let e = env().await;
     let resources = served_resources(&e.admin).await.unwrap();
-    let alice = e.server.client(&e.server.add_user("alice", &[]));
     // The gateway gives the tenant's own Namespace object only: no other namespace's name.
     let team_a: Vec<Value> = namespace_objects(&e.admin)
         .await
@@ -439,7 +414,7 @@ async fn a_tenant_dry_run_reports_what_it_cannot_read() {
         .filter(|n| n["metadata"]["name"] == "team-a")
         .collect();
     let spec = json!({"includedNamespaces": ["team-a"], "includeClusterResources": true});
-    let dry = dry_run(&alice, &resources, spec.clone(), &team_a).await;
+    let dry = dry_run(&e.alice, &resources, spec.clone(), &team_a).await;
     let taken = backup(&e, "team-a-all", spec).await;
 
     assert!(!dry.unreadable.is_empty());
@@ -470,7 +445,7 @@ async fn a_tenant_dry_run_reports_what_it_cannot_read() {
     assert!(dry.items.iter().any(|i| i.name == "web-config"));
 }
 
-fn restore_log(e: &Env, name: &str) -> Vec<String> {
+fn restore_log(e: &ControllerEnv, name: &str) -> Vec<String> {
     let gz = std::fs::read(e.object_store.path().join(format!(
         "velero/velero/restores/{name}/restore-{name}-logs.gz"
     )))
@@ -533,7 +508,7 @@ fn predicted_actions(preview: &RestorePreview) -> Vec<(Identity, String)> {
 
 /// The restore preview of `spec` for backup `backup` against the cluster as it is now.
 async fn preview(
-    e: &Env,
+    e: &ControllerEnv,
     items: &[BackupItem],
     backup: &str,
     restore: &str,
@@ -568,7 +543,12 @@ async fn preview(
 }
 
 /// Runs restore `name` and checks it did, item by item, what `preview` said.
-async fn restore_as_previewed(e: &Env, name: &str, spec: Value, preview: &RestorePreview) -> Value {
+async fn restore_as_previewed(
+    e: &ControllerEnv,
+    name: &str,
+    spec: Value,
+    preview: &RestorePreview,
+) -> Value {
     let mut object = json!({"apiVersion": "velero.io/v1", "kind": "Restore",
                             "metadata": {"name": name, "namespace": OADP_NAMESPACE}});
     object["spec"] = spec;

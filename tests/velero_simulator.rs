@@ -4,7 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::cluster::{eventually_seen, eventually_true, wait_for_object, wait_until_gone};
+use support::cluster::{
+    TestCluster, eventually_seen, eventually_true, wait_for_object, wait_until_gone,
+};
+use support::controller_env::ControllerEnv;
 use support::http_get;
 
 use std::sync::Arc;
@@ -18,51 +21,37 @@ use nac::api::velero::{
     Backup, BackupStorageLocation, DeleteBackupRequest, DownloadRequest, Restore, Schedule,
 };
 use nac::manifest::tarball::gunzip;
-use nac::sim::apiserver::{ApiServer, EmulatorConfig};
-use nac::sim::demo::{self, OADP_NAMESPACE};
+use nac::sim::demo::OADP_NAMESPACE;
 use nac::sim::velero::engine::VeleroSimulator;
 use nac::sim::velero::options::{INJECT_ERROR_ANNOTATION, OUTCOME_ANNOTATION, SimulatorOptions};
-use nac::sim::velero::signed_url::UrlSigner;
 use serde_json::{Value, json};
 
+/// The shared controller environment (no controllers) plus a handle on the running simulator
+/// (its failure counters).
 struct Env {
-    admin: Client,
-    object_store: tempfile::TempDir,
-    /// A handle on the running simulator (its failure counters).
+    base: ControllerEnv,
     simulator: VeleroSimulator,
-    _server: ApiServer,
 }
 
+impl std::ops::Deref for Env {
+    type Target = ControllerEnv;
+    fn deref(&self) -> &ControllerEnv {
+        &self.base
+    }
+}
+
+/// The emulator and Velero (its signed downloads served, its storage locations validated and
+/// synced every 500 ms, then adjusted by `configure`).
 async fn env_with(configure: impl FnOnce(&mut SimulatorOptions)) -> Env {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    if let Ok(filter) = std::env::var("NAC_TEST_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-    }
-    let server = ApiServer::new(EmulatorConfig::default()).unwrap();
-    let admin = server.client(&server.admin_token());
-    demo::install(&admin).await.unwrap();
-    let object_store = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
-    let mut options =
-        SimulatorOptions::new(OADP_NAMESPACE, object_store.path().to_path_buf(), base);
-    options.resync_interval = Duration::from_millis(100);
-    options.bsl_validation_interval = Duration::from_millis(500);
-    options.backup_sync_interval = Duration::from_millis(500);
-    configure(&mut options);
-    let simulator = VeleroSimulator::new(admin.clone(), options, Arc::new(UrlSigner::random()));
-    let router = simulator.download_router();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    tokio::spawn(simulator.clone().run());
-    Env {
-        admin,
-        object_store,
-        simulator,
-        _server: server,
-    }
+    let base = ControllerEnv::new(TestCluster::emulator().await).await;
+    let simulator = base
+        .start_velero_serving_downloads(|options| {
+            options.bsl_validation_interval = Duration::from_millis(500);
+            options.backup_sync_interval = Duration::from_millis(500);
+            configure(options);
+        })
+        .await;
+    Env { base, simulator }
 }
 
 async fn env() -> Env {

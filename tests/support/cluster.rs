@@ -560,7 +560,24 @@ impl RealControlPlane {
             .unwrap_or_else(|| panic!("the real control plane has no static user {user}"))
     }
 
+    /// Starts a control plane from `assets`, a second time (fresh state and ports) when the
+    /// first does not come up: on a loaded 2-core machine a kube-apiserver once stayed unready
+    /// for its whole 120 s with nothing in its log to say why. What the first attempt's
+    /// `/readyz?verbose` said is printed either way.
     fn start_from(assets: PathBuf) -> RealControlPlane {
+        match Self::try_start_from(&assets) {
+            Ok(plane) => plane,
+            Err(first) => {
+                eprintln!("the real control plane did not come up; starting a fresh one. {first}");
+                Self::try_start_from(&assets).unwrap_or_else(|second| {
+                    panic!("the real control plane did not come up twice.\nfirst: {first}\nsecond: {second}")
+                })
+            }
+        }
+    }
+
+    fn try_start_from(assets: &Path) -> Result<RealControlPlane, String> {
+        let assets = assets.to_path_buf();
         let dir = std::env::temp_dir().join(format!(
             "nac-control-plane-{}-{}",
             std::process::id(),
@@ -606,12 +623,16 @@ impl RealControlPlane {
                 "warn",
             ]),
         );
-        wait_until(
+        let etcd_up = poll_until(
             "etcd accepts connections",
             &dir,
             Duration::from_secs(30),
             || std::net::TcpStream::connect(("127.0.0.1", etcd_port)).is_ok(),
         );
+        if let Err(why) = etcd_up {
+            stop_processes(&dir);
+            return Err(why);
+        }
         let file = |name: &str| dir.join(name).display().to_string();
         let apiserver_args = vec![
             format!("--etcd-servers={etcd_url}"),
@@ -643,15 +664,16 @@ impl RealControlPlane {
             apiserver_args,
             etcd_url: etcd_url.clone(),
         };
-        wait_until(
+        // On failure `plane` is dropped here: its processes stop and its state goes.
+        poll_until(
             "kube-apiserver's certificate",
             &dir,
             Duration::from_secs(60),
             || crt.is_file(),
-        );
+        )?;
         plane.ca_pem = std::fs::read_to_string(&crt).unwrap();
         let admin_kubeconfig = plane.write_kubeconfig("admin", &plane.tokens["admin"].clone());
-        plane.wait_ready();
+        plane.poll_ready()?;
         if assets.join("kube-controller-manager").is_file() {
             spawn(
                 &dir,
@@ -678,27 +700,41 @@ impl RealControlPlane {
             assets.display(),
             dir.display()
         );
-        plane
+        Ok(plane)
     }
 
     /// Waits until kube-apiserver answers `/readyz` with 200 (through kubectl, as an admin).
     fn wait_ready(&self) {
+        if let Err(why) = self.poll_ready() {
+            panic!("{why}");
+        }
+    }
+
+    /// [`Self::wait_ready`], answering what went wrong (with `/readyz?verbose`) instead.
+    fn poll_ready(&self) -> Result<(), String> {
         let admin_kubeconfig = self.dir.join("kubeconfig-admin");
         let kubectl = self.assets.join("kubectl");
-        wait_until(
+        let readyz = |path: &str| {
+            Command::new(&kubectl)
+                .args(["--kubeconfig", &admin_kubeconfig.display().to_string()])
+                .args(["get", "--raw", path])
+                .stdin(Stdio::null())
+                .output()
+        };
+        poll_until(
             "kube-apiserver /readyz",
             &self.dir,
             Duration::from_secs(120),
-            || {
-                Command::new(&kubectl)
-                    .args(["--kubeconfig", &admin_kubeconfig.display().to_string()])
-                    .args(["get", "--raw", "/readyz"])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success())
-            },
-        );
+            || readyz("/readyz").is_ok_and(|out| out.status.success()),
+        )
+        .map_err(|why| match readyz("/readyz?verbose") {
+            Ok(out) => format!(
+                "{why}--- /readyz?verbose\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            Err(error) => format!("{why}--- /readyz?verbose: kubectl failed: {error}"),
+        })
     }
 
     /// Stops kube-apiserver as a node's kubelet would (SIGTERM; SIGKILL after 20 s), keeps it
@@ -816,15 +852,7 @@ impl Drop for RealControlPlane {
     /// Stops the processes and removes the state (the binary's shared control plane lives in
     /// a static and is never dropped: its watchdog stops it).
     fn drop(&mut self) {
-        for name in ["kcm", "apiserver", "etcd"] {
-            if let Ok(pid) = std::fs::read_to_string(self.dir.join(format!("{name}.pid"))) {
-                // SIGKILL, as the watchdog does (a graceful stop can hang without etcd).
-                let _ = Command::new("sh")
-                    .args(["-c", "kill -9 \"$0\" 2>/dev/null", pid.trim()])
-                    .status();
-            }
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        stop_processes(&self.dir);
     }
 }
 
@@ -877,8 +905,27 @@ fn spawn_watchdog(dir: &Path) {
         .expect("cannot start the control plane's watchdog (sh)");
 }
 
-/// Polls `ready` until it holds, failing with the tail of the control plane's logs.
-fn wait_until(what: &str, dir: &Path, limit: Duration, mut ready: impl FnMut() -> bool) {
+/// Stops the processes started in `dir` and removes its state; SIGKILL, as the watchdog does
+/// (a graceful stop can hang without etcd).
+fn stop_processes(dir: &Path) {
+    for name in ["kcm", "apiserver", "etcd"] {
+        if let Ok(pid) = std::fs::read_to_string(dir.join(format!("{name}.pid"))) {
+            let _ = Command::new("sh")
+                .args(["-c", "kill -9 \"$0\" 2>/dev/null", pid.trim()])
+                .status();
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Polls `ready` until it holds; on timeout answers what it waited for with the tail of the
+/// control plane's logs.
+fn poll_until(
+    what: &str,
+    dir: &Path,
+    limit: Duration,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
     let deadline = Instant::now() + limit;
     while !ready() {
         if Instant::now() >= deadline {
@@ -893,10 +940,13 @@ fn wait_until(what: &str, dir: &Path, limit: Duration, mut ready: impl FnMut() -
                     }
                 }
             }
-            panic!("the real control plane did not come up: {what} within {limit:?}\n{logs}");
+            return Err(format!(
+                "the real control plane did not come up: {what} within {limit:?}\n{logs}"
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

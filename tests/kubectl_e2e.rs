@@ -358,6 +358,28 @@ impl Emulator {
             out.ok().trim(),
             "customresourcedefinition.apiextensions.k8s.io/nonadminbackups.oadp.openshift.io condition met"
         );
+        // kube-apiserver publishes a CRD's OpenAPI v3 document some time after Established.
+        // Until then kubectl finds no `fieldValidation` for the kind and validates on its own,
+        // with other wording than the server's (seen in CI): wait for the document, as a user
+        // running the suite's commands a moment later would see it.
+        if self.is_real() {
+            eventually("the CRDs' OpenAPI v3 document with fieldValidation", || {
+                let out = self.kubectl(
+                    "admin",
+                    &[
+                        "get",
+                        "--raw",
+                        "/openapi/v3/apis/oadp.openshift.io/v1alpha1",
+                    ],
+                );
+                (out.code == 0
+                    && out
+                        .stdout
+                        .contains("io.openshift.oadp.v1alpha1.NonAdminBackup")
+                    && out.stdout.contains("fieldValidation"))
+                .then_some(())
+            });
+        }
     }
 
     /// CRDs, namespaces team-a and team-b, NAC's rules aggregated into `admin`, and alice bound

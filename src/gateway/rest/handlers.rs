@@ -735,14 +735,8 @@ async fn artifact_of(
         .artifact(&caller.0, &path.namespace, resource, &path.name, artifact)
         .await?;
     Ok(match artifact {
-        Artifact::Log(text) => {
-            let mut response = (StatusCode::OK, text).into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(ArtifactKind::Log.content_type()),
-            );
-            response
-        }
+        // A String answers `text/plain; charset=utf-8`.
+        Artifact::Log(text) => (StatusCode::OK, text).into_response(),
         Artifact::Json(document) => ApiJson(document).into_response(),
     })
 }

@@ -34,14 +34,6 @@ impl ArtifactKind {
             _ => None,
         }
     }
-
-    /// The content type of the decompressed artifact.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            ArtifactKind::Log => "text/plain; charset=utf-8",
-            ArtifactKind::Results | ArtifactKind::ResourceList => "application/json",
-        }
-    }
 }
 
 /// An artifact as the caller may read it.

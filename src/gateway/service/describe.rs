@@ -59,20 +59,13 @@ pub enum JsonArtifact {
 impl utoipa::PartialSchema for JsonArtifact {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::ToSchema as _;
-        use utoipa::openapi::schema::{AnyOfBuilder, Schema};
-        use utoipa::openapi::{Ref, RefOr};
         // anyOf, not oneOf: an empty object is both an empty resource list and results
         // without messages.
-        RefOr::T(Schema::AnyOf(
-            AnyOfBuilder::new()
-                .description(Some(
-                    "Velero's results (`artifact=results`) or a backup's resource list \
-                     (`artifact=resource-list`).",
-                ))
-                .item(Ref::from_schema_name(VeleroResults::name()))
-                .item(Ref::from_schema_name(ResourceList::name()))
-                .build(),
-        ))
+        any_of_components(
+            "Velero's results (`artifact=results`) or a backup's resource list \
+             (`artifact=resource-list`).",
+            &[&VeleroResults::name(), &ResourceList::name()],
+        )
     }
 }
 
@@ -93,18 +86,27 @@ impl utoipa::ToSchema for JsonArtifact {
 /// A description's `effectiveSpec`: Velero's BackupSpec or RestoreSpec (components the CRDs'
 /// schemas register, `rest::schema`).
 fn effective_spec_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    any_of_components(
+        "The spec Velero runs with (the tenant's, with the administrator's values filled \
+         in): a backup's BackupSpec or a restore's RestoreSpec.",
+        &["BackupSpec", "RestoreSpec"],
+    )
+}
+
+/// A schema that is any of the named components, described.
+fn any_of_components(
+    description: &str,
+    components: &[&str],
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
     use utoipa::openapi::schema::{AnyOfBuilder, Schema};
     use utoipa::openapi::{Ref, RefOr};
-    RefOr::T(Schema::AnyOf(
-        AnyOfBuilder::new()
-            .description(Some(
-                "The spec Velero runs with (the tenant's, with the administrator's values filled \
-                 in): a backup's BackupSpec or a restore's RestoreSpec.",
-            ))
-            .item(Ref::from_schema_name("BackupSpec"))
-            .item(Ref::from_schema_name("RestoreSpec"))
-            .build(),
-    ))
+    let any_of = components
+        .iter()
+        .fold(AnyOfBuilder::new(), |any_of, name| {
+            any_of.item(Ref::from_schema_name(*name))
+        })
+        .description(Some(description));
+    RefOr::T(Schema::AnyOf(any_of.build()))
 }
 
 /// Items done and total, as Velero counts them.
